@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: Apache-2.0
+# Third-party packages, all from Debian (see shared DEPENDENCIES.md for the traps handled here).
+find_package(fmt REQUIRED CONFIG)
+find_package(SQLite3 REQUIRED)
+find_package(Threads REQUIRED)
+
+if(TT_WITH_LLVM)
+  # LLVM's version check rejects "19"; ask for the config in LLVM 19's own prefix.
+  find_package(LLVM REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+  if(NOT LLVM_VERSION_MAJOR EQUAL 19)
+    message(FATAL_ERROR "tensortune needs LLVM 19, found ${LLVM_PACKAGE_VERSION}")
+  endif()
+  add_library(tt_llvm INTERFACE)
+  target_include_directories(tt_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
+  target_compile_definitions(tt_llvm INTERFACE ${LLVM_DEFINITIONS})
+  target_link_libraries(tt_llvm INTERFACE LLVM)
+  target_link_directories(tt_llvm INTERFACE ${LLVM_LIBRARY_DIRS})
+endif()
+
+if(TT_WITH_XGBOOST)
+  # Debian's XGBoost CMake config points at a binary of another package: find the pieces by hand.
+  find_path(XGBOOST_INCLUDE_DIR xgboost/c_api.h)
+  find_library(XGBOOST_LIBRARY xgboost)
+  if(XGBOOST_INCLUDE_DIR AND XGBOOST_LIBRARY)
+    add_library(tt_xgboost INTERFACE)
+    target_include_directories(tt_xgboost SYSTEM INTERFACE ${XGBOOST_INCLUDE_DIR})
+    target_link_libraries(tt_xgboost INTERFACE ${XGBOOST_LIBRARY})
+  else()
+    message(STATUS "XGBoost not found: cost model disabled")
+    set(TT_WITH_XGBOOST OFF)
+  endif()
+endif()
+
+set(TT_HAVE_CUDA OFF)
+if(TT_WITH_CUDA)
+  # Debian's CMake 3.25 FindCUDAToolkit fails on CUDA 13 (nvToolsExt) under policy 3.25.
+  set(_tt_saved_min ${CMAKE_MINIMUM_REQUIRED_VERSION})
+  set(CMAKE_MINIMUM_REQUIRED_VERSION 3.24)
+  find_package(CUDAToolkit QUIET)
+  set(CMAKE_MINIMUM_REQUIRED_VERSION ${_tt_saved_min})
+  if(CUDAToolkit_FOUND)
+    set(TT_HAVE_CUDA ON)
+  endif()
+endif()
+message(STATUS "tensortune: LLVM=${TT_WITH_LLVM} XGBoost=${TT_WITH_XGBOOST} CUDA=${TT_HAVE_CUDA}")
+
+if(TT_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+  include(GoogleTest)
+endif()
+if(TT_BUILD_BENCH)
+  find_package(benchmark QUIET)
+endif()

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// A small interpreter for loop IR: the living definition of its semantics and the test oracle for
+// lowering without LLVM or a GPU. Parallel and GPU loops run serially; vectors lane by lane.
+#pragma once
+
+#include "tensortune/ir/expr.h"
+#include "tensortune/ir/stmt.h"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace tensortune::ir {
+
+/// Runs `f` on raw dense buffers: `args[i]` points to `f.params[i]`'s elements (float32 as float,
+/// int32 as int32_t, ...), the same ABI as a compiled kernel. Works on flattened and unflattened IR.
+/// Throws InternalError on an out-of-bounds access (so a bad schedule is caught, not silent), on
+/// reading an unset local, or on an unsupported construct.
+void eval(const LoweredFunc& f, const std::vector<void*>& args);
+
+/// Evaluates a scalar integer expression with the given variable values (for simplifier tests).
+int64_t eval_int(const Expr& e, const std::unordered_map<const VarNode*, int64_t>& vars);
+/// Evaluates a scalar float expression (as double) with the given integer variable values.
+double eval_float(const Expr& e, const std::unordered_map<const VarNode*, int64_t>& vars);
+
+}  // namespace tensortune::ir

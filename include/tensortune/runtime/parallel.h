@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// The runtime that generated CPU code calls: a thread pool for parallel loops and aligned
+// allocation for large scratch buffers. C linkage so generated code can call it by name.
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+
+/// Body of a parallel loop: runs iteration `index` with the captured variables in `closure`;
+/// returns 0 on success.
+typedef int32_t (*tt_parallel_body)(int32_t index, void* closure);  // NOLINT(modernize-use-using)
+
+/// Runs body(i, closure) for i in [0, n) on the runtime's threads and waits; returns the first
+/// non-zero result of a body, else 0. Nested calls run serially on the calling thread.
+int32_t tt_parallel_for(int32_t n, tt_parallel_body body, void* closure);
+
+/// Sets the number of threads used by tt_parallel_for (>= 1); 0 = hardware concurrency.
+void tt_set_num_threads(int32_t n);
+int32_t tt_get_num_threads(void);
+
+/// 64-byte aligned allocation for scratch buffers; never returns null for n > 0 (aborts instead).
+void* tt_alloc(int64_t bytes);
+void tt_free(void* ptr);
+
+}  // extern "C"

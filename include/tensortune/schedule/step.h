@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// Schedule steps: a closed set of plain values. Axes are referred to by name ("i", "i.o", "k.i",
+// "i.o@j.o"), stages by their operation's name ("C", "C.local", "A.shared").
+#pragma once
+
+#include "tensortune/ir/expr.h"
+#include "tensortune/ir/stmt.h"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tensortune::schedule {
+
+/// axis -> axis.o (outer), axis.i (inner). `factor` is the inner extent, or the outer extent when
+/// `nparts` is set. A factor that does not divide the extent gives a guarded tail.
+struct Split {
+  std::string stage, axis;
+  int64_t factor = 0;
+  bool nparts = false;
+};
+
+/// Adjacent axes (outer to inner) -> one axis named "a@b@c".
+struct Fuse {
+  std::string stage;
+  std::vector<std::string> axes;
+};
+
+/// Puts the listed axes in this order, in the loop positions they occupied; others stay.
+struct Reorder {
+  std::string stage;
+  std::vector<std::string> order;
+};
+
+/// Split x by x_factor and y by y_factor, then order x.o, y.o, x.i, y.i (x and y adjacent, x outer).
+struct Tile {
+  std::string stage, x, y;
+  int64_t x_factor = 0, y_factor = 0;
+};
+
+/// Sets how an axis runs: Vectorized, Unrolled, Parallel, or a GPU binding (BlockX, ThreadX, ...);
+/// Serial clears an annotation. GPU bindings are checked against the target when lowered.
+struct Annotate {
+  std::string stage, axis;
+  ir::ForKind kind = ir::ForKind::Serial;
+};
+
+/// Asks the unroll pass to unroll loop nests under `axis` with at most `max_step` iterations.
+struct PragmaUnroll {
+  std::string stage, axis;
+  int64_t max_step = 0;
+};
+
+/// Computes `stage` inside loop `target_axis` of its consumer `target_stage`, only for the region
+/// that loop's body reads.
+struct ComputeAt {
+  std::string stage, target_stage, target_axis;
+};
+
+/// Substitutes the (non-reduction, non-output) stage's body into its consumers.
+struct ComputeInline {
+  std::string stage;
+};
+
+/// Computes the stage in full at the function's top level (undoes compute_at / compute_inline).
+struct ComputeRoot {
+  std::string stage;
+};
+
+/// Adds stage "<stage>.local" (or ".shared"/".global" by scope) that computes the stage's value
+/// into a scratch buffer; the original stage becomes a copy from it. The stage must be untouched
+/// by earlier steps.
+struct CacheWrite {
+  std::string stage;
+  ir::MemoryScope scope = ir::MemoryScope::Local;
+};
+
+/// Adds stage "<stage>.local"/".shared"/".global" copying tensor `stage`; `readers` (all consumers
+/// when empty) read the copy instead.
+struct CacheRead {
+  std::string stage;
+  ir::MemoryScope scope = ir::MemoryScope::Local;
+  std::vector<std::string> readers;
+};
+
+using Step = std::variant<Split, Fuse, Reorder, Tile, Annotate, PragmaUnroll, ComputeAt,
+                          ComputeInline, ComputeRoot, CacheWrite, CacheRead>;
+
+/// The step's kind as a short word ("split", "fuse", ...), as used in JSON.
+const char* step_kind(const Step& step);
+/// One readable line, e.g. "split C.i by 8", "vectorize C.j.i", "compute_at C.local C.j.o".
+std::string to_string(const Step& step);
+/// Value equality of steps (same kind and fields).
+bool operator==(const Step& a, const Step& b);
+
+/// "local", "shared", "global" and back (UserError on anything else).
+const char* scope_name(ir::MemoryScope scope);
+ir::MemoryScope parse_scope(const std::string& text);
+
+}  // namespace tensortune::schedule
