@@ -21,7 +21,8 @@ class UserError : public Error {
   using Error::Error;
 };
 
-/// A schedule step is illegal for the loop state it is applied to. The search drops such candidates.
+/// A schedule step is illegal for the loop state it is applied to. The search drops such
+/// candidates.
 class ScheduleError : public UserError {
  public:
   using UserError::UserError;
@@ -60,9 +61,9 @@ class ErrorBuilder {
 }  // namespace tensortune
 
 /// Checks an invariant; on failure throws InternalError with file, line and the streamed message.
-#define TT_CHECK(cond)  \
-  if (cond) {           \
-  } else                \
+#define TT_CHECK(cond) \
+  if (cond) {          \
+  } else               \
     ::tensortune::support::ErrorBuilder<::tensortune::InternalError>(__FILE__, __LINE__, #cond)
 
 /// Checks user input; on failure throws UserError with the streamed message only.

@@ -20,7 +20,7 @@ class Json {
   using Array = std::vector<Json>;
   using Object = std::map<std::string, Json>;
 
-  Json() = default;  // null
+  Json() = default;        // null
   Json(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
   Json(bool b);            // NOLINT(google-explicit-constructor)
   Json(int v);             // NOLINT(google-explicit-constructor)
@@ -70,9 +70,9 @@ class Json {
   /// Number of elements of an array or members of an object; UserError for other kinds.
   size_t size() const;
 
-  /// Compact single-line text (sorted keys, shortest round-trip doubles), or indented when indent > 0.
-  /// Doubles always carry a '.' or an exponent so they parse back as doubles. Throws UserError for
-  /// NaN or infinity, which JSON cannot represent.
+  /// Compact single-line text (sorted keys, shortest round-trip doubles), or indented by `indent`
+  /// spaces per level when indent > 0. Doubles always carry a '.' or an exponent so they parse
+  /// back as doubles. Throws UserError for NaN or infinity, which JSON cannot represent.
   std::string dump(int indent = 0) const;
   /// Parses the whole of `text`; throws UserError with line and column on malformed input.
   /// Integers that fit int64 become Int; other numbers become Double.

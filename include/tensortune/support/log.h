@@ -33,7 +33,7 @@ class LogLine {
 }  // namespace tensortune::support
 
 /// `TT_LOG(1) << "message"`: 0 errors, 1 progress, 2 details, 3 IR dumps.
-#define TT_LOG(level)                                          \
+#define TT_LOG(level)                                           \
   if (!::tensortune::support::log_enabled(__FILE__, (level))) { \
-  } else                                                       \
+  } else                                                        \
     ::tensortune::support::LogLine(__FILE__).stream()
