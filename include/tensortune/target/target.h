@@ -32,6 +32,7 @@ struct Target {
   /// gives back an equal Target.
   std::string to_string() const;
   bool operator==(const Target& other) const { return to_string() == other.to_string(); }
+  bool operator!=(const Target& other) const { return !(*this == other); }
 
   /// Parses a target string. Throws UserError naming the bad option and listing the accepted ones.
   static Target parse(const std::string& text);
