@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The CI test command: install what is missing, configure build-ci (Ninja, RelWithDebInfo,
+# warnings as errors), build with every core, and run the unit, golden, error, e2e and lint tests.
+# Exits non-zero when any step or test fails.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD_DIR="${TT_BUILD_DIR:-build-ci}"
+JOBS="$(nproc 2>/dev/null || echo 2)"
+
+bash scripts/setup.sh
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTT_WERROR=ON
+cmake --build "$BUILD_DIR" -j "$JOBS"
+
+export OMP_WAIT_POLICY=passive
+# ctest prints its "N% tests passed, M tests failed out of T" summary line itself.
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -L "unit|golden|error|e2e|lint"
