@@ -127,7 +127,8 @@ Expr IRMutator::visit(const Cast* op, const Expr& e) {
   if (v.same_as(op->value)) {
     return e;
   }
-  return Cast::make(op->type.with_lanes(v.type().lanes()), std::move(v));
+  DataType t = op->type.with_lanes(v.type().lanes());  // before v is moved from
+  return Cast::make(t, std::move(v));
 }
 
 Expr IRMutator::visit(const Load* op, const Expr& e) {

@@ -13,9 +13,19 @@
 namespace tensortune::ir {
 
 /// Runs `f` on raw dense buffers: `args[i]` points to `f.params[i]`'s elements (float32 as float,
-/// int32 as int32_t, ...), the same ABI as a compiled kernel. Works on flattened and unflattened IR.
-/// Throws InternalError on an out-of-bounds access (so a bad schedule is caught, not silent), on
-/// reading an unset local, or on an unsupported construct.
+/// int32 as int32_t, ...), the same ABI as a compiled kernel. Works on flattened and unflattened
+/// IR.
+/// Semantics: integer Div/Mod are floor division/modulo, integer arithmetic wraps at the type's
+/// width; float32 results are rounded to float after every operation and intrinsics use the float
+/// versions of <cmath>; float min/max propagate NaN; float->int casts truncate; Select evaluates
+/// only the chosen arm (lane by lane); And/Or evaluate both operands; predicated-off lanes are not
+/// accessed; a vector store reads all its lanes before writing. Allocate gives fresh memory
+/// poisoned with NaN (floats) or 0xDE bytes (integers), so a read of an unset local propagates
+/// NaN instead of throwing.
+/// Throws InternalError on an out-of-bounds access (naming the buffer and the index, so a bad
+/// schedule is caught, not silent), on integer division by zero, on a cast of NaN or an
+/// out-of-range float to an integer, on a variable or buffer used outside its scope, or on an
+/// unsupported construct (Reduce, float16/bfloat16 arithmetic).
 void eval(const LoweredFunc& f, const std::vector<void*>& args);
 
 /// Evaluates a scalar integer expression with the given variable values (for simplifier tests).
