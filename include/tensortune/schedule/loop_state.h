@@ -52,7 +52,9 @@ struct Stage {
   /// Applied in order; lowering replays them to express root axes through leaf loop variables.
   std::vector<Relation> relations;
   AttachKind attach = AttachKind::Root;
-  std::string attach_stage, attach_iter;  // when attach == At
+  /// When attach == At: the consumer stage and one of its leaf axes. It stays a leaf: a split of
+  /// that axis moves the attachment to the inner piece ("j" -> "j.i"), a fuse to the fused axis.
+  std::string attach_stage, attach_iter;
   bool is_output = false;
 
   bool is_placeholder() const { return op->is_placeholder(); }

@@ -16,6 +16,8 @@ struct Schedule {
 };
 
 /// Applies one step, checking it; throws ScheduleError naming the step, stage and axis.
+/// Call it qualified (schedule::apply): Step is a std::variant, so an unqualified call also finds
+/// std::apply by argument-dependent lookup, which wins for a non-const LoopState.
 LoopState apply(const LoopState& state, const Step& step);
 /// Applies every step in order to the initial state of `workload` (the empty list = default).
 LoopState apply_steps(const te::Workload& workload, const std::vector<Step>& steps);

@@ -33,7 +33,8 @@ struct Reorder {
   std::vector<std::string> order;
 };
 
-/// Split x by x_factor and y by y_factor, then order x.o, y.o, x.i, y.i (x and y adjacent, x outer).
+/// Split x by x_factor and y by y_factor, then order x.o, y.o, x.i, y.i (x and y adjacent, x
+/// outer).
 struct Tile {
   std::string stage, x, y;
   int64_t x_factor = 0, y_factor = 0;
@@ -84,10 +85,21 @@ struct CacheRead {
   std::vector<std::string> readers;
 };
 
-using Step = std::variant<Split, Fuse, Reorder, Tile, Annotate, PragmaUnroll, ComputeAt,
-                          ComputeInline, ComputeRoot, CacheWrite, CacheRead>;
+using Step = std::variant<Split,
+                          Fuse,
+                          Reorder,
+                          Tile,
+                          Annotate,
+                          PragmaUnroll,
+                          ComputeAt,
+                          ComputeInline,
+                          ComputeRoot,
+                          CacheWrite,
+                          CacheRead>;
 
-/// The step's kind as a short word ("split", "fuse", ...), as used in JSON.
+/// The step's kind as a short word ("split", "fuse", ...), as used in JSON. An Annotate step's
+/// word is its loop kind: "serial", "parallel", "vectorize", "unroll", "blockIdx.x", ...,
+/// "threadIdx.z" (its JSON has no separate annotation field).
 const char* step_kind(const Step& step);
 /// One readable line, e.g. "split C.i by 8", "vectorize C.j.i", "compute_at C.local C.j.o".
 std::string to_string(const Step& step);

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// cache_read: a new stage "T.<scope>" copies tensor T into a buffer of that
+// scope, and the chosen readers load from the copy instead (their ops are
+// rebuilt with the loads redirected).
+#include "../buffer_access.h"
+#include "primitives.h"
+#include "tensortune/support/error.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+
+namespace tensortune::schedule {
+namespace {
+
+// Axis names of the copy: the producer's own for a compute; for a placeholder, te::compute's
+// defaults (i, j, k, l, m, n, then a6, a7, ...).
+std::vector<std::string> copy_axis_names(const te::Operation& producer) {
+  static constexpr std::array<const char*, 6> kLetters = {"i", "j", "k", "l", "m", "n"};
+  std::vector<std::string> names;
+  for (size_t d = 0; d < producer.output.shape().size(); ++d) {
+    if (!producer.is_placeholder()) {
+      names.push_back(producer.axes[d].var.name());
+    } else if (d < kLetters.size()) {
+      names.emplace_back(kLetters[d]);
+    } else {
+      names.push_back("a" + std::to_string(d));
+    }
+  }
+  return names;
+}
+
+std::shared_ptr<te::Operation> make_copy_op(const te::OperationRef& producer,
+                                            const std::string& name,
+                                            ir::MemoryScope scope) {
+  auto copy = std::make_shared<te::Operation>();
+  copy->kind = te::OpKind::Compute;
+  copy->name = name;
+  copy->tag = "cache_copy";
+  const ir::Buffer& source = producer->output;
+  copy->output = ir::Buffer(name, source.dtype(), source.shape(), scope);
+  std::vector<std::string> names = copy_axis_names(*producer);
+  std::vector<ir::Expr> indices;
+  for (size_t d = 0; d < names.size(); ++d) {
+    ir::Var var(names[d]);
+    copy->axes.push_back(ir::IterVar{var, source.shape()[d], ir::IterKind::DataPar});
+    indices.push_back(var);
+  }
+  copy->body = ir::Load::make(source, std::move(indices));
+  copy->inputs = {producer};
+  return copy;
+}
+
+std::vector<std::string> checked_readers(const LoopState& state, const CacheRead& step) {
+  std::vector<std::string> consumers = state.consumers(step.stage);
+  if (consumers.empty()) {
+    throw ScheduleError("cache_read: stage '" + step.stage + "' has no consumers");
+  }
+  if (step.readers.empty()) {
+    return consumers;
+  }
+  for (size_t n = 0; n < step.readers.size(); ++n) {
+    const std::string& reader = step.readers[n];
+    if (std::find(consumers.begin(), consumers.end(), reader) == consumers.end()) {
+      throw ScheduleError("cache_read: stage '" + reader + "' does not read '" + step.stage +
+                          "' (consumers: " + join_names(consumers) + ")");
+    }
+    if (std::find(step.readers.begin(), step.readers.begin() + static_cast<std::ptrdiff_t>(n),
+                  reader) != step.readers.begin() + static_cast<std::ptrdiff_t>(n)) {
+      throw ScheduleError("cache_read: reader '" + reader + "' listed twice");
+    }
+  }
+  return step.readers;
+}
+
+// The reader's op, loading from `cache` where it loaded from the producer.
+te::OperationRef redirect_reader(const te::Operation& reader,
+                                 const ir::Buffer& from,
+                                 const te::OperationRef& cache) {
+  auto op = std::make_shared<te::Operation>(reader);
+  op->body = redirect_loads(reader.body, from, cache->output);
+  for (te::OperationRef& input : op->inputs) {
+    if (input->output.same_as(from)) {
+      input = cache;
+    }
+  }
+  return op;
+}
+
+}  // namespace
+
+LoopState apply_primitive(const LoopState& state, const CacheRead& step) {
+  LoopState next = state;
+  const Stage& stage = stage_for_step(next, "cache_read", step.stage);
+  if (stage.attach == AttachKind::Inline) {
+    throw ScheduleError("cache_read: stage '" + step.stage + "' is inlined and has no buffer");
+  }
+  std::vector<std::string> readers = checked_readers(next, step);
+  std::string name = unique_stage_name(next, step.stage + "." + scope_name(step.scope));
+  te::OperationRef producer = stage.op;
+  std::shared_ptr<te::Operation> copy = make_copy_op(producer, name, step.scope);
+
+  Stage cache_stage;
+  cache_stage.name = name;
+  cache_stage.op = copy;
+  cache_stage.root_iters = root_iters_of(*copy);
+  cache_stage.leaf_iters = cache_stage.root_iters;
+  for (const std::string& reader : readers) {
+    next.replace_op(reader, redirect_reader(*next.stage(reader).op, producer->output, copy));
+  }
+  next.insert_stage(static_cast<size_t>(next.stage_index(step.stage)) + 1, std::move(cache_stage));
+  return next;
+}
+
+}  // namespace tensortune::schedule

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// cache_write: stage C's value is computed into a scratch buffer by a new stage
+// "C.<scope>" (the original op under a new name and buffer), and C becomes an
+// element-wise copy out of it, keeping its output buffer so the function's
+// parameters do not change.
+#include "primitives.h"
+#include "tensortune/support/error.h"
+
+#include <memory>
+
+namespace tensortune::schedule {
+namespace {
+
+void require_untouched(const LoopState& state, const Stage& stage) {
+  bool untouched = stage.relations.empty() && stage.attach == AttachKind::Root &&
+                   stage.leaf_iters.size() == stage.root_iters.size();
+  for (size_t i = 0; untouched && i < stage.leaf_iters.size(); ++i) {
+    const Iter& leaf = stage.leaf_iters[i];
+    untouched = leaf.name == stage.root_iters[i].name && leaf.annotation == ir::ForKind::Serial &&
+                leaf.auto_unroll_max_step == 0;
+  }
+  untouched = untouched && attached_stages(state, stage.name).empty();
+  if (!untouched) {
+    throw ScheduleError("cache_write: stage '" + stage.name +
+                        "' was already scheduled; cache_write must come before "
+                        "other steps on it");
+  }
+}
+
+}  // namespace
+
+LoopState apply_primitive(const LoopState& state, const CacheWrite& step) {
+  LoopState next = state;
+  const Stage& stage = stage_for_step(next, "cache_write", step.stage);
+  require_compute(stage, "cache_write");
+  require_untouched(next, stage);
+  const te::Operation& original = *stage.op;
+  std::string cache_name = unique_stage_name(next, step.stage + "." + scope_name(step.scope));
+
+  auto cache = std::make_shared<te::Operation>(original);
+  cache->name = cache_name;
+  cache->output =
+      ir::Buffer(cache_name, original.output.dtype(), original.output.shape(), step.scope);
+
+  auto copy = std::make_shared<te::Operation>();
+  copy->kind = te::OpKind::Compute;
+  copy->name = original.name;
+  copy->tag = "cache_copy";
+  copy->output = original.output;
+  copy->axes = original.axes;
+  std::vector<ir::Expr> indices;
+  for (const ir::IterVar& axis : original.axes) {
+    indices.push_back(axis.var);
+  }
+  copy->body = ir::Load::make(cache->output, std::move(indices));
+  copy->inputs = {cache};
+
+  Stage cache_stage;
+  cache_stage.name = cache_name;
+  cache_stage.op = cache;
+  cache_stage.root_iters = root_iters_of(*cache);
+  cache_stage.leaf_iters = cache_stage.root_iters;
+
+  Stage& rewritten = next.mutable_stage(step.stage);
+  rewritten.op = copy;
+  rewritten.root_iters = root_iters_of(*copy);
+  rewritten.leaf_iters = rewritten.root_iters;
+  next.insert_stage(static_cast<size_t>(next.stage_index(step.stage)), std::move(cache_stage));
+  return next;
+}
+
+}  // namespace tensortune::schedule

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// cache_read: the copy stage, the redirected readers, and its errors.
+#include "tensortune/schedule/schedule.h"
+#include "unit/schedule/test_workloads.h"
+
+#include <gtest/gtest.h>
+
+namespace tensortune::schedule {
+namespace {
+
+using testing::leaves;
+using testing::schedule_error;
+
+TEST(CacheRead, AddsACopyStageRightAfterTheTensor) {
+  te::Workload w = testing::matmul_relu();
+  LoopState state = apply_steps(w, {CacheRead{"A", ir::MemoryScope::Shared, {"C"}}});
+  ASSERT_EQ(state.stages().size(), 5U);
+  EXPECT_EQ(state.stages()[0].name, "A");
+  EXPECT_EQ(state.stages()[1].name, "A.shared");
+  EXPECT_EQ(leaves(state, "A.shared"), (std::vector<std::string>{"i:64", "j:32"}));
+  const te::Operation& copy = *state.stage("A.shared").op;
+  EXPECT_EQ(copy.tag, "cache_copy");
+  EXPECT_EQ(copy.output.name(), "A.shared");
+  EXPECT_EQ(copy.output.scope(), ir::MemoryScope::Shared);
+  EXPECT_EQ(copy.output.shape(), (std::vector<int64_t>{64, 32}));
+  const auto* load = copy.body.as<ir::Load>();
+  ASSERT_NE(load, nullptr);
+  EXPECT_TRUE(load->buffer.same_as(w.find_op("A")->output));
+  EXPECT_TRUE(load->indices[1].same_as(copy.axes[1].var));
+}
+
+TEST(CacheRead, ReadersLoadTheCopyAndKeepEverythingElse) {
+  te::Workload w = testing::matmul_relu();
+  te::OperationRef original = w.find_op("C");
+  LoopState state =
+      apply_steps(w, {Split{"C", "i", 8, false}, CacheRead{"A", ir::MemoryScope::Shared, {}}});
+  EXPECT_EQ(state.consumers("A"), (std::vector<std::string>{"A.shared"}));
+  EXPECT_EQ(state.consumers("A.shared"), (std::vector<std::string>{"C"}));
+  EXPECT_EQ(state.producers("C"), (std::vector<std::string>{"A.shared", "B"}));
+  const te::Operation& reader = *state.stage("C").op;
+  EXPECT_EQ(reader.name, "C");
+  EXPECT_EQ(reader.tag, "matmul");
+  EXPECT_TRUE(reader.output.same_as(original->output));
+  EXPECT_TRUE(reader.axes[0].var.same_as(original->axes[0].var));
+  ASSERT_NE(reader.reduce(), nullptr);
+  EXPECT_TRUE(reader.reduce()->axes[0].var.same_as(original->reduce()->axes[0].var));
+  EXPECT_EQ(reader.inputs[0]->name, "A.shared");
+  EXPECT_EQ(leaves(state, "C"), (std::vector<std::string>{"i.o:8", "i.i:8", "j:48", "k:32"}));
+  // The workload itself is not changed.
+  EXPECT_TRUE(w.find_op("C")->body.same_as(original->body));
+}
+
+TEST(CacheRead, OnlyTheListedReadersAreRedirected) {
+  LoopState state =
+      apply_steps(testing::elemwise_chain(), {CacheRead{"A", ir::MemoryScope::Local, {"C"}}});
+  EXPECT_EQ(state.consumers("A"), (std::vector<std::string>{"A.local", "B"}));
+  EXPECT_EQ(state.consumers("A.local"), (std::vector<std::string>{"C"}));
+  EXPECT_EQ(state.producers("C"), (std::vector<std::string>{"A.local", "B"}));
+}
+
+TEST(CacheRead, CopiesAComputedTensorWithItsAxisNames) {
+  LoopState state =
+      apply_steps(testing::matmul_relu(), {CacheRead{"C", ir::MemoryScope::Local, {"D"}}});
+  EXPECT_EQ(state.stages()[3].name, "C.local");
+  EXPECT_EQ(leaves(state, "C.local"), (std::vector<std::string>{"i:64", "j:48"}));
+  EXPECT_EQ(state.consumers("C"), (std::vector<std::string>{"C.local"}));
+  EXPECT_EQ(state.consumers("C.local"), (std::vector<std::string>{"D"}));
+}
+
+TEST(CacheRead, ATakenNameGetsASuffix) {
+  LoopState state =
+      apply_steps(testing::elemwise_chain(), {CacheRead{"A", ir::MemoryScope::Shared, {"B"}},
+                                              CacheRead{"A", ir::MemoryScope::Shared, {"C"}}});
+  EXPECT_EQ(state.stages()[1].name, "A.shared.1");
+  EXPECT_EQ(state.stages()[2].name, "A.shared");
+  EXPECT_EQ(state.consumers("A"), (std::vector<std::string>{"A.shared.1", "A.shared"}));
+  EXPECT_EQ(state.consumers("A.shared.1"), (std::vector<std::string>{"C"}));
+}
+
+TEST(CacheRead, RejectsAReaderThatDoesNotReadTheTensor) {
+  std::string message = schedule_error([] {
+    apply_steps(testing::matmul_relu(), {CacheRead{"A", ir::MemoryScope::Shared, {"D"}}});
+  });
+  EXPECT_EQ(message, "cache_read: stage 'D' does not read 'A' (consumers: C)");
+}
+
+TEST(CacheRead, RejectsAReaderListedTwiceAndATensorWithoutConsumers) {
+  std::string twice = schedule_error([] {
+    apply_steps(testing::elemwise_chain(), {CacheRead{"A", ir::MemoryScope::Local, {"B", "B"}}});
+  });
+  EXPECT_EQ(twice, "cache_read: reader 'B' listed twice");
+  std::string none = schedule_error([] {
+    apply_steps(testing::matmul_relu(), {CacheRead{"D", ir::MemoryScope::Local, {}}});
+  });
+  EXPECT_EQ(none, "cache_read: stage 'D' has no consumers");
+}
+
+}  // namespace
+}  // namespace tensortune::schedule
