@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// The unroll pass (after TVM's UnrollLoop): explicit Unrolled loops, and serial loop nests that
+// fit the auto_unroll_max_step budget of an enclosing pragma, become copies of their body.
+#include "tensortune/lower/unroll_loops.h"
+
+#include "tensortune/ir/ir_mutator.h"
+#include "tensortune/ir/ops.h"
+
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+namespace tensortune::lower {
+namespace {
+
+/// Beyond this many statement executions an explicit unroll is left as an annotated loop.
+constexpr int64_t kMaxUnrollSteps = 1 << 14;
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max() / 4;
+
+int64_t saturate(int64_t v) {
+  return v > kUnbounded ? kUnbounded : v;
+}
+
+/// Statement executions of `s`; kUnbounded when a loop extent is not constant.
+int64_t steps(const ir::Stmt& s) {
+  if (!s.defined()) {
+    return 0;
+  }
+  if (const auto* op = s.as<ir::For>()) {
+    const int64_t* extent = ir::as_const_int(op->extent);
+    int64_t inner = steps(op->body);
+    if (extent == nullptr || (*extent > 0 && inner > kUnbounded / *extent)) {
+      return kUnbounded;
+    }
+    return *extent * inner;
+  }
+  if (const auto* op = s.as<ir::Seq>()) {
+    int64_t total = 0;
+    for (const ir::Stmt& c : op->stmts) {
+      total = saturate(total + steps(c));
+    }
+    return total;
+  }
+  if (const auto* op = s.as<ir::IfThenElse>()) {
+    return saturate(steps(op->then_case) + steps(op->else_case));
+  }
+  if (const auto* op = s.as<ir::Allocate>()) {
+    return steps(op->body);
+  }
+  if (const auto* op = s.as<ir::LetStmt>()) {
+    return steps(op->body);
+  }
+  return 1;
+}
+
+/// A copy of a statement with the seeded variables substituted and every variable and buffer
+/// defined inside it renamed, so that copies never define the same thing twice.
+class Freshen : public ir::IRMutator {
+ public:
+  explicit Freshen(ir::VarMap seed) : vars_(std::move(seed)) {}
+
+ protected:
+  using ir::IRMutator::visit;
+
+  ir::Expr visit(const ir::VarNode* op, const ir::Expr& e) override {
+    auto it = vars_.find(op);
+    return it == vars_.end() ? e : it->second;
+  }
+  ir::Expr visit(const ir::Load* op, const ir::Expr& e) override {
+    const ir::Expr mutated = ir::IRMutator::visit(op, e);
+    const auto* load = mutated.as<ir::Load>();
+    return ir::Load::make(buffer(load->buffer), load->indices, load->predicate);
+  }
+  ir::Stmt visit(const ir::Store* op, const ir::Stmt& s) override {
+    const ir::Stmt mutated = ir::IRMutator::visit(op, s);
+    const auto* store = mutated.as<ir::Store>();
+    return ir::Store::make(buffer(store->buffer), store->value, store->indices, store->predicate);
+  }
+  ir::Stmt visit(const ir::For* op, const ir::Stmt&) override {
+    ir::Expr min = mutate(op->min);
+    ir::Expr extent = mutate(op->extent);
+    ir::Var var(op->var.name(), op->var.type());
+    vars_[op->var.get()] = var;
+    return ir::For::make(var, min, extent, op->for_kind, mutate(op->body),
+                         op->auto_unroll_max_step);
+  }
+  ir::Stmt visit(const ir::LetStmt* op, const ir::Stmt&) override {
+    ir::Expr value = mutate(op->value);
+    ir::Var var(op->var.name(), op->var.type());
+    vars_[op->var.get()] = var;
+    return ir::LetStmt::make(var, value, mutate(op->body));
+  }
+  ir::Stmt visit(const ir::Allocate* op, const ir::Stmt&) override {
+    const ir::Buffer& b = op->buffer;
+    ir::Buffer copy(b.name(), b.dtype(), b.shape(), b.scope());
+    buffers_[b.get()] = copy;
+    return ir::Allocate::make(copy, mutate(op->body));
+  }
+
+ private:
+  ir::Buffer buffer(const ir::Buffer& b) const {
+    auto it = buffers_.find(b.get());
+    return it == buffers_.end() ? b : it->second;
+  }
+
+  ir::VarMap vars_;
+  std::unordered_map<const ir::BufferNode*, ir::Buffer> buffers_;
+};
+
+class Unroller : public ir::IRMutator {
+ protected:
+  using ir::IRMutator::visit;
+
+  ir::Stmt visit(const ir::For* op, const ir::Stmt& s) override {
+    const int64_t saved = max_step_;
+    if (op->auto_unroll_max_step > 0) {
+      max_step_ = op->auto_unroll_max_step;
+    }
+    ir::Stmt body = mutate(op->body);
+    const int64_t budget = max_step_;
+    max_step_ = saved;
+    const int64_t* extent = ir::as_const_int(op->extent);
+    if (extent != nullptr && *extent > 0) {
+      const int64_t inner = steps(body);
+      const int64_t total = inner > kUnbounded / *extent ? kUnbounded : *extent * inner;
+      bool explicit_unroll = op->for_kind == ir::ForKind::Unrolled && *extent <= kMaxUnrollExtent &&
+                             total <= kMaxUnrollSteps;
+      bool auto_unroll = op->for_kind == ir::ForKind::Serial && budget > 0 && total <= budget;
+      if (explicit_unroll || auto_unroll) {
+        return unroll(op, body, *extent);
+      }
+    }
+    if (body.same_as(op->body)) {
+      return s;
+    }
+    return ir::For::make(op->var, op->min, op->extent, op->for_kind, body,
+                         op->auto_unroll_max_step);
+  }
+
+ private:
+  static ir::Stmt unroll(const ir::For* op, const ir::Stmt& body, int64_t extent) {
+    std::vector<ir::Stmt> copies;
+    for (int64_t i = 0; i < extent; ++i) {
+      ir::Expr value = ir::is_const_int(op->min, 0) ? ir::make_const(op->var.type(), i)
+                                                    : op->min + ir::make_const(op->var.type(), i);
+      Freshen freshen(ir::VarMap{{op->var.get(), value}});
+      copies.push_back(freshen.mutate(body));
+    }
+    return ir::Seq::make(std::move(copies));
+  }
+
+  int64_t max_step_ = 0;
+};
+
+}  // namespace
+
+ir::Stmt unroll_loops(const ir::Stmt& s) {
+  Unroller unroller;
+  return unroller.mutate(s);
+}
+
+}  // namespace tensortune::lower

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// Semantics of the attachment primitives: compute_at (with bound inference), compute_inline,
+// compute_root, cache_write and cache_read.
+#include "lower_test_util.h"
+
+namespace tensortune::lower {
+namespace {
+
+using schedule::Annotate;
+using schedule::CacheRead;
+using schedule::CacheWrite;
+using schedule::ComputeAt;
+using schedule::ComputeInline;
+using schedule::ComputeRoot;
+using schedule::Reorder;
+using schedule::Split;
+using schedule::Tile;
+
+constexpr ir::MemoryScope kLocal = ir::MemoryScope::Local;
+
+TEST(LowerAttach, CacheWriteAtRootIsAGlobalScratch) {
+  ir::LoweredFunc f = expect_lowers_correctly(matmul_workload(5, 7, 3), {CacheWrite{"C", kLocal}});
+  EXPECT_EQ(count_in(f, "allocate"), 1) << ir::to_string(f);
+}
+
+TEST(LowerAttach, CacheWriteLocalAtATileLoop) {
+  ir::LoweredFunc f = expect_lowers_correctly(
+      matmul_workload(13, 17, 19),
+      {CacheWrite{"C", kLocal}, Tile{"C", "i", "j", 4, 8}, ComputeAt{"C.local", "C", "j.o"},
+       Split{"C.local", "k", 4}, Reorder{"C.local", {"k.o", "k.i", "i", "j"}},
+       Annotate{"C.local", "j", ir::ForKind::Vectorized}});
+  EXPECT_EQ(count_in(f, " local {"), 1) << ir::to_string(f);
+}
+
+TEST(LowerAttach, CacheWriteLocalWithDividingTiles) {
+  expect_lowers_correctly(
+      matmul_workload(16, 16, 8),
+      {CacheWrite{"C", kLocal}, Tile{"C", "i", "j", 4, 8}, ComputeAt{"C.local", "C", "j.o"},
+       Annotate{"C", "j.i", ir::ForKind::Vectorized}, Reorder{"C.local", {"k", "j"}},
+       Annotate{"C.local", "j", ir::ForKind::Vectorized}});
+}
+
+TEST(LowerAttach, CacheReadAtAReductionTileLoop) {
+  expect_lowers_correctly(
+      matmul_workload(13, 17, 19),
+      {CacheRead{"A", kLocal, {}}, CacheRead{"B", kLocal, {}}, Tile{"C", "i", "j", 4, 8},
+       Split{"C", "k", 5}, Reorder{"C", {"i.o", "j.o", "k.o", "i.i", "k.i", "j.i"}},
+       ComputeAt{"A.local", "C", "k.o"}, ComputeAt{"B.local", "C", "k.o"}});
+}
+
+TEST(LowerAttach, NestedAttachment) {
+  expect_lowers_correctly(
+      matmul_workload(13, 17, 19),
+      {CacheWrite{"C", kLocal}, CacheRead{"A", kLocal, {}}, Tile{"C", "i", "j", 6, 8},
+       ComputeAt{"C.local", "C", "j.o"}, Split{"C.local", "k", 4},
+       Reorder{"C.local", {"k.o", "i", "k.i", "j"}}, ComputeAt{"A.local", "C.local", "k.o"}});
+}
+
+TEST(LowerAttach, ComputeAtInnermostLoopComputesOneElement) {
+  te::Tensor a = te::placeholder({6, 7}, ir::DataType::float32(), "A");
+  te::Tensor b = te::placeholder({7, 5}, ir::DataType::float32(), "B");
+  te::Tensor c = te::matmul(a, b);
+  te::Tensor r = te::relu(c);
+  te::Workload w("matmul_relu", {a, b}, {r});
+  expect_lowers_correctly(w, {ComputeAt{"C", "relu", "j"}});
+  expect_lowers_correctly(w, {Split{"relu", "j", 2}, ComputeAt{"C", "relu", "j.o"}});
+  expect_lowers_correctly(w, {Split{"relu", "i", 4}, ComputeAt{"C", "relu", "i.o"}});
+}
+
+TEST(LowerAttach, InlinePaddingIntoConvolution) {
+  te::Workload w = te::make_workload("conv2d:N=1,C=2,H=6,W=5,K=3,R=3,S=3,stride=1,pad=1");
+  expect_lowers_correctly(w, {ComputeInline{"conv_pad"}});
+  expect_lowers_correctly(w, {ComputeInline{"conv_pad"}, Split{"conv", "x", 2},
+                              Reorder{"conv", {"n", "f", "y", "x.o", "rc", "ry", "rx", "x.i"}},
+                              Annotate{"conv", "x.i", ir::ForKind::Vectorized}});
+}
+
+TEST(LowerAttach, PaddingComputedAtAConvolutionRow) {
+  te::Workload w = te::make_workload("conv2d:N=1,C=2,H=6,W=5,K=3,R=3,S=3,stride=2,pad=1");
+  expect_lowers_correctly(w, {ComputeAt{"conv_pad", "conv", "y"}});
+  expect_lowers_correctly(w, {CacheRead{"conv_pad", kLocal, {}}, ComputeInline{"conv_pad"},
+                              ComputeAt{"conv_pad.local", "conv", "rc"}});
+}
+
+TEST(LowerAttach, InlineElementwiseEpilogue) {
+  te::Tensor a = te::placeholder({5, 6}, ir::DataType::float32(), "A");
+  te::Tensor b = te::placeholder({6, 7}, ir::DataType::float32(), "B");
+  te::Tensor bias = te::placeholder({7}, ir::DataType::float32(), "bvec");
+  te::Tensor c = te::matmul(a, b);
+  te::Tensor biased = te::bias_add(c, bias, 1);
+  te::Tensor r = te::relu(biased);
+  te::Workload w("matmul_bias_relu", {a, b, bias}, {r});
+  expect_lowers_correctly(w, {ComputeInline{"bias"}});
+  expect_lowers_correctly(w, {Tile{"relu", "i", "j", 2, 4}, ComputeAt{"bias", "relu", "j.o"},
+                              ComputeAt{"C", "bias", "i"}});
+}
+
+TEST(LowerAttach, ComputeRootUndoesComputeAt) {
+  te::Tensor a = te::placeholder({4, 5}, ir::DataType::float32(), "A");
+  te::Tensor b = te::placeholder({5, 3}, ir::DataType::float32(), "B");
+  te::Workload w("matmul_relu", {a, b}, {te::relu(te::matmul(a, b))});
+  ir::LoweredFunc f = expect_lowers_correctly(w, {ComputeAt{"C", "relu", "i"}, ComputeRoot{"C"}});
+  EXPECT_EQ(count_in(f, "allocate float32 C[4, 3] global"), 1) << ir::to_string(f);
+}
+
+TEST(LowerAttach, SoftmaxStagesAtTheirConsumersRow) {
+  te::Workload w = te::make_workload("softmax:M=4,N=9");
+  schedule::LoopState state(w);
+  std::vector<schedule::Step> steps;
+  // Every non-output stage read by exactly one consumer goes at that consumer's outer loop.
+  for (const schedule::Stage& s : state.stages()) {
+    std::vector<std::string> consumers = state.consumers(s.name);
+    if (!s.is_placeholder() && !s.is_output && consumers.size() == 1) {
+      steps.push_back(ComputeAt{s.name, consumers[0], "i"});
+    }
+  }
+  expect_lowers_correctly(w, steps);
+}
+
+}  // namespace
+}  // namespace tensortune::lower
