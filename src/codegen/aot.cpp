@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// export_shared_library: LoweredFuncs -> one position-independent object file -> a shared
+// library linked by the system C compiler together with tensortune's runtime archive.
+#include "codegen/codegen_llvm_internal.h"
+#include "tensortune/codegen/llvm_codegen.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Program.h>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#ifndef TT_RUNTIME_ARCHIVE
+#error "TT_RUNTIME_ARCHIVE (the path of libtt_runtime.a) must be defined by the build"
+#endif
+
+namespace tensortune::codegen {
+namespace {
+
+/// A temporary file that is removed when it goes out of scope.
+class TempFile {
+ public:
+  TempFile(const char* prefix, const char* suffix) {
+    std::error_code ec = llvm::sys::fs::createTemporaryFile(prefix, suffix, path_);
+    TT_USER_CHECK(!ec) << "export_shared_library: cannot create a temporary file: " << ec.message();
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() { llvm::sys::fs::remove(path_); }
+  std::string path() const { return std::string(path_.str()); }
+
+ private:
+  llvm::SmallString<128> path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  TT_USER_CHECK(out.good()) << "export_shared_library: cannot write '" << path << "'";
+}
+
+/// Runs `cc -shared -o path object runtime.a ...`; UserError with the linker's output on failure.
+void link_shared(const std::string& object, const std::string& path) {
+  std::string runtime = TT_RUNTIME_ARCHIVE;
+  TT_USER_CHECK(llvm::sys::fs::exists(runtime))
+      << "export_shared_library: the runtime archive '" << runtime << "' is missing";
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  TT_USER_CHECK(bool(cc)) << "export_shared_library: no system C compiler 'cc' on PATH";
+  // The runtime's symbols stay private to the library (its own thread pool), and libstdc++
+  // is needed by the runtime's threads.
+  std::vector<llvm::StringRef> args = {
+      *cc,        "-shared", "-o",       path, object, runtime, "-Wl,--exclude-libs,ALL",
+      "-lstdc++", "-lm",     "-lpthread"};
+  TempFile log("tensortune-link", "txt");
+  std::string log_path = log.path();
+  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log_path),
+                                                llvm::StringRef(log_path)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects, 0, 0, &error);
+  if (rc != 0) {
+    llvm::sys::fs::remove(path);
+    std::ostringstream os;
+    os << "export_shared_library: linking '" << path << "' failed (cc exit status " << rc << ")";
+    if (!error.empty()) {
+      os << ": " << error;
+    }
+    os << "\n" << read_file(log_path);
+    throw UserError(os.str());
+  }
+}
+
+}  // namespace
+
+void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
+                           const target::Target& target,
+                           const std::string& path) {
+  TT_USER_CHECK(!funcs.empty()) << "export_shared_library: no functions to export to '" << path
+                                << "'";
+  detail::LlvmTarget t = detail::llvm_target(target);
+  std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, true);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module =
+      detail::generate_module(funcs, t, tm->createDataLayout(), ctx);
+  detail::optimize_module(*module, *tm);
+  std::string object_code = detail::emit_machine_code(*module, *tm, false);
+  // Fail early, with a clear message, when the destination cannot be written.
+  write_file(path, "");
+  TempFile object("tensortune", "o");
+  write_file(object.path(), object_code);
+  link_shared(object.path(), path);
+}
+
+}  // namespace tensortune::codegen

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host as an LLVM target: one-time LLVM initialisation, "native" resolution (CPU name,
+// features, vector width, cores) and target machine creation.
+#include "codegen/codegen_llvm_internal.h"
+#include "tensortune/codegen/llvm_codegen.h"
+
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+namespace tensortune::codegen {
+namespace detail {
+namespace {
+
+/// The host's features as "+a,+b,-c", sorted so the string is deterministic.
+std::string host_features() {
+  std::vector<std::string> flags;
+  for (const auto& entry : llvm::sys::getHostCPUFeatures()) {
+    flags.push_back((entry.getValue() ? "+" : "-") + entry.getKey().str());
+  }
+  std::sort(flags.begin(), flags.end(),
+            [](const std::string& a, const std::string& b) { return a.substr(1) < b.substr(1); });
+  std::string joined;
+  for (const std::string& f : flags) {
+    joined += (joined.empty() ? "" : ",") + f;
+  }
+  return joined;
+}
+
+const llvm::Target& lookup_target(const std::string& triple) {
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
+  TT_CHECK(t != nullptr) << "codegen: no LLVM target for '" << triple << "': " << error;
+  return *t;
+}
+
+/// The widest vector register `cpu` + `features` has, asked from LLVM's subtarget tables.
+int widest_vector_bits(const std::string& triple,
+                       const std::string& cpu,
+                       const std::string& features) {
+  const llvm::Target& t = lookup_target(triple);
+  // Check the name on a generic subtarget first: LLVM warns on stderr about unknown CPUs.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(t.createMCSubtargetInfo(triple, "", ""));
+  TT_CHECK(generic != nullptr) << "codegen: no subtarget info for '" << triple << "'";
+  TT_USER_CHECK(generic->isCPUStringValid(cpu))
+      << "codegen: LLVM does not know the CPU '" << cpu << "' (target option -mcpu)";
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(t.createMCSubtargetInfo(triple, cpu, features));
+  if (llvm::Triple(triple).isX86()) {
+    if (sti->checkFeatures("+avx512f")) {
+      return 512;
+    }
+    if (sti->checkFeatures("+avx")) {
+      return 256;
+    }
+  }
+  return 128;
+}
+
+}  // namespace
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+LlvmTarget llvm_target(const target::Target& target) {
+  TT_USER_CHECK(!target.is_gpu()) << "codegen: the LLVM CPU backend cannot build for a GPU target";
+  target::Target resolved = resolve_host(target);
+  LlvmTarget t;
+  t.triple = llvm::sys::getProcessTriple();
+  t.cpu = resolved.mcpu;
+  t.features = resolved.mattr;
+  t.vector_bits = resolved.vector_bits;
+  return t;
+}
+
+std::unique_ptr<llvm::TargetMachine> create_target_machine(const LlvmTarget& t, bool pic) {
+  init_llvm();
+  const llvm::Target& target = lookup_target(t.triple);
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  std::optional<llvm::Reloc::Model> reloc;
+  if (pic) {
+    reloc = llvm::Reloc::PIC_;
+  }
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target.createTargetMachine(t.triple, t.cpu, t.features, options, reloc, std::nullopt,
+                                 llvm::CodeGenOptLevel::Aggressive));
+  TT_CHECK(tm != nullptr) << "codegen: LLVM could not create a target machine for " << t.cpu;
+  return tm;
+}
+
+std::string error_message(llvm::Error err) {
+  return llvm::toString(std::move(err));
+}
+
+}  // namespace detail
+
+target::Target resolve_host(const target::Target& base) {
+  detail::init_llvm();
+  target::Target t = base;
+  if (t.is_gpu()) {
+    return t;
+  }
+  std::string triple = llvm::sys::getProcessTriple();
+  if (t.mcpu.empty() || t.mcpu == "native") {
+    t.mcpu = llvm::sys::getHostCPUName().str();
+    // The host's own features first; explicit flags after them win (LLVM reads left to right).
+    std::string host = detail::host_features();
+    t.mattr = t.mattr.empty() ? host : host + "," + t.mattr;
+  }
+  if (t.vector_bits == 0) {
+    t.vector_bits = detail::widest_vector_bits(triple, t.mcpu, t.mattr);
+  }
+  if (t.cores == 0) {
+    unsigned n = std::thread::hardware_concurrency();
+    t.cores = n == 0 ? 1 : static_cast<int>(n);
+  }
+  return t;
+}
+
+}  // namespace tensortune::codegen

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// build_cpu: compiles a LoweredFunc in process with ORC's LLJIT. Each build has its own
+// LLVMContext and LLJIT, so several threads may build at once; the Artifact owns the JIT.
+#include "codegen/codegen_llvm_internal.h"
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/runtime/parallel.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+
+#include <cmath>
+
+namespace tensortune::codegen {
+namespace {
+
+void check(llvm::Error err, const char* what) {
+  if (err) {
+    throw InternalError(std::string(what) + ": " + detail::error_message(std::move(err)));
+  }
+}
+
+/// The runtime and the libm functions generated code calls, bound to this binary's copies (the
+/// process search generator covers everything else, e.g. expf or memset).
+void define_runtime_symbols(llvm::orc::LLJIT& jit) {
+  using llvm::orc::ExecutorAddr;
+  auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+  llvm::orc::SymbolMap symbols;
+  auto add = [&](const char* name, auto* fn) {
+    symbols[jit.mangleAndIntern(name)] = {ExecutorAddr::fromPtr(fn), flags};
+  };
+  add("tt_parallel_for", &tt_parallel_for);
+  add("tt_alloc", &tt_alloc);
+  add("tt_free", &tt_free);
+  add("tanhf", static_cast<float (*)(float)>(&::tanhf));
+  add("tanh", static_cast<double (*)(double)>(&::tanh));
+  add("erff", static_cast<float (*)(float)>(&::erff));
+  add("erf", static_cast<double (*)(double)>(&::erf));
+  check(jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols))),
+        "codegen: defining the runtime symbols");
+}
+
+}  // namespace
+
+Artifact build_cpu(const ir::LoweredFunc& func, const target::Target& target) {
+  detail::init_llvm();
+  detail::LlvmTarget t = detail::llvm_target(target);
+  llvm::orc::JITTargetMachineBuilder builder{llvm::Triple(t.triple)};
+  builder.setCPU(t.cpu);
+  builder.addFeatures(llvm::SubtargetFeatures(t.features).getFeatures());
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  std::unique_ptr<llvm::TargetMachine> tm =
+      detail::unwrap(builder.createTargetMachine(), "codegen: creating the JIT target machine");
+
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> module =
+      detail::generate_module({func}, t, tm->createDataLayout(), *ctx);
+  detail::optimize_module(*module, *tm);
+
+  std::unique_ptr<llvm::orc::LLJIT> jit = detail::unwrap(
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create(),
+      "codegen: creating the JIT");
+  auto process = detail::unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                                    jit->getDataLayout().getGlobalPrefix()),
+                                "codegen: searching the process for symbols");
+  jit->getMainJITDylib().addGenerator(std::move(process));
+  define_runtime_symbols(*jit);
+  check(jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))),
+        "codegen: adding the module to the JIT");
+  llvm::orc::ExecutorAddr address =
+      detail::unwrap(jit->lookup(func.name), "codegen: looking up the compiled kernel");
+  auto fn = address.toPtr<KernelFn>();
+  std::shared_ptr<llvm::orc::LLJIT> owner(std::move(jit));
+  return Artifact(func.name, fn, std::move(owner));
+}
+
+}  // namespace tensortune::codegen

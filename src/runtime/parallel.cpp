@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+// The runtime's thread pool: persistent workers that sleep on a condition variable (never spin)
+// and split a parallel loop into one contiguous chunk per thread, the calling thread included.
+// Self-contained (std only) so libtt_runtime.a can be linked into exported shared libraries.
+#include "tensortune/runtime/parallel.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tensortune::runtime {
+namespace {
+
+/// True on pool workers and on a caller thread while it runs a parallel loop: a nested
+/// tt_parallel_for then runs serially instead of waiting for busy workers.
+thread_local bool t_in_parallel_region = false;
+
+int32_t hardware_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int32_t>(std::min<unsigned>(n, 1024));
+}
+
+/// The first failing iteration of a range and its result; {end, 0} when all succeeded.
+struct ChunkResult {
+  int32_t index;
+  int32_t status;
+};
+
+/// Runs body over [begin, end) in order, stopping at the first failure.
+ChunkResult run_range(tt_parallel_body body, void* closure, int32_t begin, int32_t end) {
+  for (int32_t i = begin; i < end; ++i) {
+    int32_t status = body(i, closure);
+    if (status != 0) {
+      return {i, status};
+    }
+  }
+  return {end, 0};
+}
+
+/// One parallel loop in flight; lives on the caller's stack until every chunk is done.
+struct Job {
+  tt_parallel_body body = nullptr;
+  void* closure = nullptr;
+  int32_t n = 0;
+  int32_t chunks = 0;
+  int32_t next_chunk = 0;   // guarded by the pool mutex
+  int32_t done_chunks = 0;  // guarded by the pool mutex
+  int32_t failed_index = std::numeric_limits<int32_t>::max();
+  int32_t failed_status = 0;
+
+  int32_t chunk_begin(int32_t c) const {
+    return static_cast<int32_t>(static_cast<int64_t>(n) * c / chunks);
+  }
+};
+
+class ThreadPool {
+ public:
+  ThreadPool() : num_threads_(hardware_threads()) {}
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (std::thread& t : workers_) {
+      t.join();
+    }
+  }
+
+  void set_num_threads(int32_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    num_threads_ = n <= 0 ? hardware_threads() : std::min<int32_t>(n, 1024);
+  }
+
+  int32_t num_threads() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return num_threads_;
+  }
+
+  int32_t run(int32_t n, tt_parallel_body body, void* closure) {
+    // One loop at a time: a second outside caller waits for the pool (its kernel is timed alone).
+    std::lock_guard<std::mutex> run_lock(run_mutex_);
+    Job job;
+    job.body = body;
+    job.closure = closure;
+    job.n = n;
+    std::unique_lock<std::mutex> lock(mutex_);
+    job.chunks = std::min(n, num_threads_);
+    while (static_cast<int32_t>(workers_.size()) < job.chunks - 1) {
+      workers_.emplace_back([this] { worker_loop(); });
+    }
+    job_ = &job;
+    lock.unlock();
+    work_cv_.notify_all();
+    t_in_parallel_region = true;
+    lock.lock();
+    while (job.next_chunk < job.chunks) {
+      run_claimed_chunk(job, lock);
+    }
+    done_cv_.wait(lock, [&job] { return job.done_chunks == job.chunks; });
+    job_ = nullptr;
+    t_in_parallel_region = false;
+    return job.failed_status;
+  }
+
+ private:
+  /// Claims the next chunk of `job`, runs it unlocked, records its result. `lock` holds mutex_.
+  void run_claimed_chunk(Job& job, std::unique_lock<std::mutex>& lock) {
+    int32_t c = job.next_chunk++;
+    int32_t begin = job.chunk_begin(c);
+    int32_t end = job.chunk_begin(c + 1);
+    lock.unlock();
+    ChunkResult r = run_range(job.body, job.closure, begin, end);
+    lock.lock();
+    if (r.status != 0 && r.index < job.failed_index) {
+      job.failed_index = r.index;
+      job.failed_status = r.status;
+    }
+    if (++job.done_chunks == job.chunks) {
+      done_cv_.notify_all();
+    }
+  }
+
+  void worker_loop() {
+    t_in_parallel_region = true;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      work_cv_.wait(
+          lock, [this] { return stop_ || (job_ != nullptr && job_->next_chunk < job_->chunks); });
+      if (stop_) {
+        return;
+      }
+      run_claimed_chunk(*job_, lock);
+    }
+  }
+
+  std::mutex run_mutex_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
+  std::vector<std::thread> workers_;
+  Job* job_ = nullptr;
+  int32_t num_threads_;
+  bool stop_ = false;
+};
+
+/// Created on first use (no static constructor); joined at exit or when a library is unloaded.
+ThreadPool& pool() {
+  static ThreadPool instance;
+  return instance;
+}
+
+}  // namespace
+}  // namespace tensortune::runtime
+
+extern "C" {
+
+int32_t tt_parallel_for(int32_t n, tt_parallel_body body, void* closure) {
+  using tensortune::runtime::t_in_parallel_region;
+  if (n <= 0) {
+    return 0;
+  }
+  if (n == 1 || t_in_parallel_region) {
+    return tensortune::runtime::run_range(body, closure, 0, n).status;
+  }
+  tensortune::runtime::ThreadPool& p = tensortune::runtime::pool();
+  if (p.num_threads() == 1) {
+    return tensortune::runtime::run_range(body, closure, 0, n).status;
+  }
+  return p.run(n, body, closure);
+}
+
+void tt_set_num_threads(int32_t n) {
+  tensortune::runtime::pool().set_num_threads(n);
+}
+
+int32_t tt_get_num_threads(void) {
+  return tensortune::runtime::pool().num_threads();
+}
+
+void* tt_alloc(int64_t bytes) {
+  if (bytes < 0) {
+    std::fprintf(stderr, "tensortune: tt_alloc of %lld bytes\n", static_cast<long long>(bytes));
+    std::abort();
+  }
+  if (bytes == 0) {
+    return nullptr;
+  }
+  constexpr int64_t kAlign = 64;
+  int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, static_cast<size_t>(rounded));
+  if (p == nullptr) {
+    std::fprintf(stderr, "tensortune: tt_alloc: out of memory allocating %lld bytes\n",
+                 static_cast<long long>(bytes));
+    std::abort();
+  }
+  return p;
+}
+
+void tt_free(void* ptr) {
+  std::free(ptr);
+}
+
+}  // extern "C"

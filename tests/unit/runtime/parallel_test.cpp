@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the runtime's parallel-for and aligned allocation.
+#include "tensortune/runtime/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct SumClosure {
+  std::atomic<int64_t> sum{0};
+  std::vector<std::atomic<int>>* visits = nullptr;
+};
+
+int32_t sum_body(int32_t i, void* closure) {
+  auto* c = static_cast<SumClosure*>(closure);
+  c->sum.fetch_add(i, std::memory_order_relaxed);
+  (*c->visits)[static_cast<size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+/// Runs the sum body over [0, n) and checks the total and that each index ran exactly once.
+void check_sum(int32_t n) {
+  std::vector<std::atomic<int>> visits(static_cast<size_t>(n));
+  SumClosure c;
+  c.visits = &visits;
+  ASSERT_EQ(tt_parallel_for(n, sum_body, &c), 0);
+  EXPECT_EQ(c.sum.load(), static_cast<int64_t>(n) * (n - 1) / 2) << "n = " << n;
+  for (int32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(visits[static_cast<size_t>(i)].load(), 1) << "index " << i << " of " << n;
+  }
+}
+
+/// Restores the thread count a test changed.
+class ThreadCountGuard {
+ public:
+  ThreadCountGuard() : saved_(tt_get_num_threads()) {}
+  ~ThreadCountGuard() { tt_set_num_threads(saved_); }
+  ThreadCountGuard(const ThreadCountGuard&) = delete;
+  ThreadCountGuard& operator=(const ThreadCountGuard&) = delete;
+
+ private:
+  int32_t saved_;
+};
+
+TEST(ParallelFor, SumsEveryIndexExactlyOnce) {
+  ThreadCountGuard guard;
+  tt_set_num_threads(4);  // more threads than cores: workers must still sleep, not spin
+  for (int32_t n : {1, 2, 3, 5, 7, 64, 1000, 100003}) {
+    check_sum(n);
+  }
+}
+
+TEST(ParallelFor, RunsManyLoopsInARow) {
+  ThreadCountGuard guard;
+  tt_set_num_threads(3);
+  std::vector<std::atomic<int>> visits(97);
+  SumClosure c;
+  c.visits = &visits;
+  for (int rep = 0; rep < 2000; ++rep) {
+    ASSERT_EQ(tt_parallel_for(97, sum_body, &c), 0);
+  }
+  EXPECT_EQ(c.sum.load(), int64_t{2000} * 97 * 96 / 2);
+  for (auto& v : visits) {
+    EXPECT_EQ(v.load(), 2000);
+  }
+}
+
+TEST(ParallelFor, ZeroOrNegativeExtentRunsNothing) {
+  std::vector<std::atomic<int>> visits(1);
+  SumClosure c;
+  c.visits = &visits;
+  EXPECT_EQ(tt_parallel_for(0, sum_body, &c), 0);
+  EXPECT_EQ(tt_parallel_for(-5, sum_body, &c), 0);
+  EXPECT_EQ(visits[0].load(), 0);
+}
+
+struct NestedClosure {
+  std::vector<std::atomic<int>>* cells;
+  int32_t inner_n;
+  std::atomic<int> inner_status{0};
+};
+
+struct InnerClosure {
+  NestedClosure* outer;
+  int32_t row;
+};
+
+int32_t inner_body(int32_t j, void* closure) {
+  auto* c = static_cast<InnerClosure*>(closure);
+  size_t cell = static_cast<size_t>(c->row * c->outer->inner_n + j);
+  (*c->outer->cells)[cell].fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int32_t outer_body(int32_t i, void* closure) {
+  auto* c = static_cast<NestedClosure*>(closure);
+  InnerClosure inner{c, i};
+  int32_t status = tt_parallel_for(c->inner_n, inner_body, &inner);
+  if (status != 0) {
+    c->inner_status.store(status);
+  }
+  return status;
+}
+
+TEST(ParallelFor, NestedCallsRunAndCoverEveryCell) {
+  ThreadCountGuard guard;
+  tt_set_num_threads(4);
+  const int32_t rows = 13;
+  const int32_t cols = 29;
+  std::vector<std::atomic<int>> cells(static_cast<size_t>(rows * cols));
+  NestedClosure c{&cells, cols};
+  ASSERT_EQ(tt_parallel_for(rows, outer_body, &c), 0);
+  EXPECT_EQ(c.inner_status.load(), 0);
+  for (size_t k = 0; k < cells.size(); ++k) {
+    EXPECT_EQ(cells[k].load(), 1) << "cell " << k;
+  }
+}
+
+struct FailClosure {
+  int32_t fail_a;
+  int32_t fail_b;
+};
+
+int32_t failing_body(int32_t i, void* closure) {
+  auto* c = static_cast<FailClosure*>(closure);
+  if (i == c->fail_a || i == c->fail_b) {
+    return 100 + i;
+  }
+  return 0;
+}
+
+TEST(ParallelFor, ReturnsTheResultOfTheLowestFailingIndex) {
+  ThreadCountGuard guard;
+  for (int32_t threads : {1, 2, 4}) {
+    tt_set_num_threads(threads);
+    FailClosure both{37, 900};
+    EXPECT_EQ(tt_parallel_for(1000, failing_body, &both), 137) << threads << " threads";
+    FailClosure late{999, 999};
+    EXPECT_EQ(tt_parallel_for(1000, failing_body, &late), 1099) << threads << " threads";
+    FailClosure none{-1, -1};
+    EXPECT_EQ(tt_parallel_for(1000, failing_body, &none), 0) << threads << " threads";
+  }
+}
+
+TEST(ParallelFor, ThreadCountCanChangeBetweenLoops) {
+  ThreadCountGuard guard;
+  for (int32_t threads : {1, 3, 2, 8, 1, 5}) {
+    tt_set_num_threads(threads);
+    EXPECT_EQ(tt_get_num_threads(), threads);
+    check_sum(4099);
+  }
+  tt_set_num_threads(0);
+  unsigned hw = std::thread::hardware_concurrency();
+  EXPECT_EQ(tt_get_num_threads(), hw == 0 ? 1 : static_cast<int32_t>(hw));
+}
+
+int32_t plain_sum_body(int32_t i, void* closure) {
+  auto* c = static_cast<SumClosure*>(closure);
+  c->sum.fetch_add(i, std::memory_order_relaxed);
+  return 0;
+}
+
+// Loops started from several outside threads at once: each must complete with its own result.
+TEST(ParallelFor, ConcurrentOutsideCallersAllComplete) {
+  ThreadCountGuard guard;
+  tt_set_num_threads(2);
+  std::vector<SumClosure> sums(4);
+  std::vector<std::thread> callers;
+  for (size_t t = 0; t < sums.size(); ++t) {
+    callers.emplace_back([&sums, t] {
+      for (int rep = 0; rep < 200; ++rep) {
+        tt_parallel_for(100, plain_sum_body, &sums[t]);
+      }
+    });
+  }
+  for (std::thread& t : callers) {
+    t.join();
+  }
+  for (const SumClosure& s : sums) {
+    EXPECT_EQ(s.sum.load(), int64_t{200} * 100 * 99 / 2);
+  }
+}
+
+TEST(Alloc, ReturnsWritable64ByteAlignedMemory) {
+  for (int64_t bytes : {int64_t{1}, int64_t{63}, int64_t{64}, int64_t{1000}, int64_t{1} << 22}) {
+    void* p = tt_alloc(bytes);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes << " bytes";
+    std::memset(p, 0xab, static_cast<size_t>(bytes));
+    EXPECT_EQ(static_cast<unsigned char*>(p)[bytes - 1], 0xab);
+    tt_free(p);
+  }
+  EXPECT_EQ(tt_alloc(0), nullptr);
+  tt_free(nullptr);
+}
+
+TEST(AllocDeathTest, AbortsWithAMessageOnNegativeSize) {
+  EXPECT_DEATH(tt_alloc(-8), "tt_alloc of -8 bytes");
+}
+
+}  // namespace
