@@ -72,10 +72,9 @@ void CodeGenLLVM::emit_serial_loop(const ir::For* op) {
   llvm::Value* next = builder_.CreateAdd(var, builder_.getInt32(1), name + ".next", false, true);
   var->addIncoming(next, builder_.GetInsertBlock());
   llvm::BranchInst* back = builder_.CreateBr(header);
-  if (op->for_kind == ir::ForKind::Unrolled) {
-    back->setMetadata(llvm::LLVMContext::MD_loop,
-                      loop_hint(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.full")}));
-  } else if (op->for_kind == ir::ForKind::Vectorized) {
+  // An Unrolled loop that reaches codegen is one the unroll pass judged too large to copy;
+  // forcing LLVM to unroll it anyway made O3 run for minutes, so it stays an ordinary loop.
+  if (op->for_kind == ir::ForKind::Vectorized) {
     // Lowering could not turn this loop into vector expressions: ask LLVM's loop vectorizer.
     llvm::Metadata* on = llvm::ConstantAsMetadata::get(builder_.getTrue());
     back->setMetadata(

@@ -60,7 +60,9 @@ void derive_extents(const schedule::Stage& stage, AxisMap& axes) {
       TT_CHECK(split->factor > 0) << "split of '" << split->parent << "' by " << split->factor;
       AxisInfo outer =
           make_axis((parent.extent + split->factor - 1) / split->factor, parent.reduce, true);
-      AxisInfo inner = make_axis(split->factor, parent.reduce, false);
+      // A factor beyond the parent's extent leaves one outer iteration: the inner loop then only
+      // needs the parent's extent (no guard, no idle iterations).
+      AxisInfo inner = make_axis(std::min(split->factor, parent.extent), parent.reduce, false);
       axes[split->outer] = outer;
       axes[split->inner] = inner;
       continue;
