@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tensortune command line as users and scripts see it: help, output of show and bench, and
+// the exit codes and messages of mistakes (DESIGN.md, "The command line").
+#include "tensortune/support/json.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tensortune {
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string temp_path(const std::string& name) {
+  static int counter = 0;
+  return testing::TempDir() + "tt_cli_" + std::to_string(getpid()) + "_" +
+         std::to_string(counter++) + "_" + name;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+/// Runs `tensortune ARGS` through the shell; stdout and stderr are kept apart.
+CliResult run_cli(const std::string& args) {
+  std::string err_path = temp_path("stderr.txt");
+  std::string command =
+      std::string("'") + TT_TENSORTUNE_PATH + "' " + args + " 2>'" + err_path + "'";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "popen failed for " << command;
+    return result;
+  }
+  std::array<char, 4096> chunk{};
+  for (size_t n; (n = fread(chunk.data(), 1, chunk.size(), pipe)) > 0;) {
+    result.out.append(chunk.data(), n);
+  }
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.err = read_text(err_path);
+  std::remove(err_path.c_str());
+  return result;
+}
+
+constexpr const char* kSmallMatmul = "--workload matmul:M=16,N=16,K=16 --target native";
+
+/// A schedule file for matmul 16x16x16 with a few steps, keyed with the key `show` reports.
+std::string write_small_schedule() {
+  CliResult keyed = run_cli(std::string("show ") + kSmallMatmul + " --emit steps --json");
+  EXPECT_EQ(keyed.exit_code, 0) << keyed.err;
+  std::string key = support::Json::parse(keyed.out).at("workload_key").as_string();
+  std::string path = temp_path("schedule.json");
+  write_text(path, R"({"version": 1, "workload_key": ")" + key + R"(", "steps": [
+    {"kind": "split", "stage": "C", "axis": "j", "factor": 4, "nparts": false},
+    {"kind": "reorder", "stage": "C", "order": ["k", "j.i"]},
+    {"kind": "parallel", "stage": "C", "axis": "i"},
+    {"kind": "vectorize", "stage": "C", "axis": "j.i"}]})");
+  return path;
+}
+
+TEST(Cli, HelpExitsZeroForTheProgramAndEveryCommand) {
+  for (const char* args :
+       {"--help", "-h", "show --help", "bench --help", "show -h", "help bench"}) {
+    CliResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_NE(r.out.find("usage: tensortune"), std::string::npos) << args;
+    EXPECT_TRUE(r.err.empty()) << args << ": " << r.err;
+  }
+  EXPECT_NE(run_cli("bench --help").out.find("--min-repeat-ms"), std::string::npos);
+  EXPECT_NE(run_cli("show --help").out.find("--emit"), std::string::npos);
+}
+
+TEST(Cli, VersionPrintsTheVersion) {
+  CliResult r = run_cli("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("tensortune ", 0), 0U) << r.out;
+}
+
+TEST(Cli, ShowPrintsStepsLoopIrAndLlvmIr) {
+  CliResult steps = run_cli(std::string("show ") + kSmallMatmul + " --emit steps");
+  EXPECT_EQ(steps.exit_code, 0) << steps.err;
+  EXPECT_NE(steps.out.find("default schedule"), std::string::npos) << steps.out;
+
+  CliResult ir = run_cli(std::string("show ") + kSmallMatmul + " --emit ir");
+  EXPECT_EQ(ir.exit_code, 0) << ir.err;
+  EXPECT_NE(ir.out.find("func matmul_16x16x16_float32("), std::string::npos) << ir.out;
+  EXPECT_NE(ir.out.find("for (k, 0, 16)"), std::string::npos) << ir.out;
+
+  CliResult llvm = run_cli(std::string("show ") + kSmallMatmul + " --emit=llvm");
+  EXPECT_EQ(llvm.exit_code, 0) << llvm.err;
+  EXPECT_NE(llvm.out.find("define"), std::string::npos);
+  EXPECT_NE(llvm.out.find("@matmul_16x16x16_float32"), std::string::npos);
+}
+
+TEST(Cli, ShowAppliesAScheduleFile) {
+  std::string path = write_small_schedule();
+  CliResult steps =
+      run_cli(std::string("show ") + kSmallMatmul + " --schedule '" + path + "' --emit steps");
+  EXPECT_EQ(steps.exit_code, 0) << steps.err;
+  EXPECT_NE(steps.out.find("split C.j by 4"), std::string::npos) << steps.out;
+  CliResult ir =
+      run_cli(std::string("show ") + kSmallMatmul + " --schedule '" + path + "' --emit ir");
+  EXPECT_EQ(ir.exit_code, 0) << ir.err;
+  EXPECT_NE(ir.out.find("parallel"), std::string::npos) << ir.out;
+  std::remove(path.c_str());
+}
+
+TEST(Cli, BenchJsonReportsPositiveTimesAndRates) {
+  CliResult r = run_cli(
+      "bench --workload matmul:M=64,N=64,K=64 --target native --repeat 3 --min-repeat-ms 1 "
+      "--threads 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  support::Json json = support::Json::parse(r.out);
+  EXPECT_EQ(json.at("workload").as_string(), "matmul_64x64x64_float32");
+  EXPECT_EQ(json.at("target").as_string(), "llvm");
+  EXPECT_GT(json.at("seconds").as_double(), 0);
+  EXPECT_GT(json.at("gflops").as_double(), 0);
+  EXPECT_GT(json.at("peak_gflops").as_double(), 0);
+  EXPECT_GE(json.at("number").as_int(), 1);
+  ASSERT_EQ(json.at("repeats").size(), 3U);
+  for (const support::Json& seconds : json.at("repeats").as_array()) {
+    EXPECT_GT(seconds.as_double(), 0);
+  }
+  EXPECT_DOUBLE_EQ(json.at("flop").as_double(), 2.0 * 64 * 64 * 64);
+}
+
+TEST(Cli, BenchVerifiesAScheduleFileAgainstTheDefault) {
+  std::string path = write_small_schedule();
+  CliResult r = run_cli(std::string("bench ") + kSmallMatmul + " --schedule '" + path +
+                        "' --repeat 1 --min-repeat-ms 1 --threads 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("matmul_16x16x16_float32: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+  std::remove(path.c_str());
+}
+
+TEST(Cli, MalformedWorkloadSpecIsAUserError) {
+  for (const char* spec : {"matmul:M=abc,N=4,K=4", "matmul:M=4,N=4", "no_such_op:M=4"}) {
+    CliResult r =
+        run_cli(std::string("show --workload '") + spec + "' --target native --emit steps");
+    EXPECT_EQ(r.exit_code, 1) << spec << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("tensortune: error: ", 0), 0U) << spec << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << spec;
+  }
+}
+
+TEST(Cli, CommandLineMistakesAreUsageErrors) {
+  struct Case {
+    const char* args;
+    const char* expected;
+  };
+  for (const Case& c :
+       {Case{"show --workload matmul:M=4,N=4,K=4 --target native --emit ir "
+             "--bogus",
+             "unknown option '--bogus'"},
+        Case{"show --workload", "needs a value"},
+        Case{"show --target native --emit ir", "missing required option"},
+        Case{"show --workload matmul:M=4,N=4,K=4 --target native --emit cuda", "expects one of"},
+        Case{"bench --workload matmul:M=4,N=4,K=4 --target native --repeat x", "--repeat"},
+        Case{"frobnicate", "unknown command 'frobnicate'"}, Case{"", "missing command"}}) {
+    CliResult r = run_cli(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("tensortune: error: ", 0), 0U) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find("--help"), std::string::npos) << c.args << ": " << r.err;
+  }
+}
+
+TEST(Cli, BenchOnAGpuTargetIsAClearUserError) {
+  CliResult r =
+      run_cli("bench --workload matmul:M=16,N=16,K=16 --target 'cuda -arch=sm_80' --repeat 1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("tensortune: error: ", 0), 0U) << r.err;
+  EXPECT_NE(r.err.find("GPU"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cuda -arch=sm_80"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BadScheduleFilesAreUserErrorsNamingTheFile) {
+  std::string malformed = temp_path("malformed.json");
+  write_text(malformed, R"({"version": 1, "steps": [)");
+  std::string missing = temp_path("missing.json");
+  std::string wrong_workload = temp_path("wrong_workload.json");
+  write_text(wrong_workload,
+             R"({"version": 1, "workload_key": "matmul_8x8x8_float32_0", "steps": []})");
+  for (const std::string& path : {malformed, missing, wrong_workload}) {
+    CliResult r =
+        run_cli(std::string("show ") + kSmallMatmul + " --schedule '" + path + "' --emit ir");
+    EXPECT_EQ(r.exit_code, 1) << path << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("tensortune: error: ", 0), 0U) << r.err;
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+  }
+  std::remove(malformed.c_str());
+  std::remove(wrong_workload.c_str());
+}
+
+TEST(Cli, AStepThatDoesNotApplyIsAUserErrorNamingTheFile) {
+  CliResult keyed = run_cli(std::string("show ") + kSmallMatmul + " --emit steps --json");
+  ASSERT_EQ(keyed.exit_code, 0) << keyed.err;
+  std::string key = support::Json::parse(keyed.out).at("workload_key").as_string();
+  std::string path = temp_path("bad_step.json");
+  write_text(path, R"({"version": 1, "workload_key": ")" + key +
+                       R"(", "steps": [{"kind": "split", "stage": "C", "axis": "zz", "factor": 4,
+                       "nparts": false}]})");
+  CliResult r = run_cli(std::string("bench ") + kSmallMatmul + " --schedule '" + path + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("zz"), std::string::npos) << r.err;
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tensortune

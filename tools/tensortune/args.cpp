@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shared command line parser. Every mistake is a UsageError naming the option, so main() can
+// print it with a pointer to the command's --help and exit 2.
+#include "args.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+namespace tensortune::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i == 0 ? "" : sep) + items[i];
+  }
+  return out;
+}
+
+bool is_help(const std::string& arg) {
+  return arg == "-h" || arg == "--help";
+}
+
+/// "-v" -> 1, "-vv" -> 2, ...; 0 when `arg` is not a verbosity flag.
+int verbosity_of(const std::string& arg) {
+  if (arg == "--verbose") {
+    return 1;
+  }
+  if (arg.size() < 2 || arg[0] != '-' || arg[1] != 'v') {
+    return 0;
+  }
+  bool all_v = std::all_of(arg.begin() + 1, arg.end(), [](char c) { return c == 'v'; });
+  return all_v ? static_cast<int>(arg.size()) - 1 : 0;
+}
+
+/// `text` broken into lines of at most `width` columns at spaces.
+std::string wrap(const std::string& text, size_t width) {
+  std::istringstream words(text);
+  std::string out;
+  std::string line;
+  for (std::string word; words >> word;) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+}  // namespace
+
+ArgParser::ArgParser(std::string command, std::string usage, std::string summary)
+    : command_(std::move(command)), usage_(std::move(usage)), summary_(std::move(summary)) {}
+
+ArgParser& ArgParser::option(const std::string& name,
+                             const std::string& metavar,
+                             const std::string& help,
+                             std::vector<std::string> choices,
+                             bool required,
+                             bool repeatable) {
+  options_.push_back(Option{name, metavar, help, std::move(choices), true, required, repeatable});
+  return *this;
+}
+
+ArgParser& ArgParser::flag(const std::string& name, const std::string& help) {
+  options_.push_back(Option{name, "", help, {}, false, false, false});
+  return *this;
+}
+
+const ArgParser::Option* ArgParser::find(const std::string& name) const {
+  for (const Option& o : options_) {
+    if (o.name == name) {
+      return &o;
+    }
+  }
+  return nullptr;
+}
+
+void ArgParser::fail(const std::string& message) const {
+  throw UsageError(command_.empty() ? message : command_ + ": " + message, command_);
+}
+
+ArgParser::Parsed ArgParser::parse(const std::vector<std::string>& args) const {
+  Parsed parsed;
+  parsed.command_ = command_;
+  auto end_of_options = std::find(args.begin(), args.end(), "--");
+  if (std::any_of(args.begin(), end_of_options, is_help)) {
+    parsed.help = true;
+    return parsed;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      if (i + 1 < args.size()) {
+        fail("unexpected argument '" + args[i + 1] + "'");
+      }
+      break;
+    }
+    if (int v = verbosity_of(arg); v > 0) {
+      parsed.verbosity = std::min(3, parsed.verbosity + v);
+      continue;
+    }
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
+      fail(arg.size() > 1 && arg[0] == '-' ? "unknown option '" + arg + "'"
+                                           : "unexpected argument '" + arg + "'");
+    }
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    const Option* opt = find(name);
+    if (opt == nullptr) {
+      fail("unknown option '--" + name + "'");
+    }
+    std::string value;
+    if (!opt->takes_value) {
+      if (eq != std::string::npos) {
+        fail("option '--" + name + "' takes no value");
+      }
+    } else if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size() && args[i + 1].compare(0, 2, "--") != 0) {
+      value = args[++i];
+    } else {
+      fail("option '--" + name + "' needs a value (" + opt->metavar + ")");
+    }
+    if (!opt->choices.empty() &&
+        std::find(opt->choices.begin(), opt->choices.end(), value) == opt->choices.end()) {
+      std::string message = "option '--" + name + "' expects one of ";
+      message += join(opt->choices, ", ") + " (got '" + value + "')";
+      fail(message);
+    }
+    std::vector<std::string>& slot = parsed.values_[name];
+    if (!slot.empty() && !opt->repeatable) {
+      fail("option '--" + name + "' given more than once");
+    }
+    slot.push_back(value);
+  }
+  for (const Option& o : options_) {
+    if (o.required && !parsed.has(o.name)) {
+      fail("missing required option '--" + o.name + " " + o.metavar + "'");
+    }
+  }
+  return parsed;
+}
+
+std::string ArgParser::help_text() const {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const Option& o : options_) {
+    std::string left = "--" + o.name + (o.takes_value ? " " + o.metavar : "");
+    std::string right = o.help;
+    if (!o.choices.empty()) {
+      right += " (" + join(o.choices, "|") + ")";
+    }
+    if (o.required) {
+      right += " [required]";
+    }
+    if (o.repeatable) {
+      right += " [repeatable]";
+    }
+    rows.emplace_back(left, right);
+  }
+  rows.emplace_back("-v, -vv", "log progress (-v) or details (-vv) to stderr");
+  rows.emplace_back("-h, --help", "show this help and exit");
+  size_t width = 0;
+  for (const auto& row : rows) {
+    width = std::max(width, row.first.size());
+  }
+  std::ostringstream out;
+  out << "usage: tensortune " << usage_ << "\n\n" << wrap(summary_, 90) << "\n\noptions:\n";
+  for (const auto& [left, right] : rows) {
+    out << "  " << left << std::string(width + 2 - left.size(), ' ') << right << "\n";
+  }
+  return out.str();
+}
+
+std::string ArgParser::Parsed::get(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second.back();
+}
+
+std::vector<std::string> ArgParser::Parsed::get_all(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+int64_t ArgParser::Parsed::get_int(const std::string& name,
+                                   int64_t fallback,
+                                   int64_t min,
+                                   int64_t max) const {
+  if (!has(name)) {
+    return fallback;
+  }
+  std::string text = get(name);
+  char* end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || value < min || value > max) {
+    throw UsageError(command_ + ": option '--" + name + "' expects an integer in " +
+                         std::to_string(min) + ".." + std::to_string(max) + " (got '" + text + "')",
+                     command_);
+  }
+  return value;
+}
+
+double ArgParser::Parsed::get_double(const std::string& name,
+                                     double fallback,
+                                     double min,
+                                     double max) const {
+  if (!has(name)) {
+    return fallback;
+  }
+  std::string text = get(name);
+  char* end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !(value >= min && value <= max)) {
+    std::ostringstream msg;
+    msg << command_ << ": option '--" << name << "' expects a number in " << min << ".." << max
+        << " (got '" << text << "')";
+    throw UsageError(msg.str(), command_);
+  }
+  return value;
+}
+
+}  // namespace tensortune::cli

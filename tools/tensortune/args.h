@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// The command line parser shared by every subcommand: GNU long options ("--name value" and
+// "--name=value"), flags, repeated options, -h/--help and -v/-vv. argv is parsed only in tools/.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tensortune::cli {
+
+/// A malformed command line (unknown option, missing value, bad choice): exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  /// `command` is the subcommand whose --help the message points to ("" for the program).
+  UsageError(const std::string& message, std::string command)
+      : std::runtime_error(message), command_(std::move(command)) {}
+  const std::string& command() const { return command_; }
+
+ private:
+  std::string command_;
+};
+
+/// The options a command accepts, and its help text.
+class ArgParser {
+ public:
+  /// `command` is "show", "bench", ... (used in messages); `usage` the synopsis after the program
+  /// name; `summary` one paragraph describing the command.
+  ArgParser(std::string command, std::string usage, std::string summary);
+
+  /// An option taking a value. `choices` (when not empty) lists the accepted values; `required`
+  /// makes its absence a usage error; `repeatable` allows it more than once.
+  ArgParser& option(const std::string& name,
+                    const std::string& metavar,
+                    const std::string& help,
+                    std::vector<std::string> choices = {},
+                    bool required = false,
+                    bool repeatable = false);
+  /// An option without a value.
+  ArgParser& flag(const std::string& name, const std::string& help);
+
+  /// The result of parse().
+  class Parsed {
+   public:
+    /// True when the option or flag was given.
+    bool has(const std::string& name) const { return values_.count(name) != 0; }
+    /// The last value of `name`, or `fallback` when absent.
+    std::string get(const std::string& name, const std::string& fallback = "") const;
+    /// Every value of a repeated option, in command line order.
+    std::vector<std::string> get_all(const std::string& name) const;
+    /// The value of `name` as an integer in [min, max]; UsageError otherwise.
+    int64_t get_int(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
+    /// The value of `name` as a number in [min, max]; UsageError otherwise.
+    double get_double(const std::string& name, double fallback, double min, double max) const;
+    /// -h or --help was given (other checks are skipped then).
+    bool help = false;
+    /// 0, 1 (-v) or 2 (-vv, or -v twice).
+    int verbosity = 0;
+
+   private:
+    friend class ArgParser;
+    std::string command_;
+    std::map<std::string, std::vector<std::string>> values_;
+  };
+
+  /// Parses the arguments after the subcommand name; throws UsageError.
+  Parsed parse(const std::vector<std::string>& args) const;
+  /// The --help text.
+  std::string help_text() const;
+
+ private:
+  struct Option {
+    std::string name, metavar, help;
+    std::vector<std::string> choices;
+    bool takes_value = true;
+    bool required = false;
+    bool repeatable = false;
+  };
+  const Option* find(const std::string& name) const;
+  [[noreturn]] void fail(const std::string& message) const;
+
+  std::string command_, usage_, summary_;
+  std::vector<Option> options_;
+};
+
+}  // namespace tensortune::cli

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tensortune bench`: builds one kernel, checks its results against the default schedule's, times
+// it with the measurement protocol and compares the rate with the machine's measured FMA peak.
+#include "buffers.h"
+#include "commands.h"
+#include "peak.h"
+#include "pipeline.h"
+#include "tensortune/runtime/parallel.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+#include "tensortune/support/log.h"
+#include "tensortune/te/operators.h"
+#include "timing.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <fmt/format.h>
+#include <iostream>
+#include <thread>
+
+namespace tensortune::cli {
+
+ArgParser bench_parser() {
+  ArgParser parser("bench",
+                   "bench --workload SPEC --target T [--schedule default|FILE.json] [--repeat N] "
+                   "[--min-repeat-ms MS] [--threads N] [--seed S] [--json]",
+                   "Builds one kernel, checks its results against the default schedule's, and "
+                   "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
+                   "--min-repeat-ms, then --repeat repeats. Prints the median time per call, "
+                   "GFLOP/s, and the share of the FMA peak measured on the same threads.");
+  parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
+      .option("target", "T", kTargetHelp, {}, true)
+      .option("schedule", "S", kScheduleHelp)
+      .option("repeat", "N", "repeats whose times are kept (default 5)")
+      .option("min-repeat-ms", "MS", "least duration of one repeat (default 50)")
+      .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
+      .option("seed", "S", "seed of the random inputs (default 1)")
+      .flag("json",
+            "print one JSON document {workload, target, seconds, gflops, peak_gflops, repeats, "
+            "number, ...}");
+  return parser;
+}
+
+namespace {
+
+void run_kernel(const BuiltKernel& kernel, const KernelBuffers& buffers) {
+  int32_t status = kernel.artifact(buffers.pointers());
+  TT_USER_CHECK(status == 0) << "kernel '" << kernel.func.name << "' returned error code "
+                             << status;
+}
+
+/// Builds the kernel of `choice` and checks it against the default schedule's kernel on the same
+/// random inputs; returns the kernel with its buffers ready for timing.
+std::pair<BuiltKernel, KernelBuffers> build_and_verify(const te::Workload& workload,
+                                                       const ScheduleChoice& choice,
+                                                       const target::Target& target,
+                                                       uint64_t seed) {
+  BuiltKernel kernel = build_kernel(workload, choice.schedule, target);
+  KernelBuffers buffers(kernel.func);
+  buffers.fill_inputs(seed);
+  buffers.fill_outputs(seed + 1);
+  run_kernel(kernel, buffers);
+  if (choice.source != "default") {
+    BuiltKernel reference = build_kernel(workload, schedule::Schedule{workload.key(), {}}, target);
+    KernelBuffers expected(reference.func);
+    expected.copy_inputs_from(buffers);
+    expected.fill_outputs(seed + 2);
+    run_kernel(reference, expected);
+    check_outputs(buffers, expected, max_reduction_length(workload));
+    TT_LOG(1) << "results match the default schedule's";
+  }
+  return {std::move(kernel), std::move(buffers)};
+}
+
+std::string format_time(double seconds) {
+  if (seconds >= 1) {
+    return fmt::format("{:.3f} s", seconds);
+  }
+  if (seconds >= 1e-3) {
+    return fmt::format("{:.3f} ms", seconds * 1e3);
+  }
+  return fmt::format("{:.3f} us", seconds * 1e6);
+}
+
+}  // namespace
+
+namespace {
+
+/// --threads, else the target's -cores, else every hardware thread.
+int thread_count(int requested, const target::Target& target) {
+  if (requested > 0) {
+    return requested;
+  }
+  if (target.cores > 0) {
+    return target.cores;
+  }
+  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
+
+void print_result(bool json,
+                  const te::Workload& workload,
+                  const std::string& target_text,
+                  const target::Target& target,
+                  const ScheduleChoice& choice,
+                  int threads,
+                  const TimingResult& timed,
+                  const PeakResult& peak) {
+  double gflops = workload.flop_count() / timed.median_seconds / 1e9;
+  if (!json) {
+    std::cout << fmt::format("{}: {}, {:.1f} GFLOP/s ({:.1f}% of {:.0f} GFLOP/s peak)\n",
+                             workload.name(), format_time(timed.median_seconds), gflops,
+                             100.0 * gflops / peak.gflops, peak.gflops);
+    return;
+  }
+  support::Json out = support::Json::object();
+  out["workload"] = workload.name();
+  out["workload_key"] = workload.key();
+  out["target"] = target::Target::parse(target_text).to_string();
+  out["mcpu"] = target.mcpu;
+  out["schedule"] = choice.source;
+  out["threads"] = threads;
+  out["seconds"] = timed.median_seconds;
+  out["gflops"] = gflops;
+  out["flop"] = workload.flop_count();
+  out["peak_gflops"] = peak.gflops;
+  out["peak_isa"] = peak.isa;
+  out["number"] = timed.number;
+  support::Json repeats = support::Json::array();
+  for (double seconds : timed.repeats) {
+    repeats.push_back(seconds);
+  }
+  out["repeats"] = std::move(repeats);
+  std::cout << out.dump() << "\n";
+}
+
+}  // namespace
+
+int run_bench(const std::vector<std::string>& args) {
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(bench_parser(), args);
+  if (!parsed) {
+    return 0;
+  }
+  TimingOptions timing;
+  timing.repeat = static_cast<int>(parsed->get_int("repeat", 5, 1, 10000));
+  timing.min_repeat_ms = parsed->get_double("min-repeat-ms", 50, 0, 600000);
+  auto seed = static_cast<uint64_t>(parsed->get_int("seed", 1, 0, INT64_MAX));
+  auto requested_threads = static_cast<int>(parsed->get_int("threads", 0, 1, 4096));
+
+  te::Workload workload = te::make_workload(parsed->get("workload"));
+  std::string target_text = parsed->get("target");
+  target::Target target = resolve_target(target_text);
+  TT_USER_CHECK(!target.is_gpu())
+      << "bench: target '" << target.to_string()
+      << "' is a GPU target, and this build has no GPU runner yet; bench on the CPU with "
+         "--target native or 'llvm ...'";
+  int threads = thread_count(requested_threads, target);
+  target.cores = threads;
+  tt_set_num_threads(threads);
+  ScheduleChoice choice = load_schedule(parsed->get("schedule", "default"), workload);
+
+  std::pair<BuiltKernel, KernelBuffers> built = build_and_verify(workload, choice, target, seed);
+  const BuiltKernel& kernel = built.first;
+  void* const* pointers = built.second.pointers();
+  TimingResult timed = time_calls([&] { kernel.artifact(pointers); }, timing);
+  PeakResult peak = measure_fma_peak(threads);
+  TT_LOG(1) << "number " << timed.number << ", " << timed.repeats.size() << " repeats; peak "
+            << peak.gflops << " GFLOP/s on " << peak.threads << " threads with " << peak.isa;
+  print_result(parsed->has("json"), workload, target_text, target, choice, threads, timed, peak);
+  return 0;
+}
+
+}  // namespace tensortune::cli

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tensortune show`: a schedule's steps, its lowered loop IR, or the code generated from it.
+#include "commands.h"
+#include "pipeline.h"
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/ir/ir_printer.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/schedule/serialize.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+#include "tensortune/te/operators.h"
+
+#include <iostream>
+
+namespace tensortune::cli {
+
+ArgParser show_parser() {
+  ArgParser parser("show",
+                   "show --workload SPEC --target T [--schedule default|FILE.json] "
+                   "--emit steps|ir|llvm|asm [--json]",
+                   "Prints a schedule's steps, its lowered loop IR, or the LLVM IR or assembly "
+                   "generated from it.");
+  parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
+      .option("target", "T", kTargetHelp, {}, true)
+      .option("schedule", "S", kScheduleHelp)
+      .option("emit", "WHAT", "what to print", {"steps", "ir", "llvm", "asm"}, true)
+      .flag("json",
+            "print one JSON document {workload, workload_key, target, schedule, emit, text}");
+  return parser;
+}
+
+namespace {
+
+std::string render(const std::string& emit,
+                   const te::Workload& workload,
+                   const ScheduleChoice& choice,
+                   const target::Target& target) {
+  if (emit == "steps") {
+    std::string text = schedule::to_string(choice.schedule);
+    return text.empty() ? "# the default schedule: no steps\n" : text;
+  }
+  ir::LoweredFunc func = lower::lower(workload, choice.schedule, target);
+  if (emit == "ir") {
+    return ir::to_string(func);
+  }
+  TT_USER_CHECK(!target.is_gpu()) << "--emit " << emit << " needs a CPU target; '"
+                                  << target.to_string() << "' is a GPU target";
+  if (emit == "llvm") {
+    return codegen::emit_llvm_ir(func, target);
+  }
+  return codegen::emit_assembly(func, target);
+}
+
+}  // namespace
+
+int run_show(const std::vector<std::string>& args) {
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(show_parser(), args);
+  if (!parsed) {
+    return 0;
+  }
+  te::Workload workload = te::make_workload(parsed->get("workload"));
+  std::string target_text = parsed->get("target");
+  target::Target target = resolve_target(target_text);
+  ScheduleChoice choice = load_schedule(parsed->get("schedule", "default"), workload);
+  std::string emit = parsed->get("emit");
+  std::string text = render(emit, workload, choice, target);
+  if (!parsed->has("json")) {
+    std::cout << text;
+    return 0;
+  }
+  support::Json out = support::Json::object();
+  out["workload"] = workload.name();
+  out["workload_key"] = workload.key();
+  out["target"] = target::Target::parse(target_text).to_string();
+  out["schedule"] = schedule::to_json(choice.schedule);
+  out["schedule_source"] = choice.source;
+  out["emit"] = emit;
+  out["text"] = text;
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
+}  // namespace tensortune::cli

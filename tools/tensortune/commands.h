@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// The subcommands of the tensortune binary, one file each, and what they share with main().
+#pragma once
+
+#include "args.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensortune::cli {
+
+/// Parses `args` (the words after the subcommand). On -h/--help prints the help on stdout and
+/// returns nullopt; otherwise applies -v/-vv to the log settings. Throws UsageError.
+std::optional<ArgParser::Parsed> parse_command_line(const ArgParser& parser,
+                                                    const std::vector<std::string>& args);
+
+/// `tensortune show`: prints a schedule's steps, lowered loop IR, LLVM IR or assembly.
+ArgParser show_parser();
+int run_show(const std::vector<std::string>& args);
+
+/// `tensortune bench`: builds, verifies and times one kernel.
+ArgParser bench_parser();
+int run_bench(const std::vector<std::string>& args);
+
+/// The options every kernel command takes, in the same words.
+inline constexpr const char* kWorkloadHelp =
+    "workload spec NAME:key=value,..., e.g. matmul:M=1024,N=1024,K=1024";
+inline constexpr const char* kTargetHelp = "target: native, 'llvm -mcpu=znver4 -cores=2', ...";
+inline constexpr const char* kScheduleHelp =
+    "'default' (no steps) or a schedule JSON file (default: default)";
+
+}  // namespace tensortune::cli

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tensortune binary: global options, subcommand dispatch, and the only catch-all, which maps
+// errors to exit codes (0 ok, 1 user error, 2 usage, 70 internal error).
+#include "args.h"
+#include "commands.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensortune::cli {
+namespace {
+
+constexpr int kExitUserError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInternalError = 70;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>&);
+};
+
+/// The subcommands, in the order --help lists them.
+std::vector<Command> commands() {
+  return {
+      {"show", "print a schedule's steps, loop IR, LLVM IR or assembly", run_show},
+      {"bench", "build, verify and time one kernel; compare with the FMA peak", run_bench},
+  };
+}
+
+std::string program_help() {
+  std::string text =
+      "usage: tensortune [-v|-vv] [--version] [-h|--help] COMMAND [OPTIONS]\n\n"
+      "Auto-tuning of tensor kernel schedules.\n\ncommands:\n";
+  for (const Command& c : commands()) {
+    text += "  " + std::string(c.name) + std::string(8 - std::string(c.name).size(), ' ') +
+            c.summary + "\n";
+  }
+  text +=
+      "\nRun 'tensortune COMMAND --help' for the options of a command.\n"
+      "Exit codes: 0 ok, 1 error in the input, 2 usage error, 70 internal error.\n";
+  return text;
+}
+
+void set_verbosity(int verbosity) {
+  if (verbosity > 0) {
+    support::set_log_spec(std::to_string(verbosity));
+  }
+}
+
+int dispatch(const std::vector<std::string>& args) {
+  size_t i = 0;
+  int verbosity = 0;
+  for (; i < args.size() && !args[i].empty() && args[i][0] == '-'; ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      std::cout << program_help();
+      return 0;
+    }
+    if (arg == "--version") {
+      std::cout << "tensortune " << TT_VERSION << "\n";
+      return 0;
+    }
+    if (arg == "-v" || arg == "-vv" || arg == "-vvv" || arg == "--verbose") {
+      verbosity += arg == "--verbose" ? 1 : static_cast<int>(arg.size()) - 1;
+      continue;
+    }
+    throw UsageError("unknown option '" + arg + "'", "");
+  }
+  set_verbosity(std::min(verbosity, 3));
+  if (i == args.size()) {
+    throw UsageError("missing command (one of: show, bench)", "");
+  }
+  std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+  if (args[i] == "help") {
+    return dispatch(rest.empty() ? std::vector<std::string>{"--help"}
+                                 : std::vector<std::string>{rest[0], "--help"});
+  }
+  for (const Command& c : commands()) {
+    if (args[i] == c.name) {
+      return c.run(rest);
+    }
+  }
+  throw UsageError("unknown command '" + args[i] + "' (commands: show, bench)", "");
+}
+
+}  // namespace
+
+std::optional<ArgParser::Parsed> parse_command_line(const ArgParser& parser,
+                                                    const std::vector<std::string>& args) {
+  ArgParser::Parsed parsed = parser.parse(args);
+  if (parsed.help) {
+    std::cout << parser.help_text();
+    return std::nullopt;
+  }
+  set_verbosity(parsed.verbosity);
+  return parsed;
+}
+
+}  // namespace tensortune::cli
+
+int main(int argc, char** argv) {
+  using tensortune::cli::UsageError;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    return tensortune::cli::dispatch(args);
+  } catch (const UsageError& e) {
+    std::string help =
+        e.command().empty() ? "tensortune --help" : "tensortune " + e.command() + " --help";
+    std::cerr << "tensortune: error: " << e.what() << "\n(see '" << help << "')\n";
+    return tensortune::cli::kExitUsage;
+  } catch (const tensortune::UserError& e) {
+    std::cerr << "tensortune: error: " << e.what() << "\n";
+    return tensortune::cli::kExitUserError;
+  } catch (const std::exception& e) {  // InternalError and anything else: a bug
+    std::cerr << "tensortune: internal error: " << e.what() << " (this is a bug)\n";
+    return tensortune::cli::kExitInternalError;
+  } catch (...) {
+    std::cerr << "tensortune: internal error: unknown exception (this is a bug)\n";
+    return tensortune::cli::kExitInternalError;
+  }
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// Target resolution, schedule files and kernel builds for the command line tools.
+#include "pipeline.h"
+
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/schedule/serialize.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace tensortune::cli {
+
+target::Target resolve_target(const std::string& text) {
+  target::Target target = target::Target::parse(text);
+  if (target.is_gpu()) {
+    return target;
+  }
+  return codegen::resolve_host(target);
+}
+
+namespace {
+
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  TT_USER_CHECK(in.good()) << "cannot read " << what << " '" << path
+                           << "': " << std::strerror(errno);
+  std::ostringstream text;
+  text << in.rdbuf();
+  TT_USER_CHECK(!in.bad()) << "cannot read " << what << " '" << path
+                           << "': " << std::strerror(errno);
+  return text.str();
+}
+
+}  // namespace
+
+ScheduleChoice load_schedule(const std::string& choice, const te::Workload& workload) {
+  if (choice == "default") {
+    return ScheduleChoice{schedule::Schedule{workload.key(), {}}, "default"};
+  }
+  std::string text = read_file(choice, "schedule file");
+  ScheduleChoice result{{}, choice};
+  try {
+    result.schedule = schedule::parse_schedule(text);
+    TT_USER_CHECK(result.schedule.workload_key == workload.key())
+        << "it is for workload '" << result.schedule.workload_key << "', not '" << workload.key()
+        << "'";
+    schedule::apply_schedule(workload, result.schedule);  // reports a bad step early
+  } catch (const UserError& e) {
+    throw UserError("schedule file '" + choice + "': " + e.what());
+  }
+  TT_LOG(1) << "schedule from '" << choice << "': " << result.schedule.steps.size() << " steps";
+  return result;
+}
+
+BuiltKernel build_kernel(const te::Workload& workload,
+                         const schedule::Schedule& schedule,
+                         const target::Target& target) {
+  TT_USER_CHECK(!target.is_gpu()) << "target '" << target.to_string()
+                                  << "' is a GPU target; this build runs kernels on the CPU only "
+                                     "(use --target native or 'llvm ...')";
+  BuiltKernel kernel;
+  kernel.func = lower::lower(workload, schedule, target);
+  TT_LOG(1) << "lowered '" << kernel.func.name << "'";
+  kernel.artifact = codegen::build_cpu(kernel.func, target);
+  TT_LOG(1) << "built '" << kernel.func.name << "' for -mcpu=" << target.mcpu;
+  return kernel;
+}
+
+int64_t max_reduction_length(const te::Workload& workload) {
+  int64_t longest = 1;
+  for (const te::OperationRef& op : workload.ops()) {
+    int64_t length = 1;
+    for (const ir::IterVar& axis : op->reduce_axes()) {
+      length *= axis.extent;
+    }
+    longest = std::max(longest, length);
+  }
+  return longest;
+}
+
+}  // namespace tensortune::cli
