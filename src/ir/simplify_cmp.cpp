@@ -63,23 +63,6 @@ std::optional<bool> decide(ExprKind kind, const ConstBound& d) {
   }
 }
 
-ExprKind negated(ExprKind kind) {
-  switch (kind) {
-    case ExprKind::Eq:
-      return ExprKind::Ne;
-    case ExprKind::Ne:
-      return ExprKind::Eq;
-    case ExprKind::Lt:
-      return ExprKind::Ge;
-    case ExprKind::Le:
-      return ExprKind::Gt;
-    case ExprKind::Gt:
-      return ExprKind::Le;
-    default:
-      return ExprKind::Lt;
-  }
-}
-
 /// The operands of a comparison node, if `e` is one.
 bool comparison_operands(const Expr& e, Expr* a, Expr* b) {
   auto take = [&](const auto* op) {
@@ -99,6 +82,23 @@ Expr bool_const(int lanes, bool value) {
 }
 
 }  // namespace
+
+ExprKind negated(ExprKind kind) {
+  switch (kind) {
+    case ExprKind::Eq:
+      return ExprKind::Ne;
+    case ExprKind::Ne:
+      return ExprKind::Eq;
+    case ExprKind::Lt:
+      return ExprKind::Ge;
+    case ExprKind::Le:
+      return ExprKind::Gt;
+    case ExprKind::Gt:
+      return ExprKind::Le;
+    default:
+      return ExprKind::Lt;
+  }
+}
 
 ExprKind mirrored(ExprKind kind) {
   switch (kind) {

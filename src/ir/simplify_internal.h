@@ -39,6 +39,8 @@ std::optional<ConstBound> linear_bound(const Linear& lf, const VarRanges& ranges
 
 /// The comparison with swapped operands: a < b is b > a, a <= b is b >= a (== and != stay).
 ExprKind mirrored(ExprKind kind);
+/// The comparison that holds when `kind` does not: Eq <-> Ne, Lt <-> Ge, Le <-> Gt.
+ExprKind negated(ExprKind kind);
 
 /// A deterministic total preorder on expressions that never looks at pointers (variables compare
 /// by name, so distinct variables with one name tie).

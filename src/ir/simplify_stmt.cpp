@@ -48,20 +48,6 @@ class ScopedRange {
   std::optional<ConstBound> old_;
 };
 
-/// The order comparison that holds when `kind` does not: !(a < b) is a >= b, ...
-ExprKind negated_order(ExprKind kind) {
-  switch (kind) {
-    case ExprKind::Lt:
-      return ExprKind::Ge;
-    case ExprKind::Le:
-      return ExprKind::Gt;
-    case ExprKind::Gt:
-      return ExprKind::Le;
-    default:
-      return ExprKind::Lt;
-  }
-}
-
 }  // namespace
 
 void Simplifier::learn(const Expr& cond, bool truth) {
@@ -108,7 +94,7 @@ void Simplifier::learn(const Expr& cond, bool truth) {
     if (kind == ExprKind::Eq) {
       return;
     }
-    kind = negated_order(kind);
+    kind = negated(kind);
   }
   ConstBound r = ranges_[v];
   if (kind == ExprKind::Lt || kind == ExprKind::Le || kind == ExprKind::Eq) {
