@@ -2,18 +2,19 @@
 // matmul 1024x1024x1024 float32 on 2 threads: the hand-written schedule in
 // examples/matmul_1024_schedule.json against OpenBLAS cblas_sgemm and the measured FMA peak, all
 // timed with the same protocol in the same run. The result is checked against OpenBLAS first.
-#include "buffers.h"
 #include "peak.h"
 #include "pipeline.h"
+#include "tensortune/measure/kernel_buffers.h"
+#include "tensortune/measure/timing.h"
 #include "tensortune/runtime/parallel.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/operators.h"
-#include "timing.h"
 
 #include <cblas.h>
 #include <exception>
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 #include <string>
 
 namespace {
@@ -24,7 +25,7 @@ constexpr int kSize = 1024;
 constexpr int kThreads = 2;
 constexpr const char* kSchedulePath = TT_SOURCE_DIR "/examples/matmul_1024_schedule.json";
 
-void sgemm(const cli::KernelBuffers& buffers) {
+void sgemm(const measure::KernelBuffers& buffers) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kSize, kSize, kSize, 1.0F,
               static_cast<const float*>(buffers.data(0)), kSize,
               static_cast<const float*>(buffers.data(1)), kSize, 0.0F,
@@ -39,19 +40,24 @@ int run() {
   cli::ScheduleChoice choice = cli::load_schedule(kSchedulePath, workload);
   cli::BuiltKernel kernel = cli::build_kernel(workload, choice.schedule, target);
 
-  cli::KernelBuffers ours(kernel.func);
+  measure::KernelSignature signature = measure::KernelSignature::of(kernel.func);
+  measure::KernelBuffers ours(signature);
   ours.fill_inputs(1);
-  ours.fill_outputs(2);
-  cli::KernelBuffers blas(kernel.func);
+  ours.poison_outputs();
+  measure::KernelBuffers blas(signature);
   blas.copy_inputs_from(ours);
-  blas.fill_outputs(3);
+  blas.poison_outputs();
   TT_USER_CHECK(kernel.artifact(ours.pointers()) == 0) << "the kernel returned an error";
   sgemm(blas);
-  cli::check_outputs(ours, blas, kSize);
+  std::optional<std::string> diff =
+      measure::compare_outputs(ours, {blas.bytes(2)}, measure::Tolerance::for_reduction(kSize));
+  TT_USER_CHECK(!diff) << "tensortune and OpenBLAS disagree: " << *diff;
 
-  cli::TimingOptions options;
-  cli::TimingResult ours_time = cli::time_calls([&] { kernel.artifact(ours.pointers()); }, options);
-  cli::TimingResult blas_time = cli::time_calls([&] { sgemm(blas); }, options);
+  measure::TimingOptions options;
+  options.min_repeat_ms = 50;
+  measure::TimingResult ours_time =
+      measure::time_with_warmup([&] { kernel.artifact(ours.pointers()); }, options);
+  measure::TimingResult blas_time = measure::time_with_warmup([&] { sgemm(blas); }, options);
   cli::PeakResult peak = cli::measure_fma_peak(kThreads);
 
   double flop = workload.flop_count();

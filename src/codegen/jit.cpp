@@ -42,24 +42,14 @@ void define_runtime_symbols(llvm::orc::LLJIT& jit) {
         "codegen: defining the runtime symbols");
 }
 
-}  // namespace
-
-Artifact build_cpu(const ir::LoweredFunc& func, const target::Target& target) {
-  detail::init_llvm();
-  detail::LlvmTarget t = detail::llvm_target(target);
+/// An LLJIT for `t` (O3 code generation, FP contraction) that resolves the runtime and libm to
+/// this binary's copies and everything else (memset, expf, ...) through the process.
+std::unique_ptr<llvm::orc::LLJIT> create_jit(const detail::LlvmTarget& t) {
   llvm::orc::JITTargetMachineBuilder builder{llvm::Triple(t.triple)};
   builder.setCPU(t.cpu);
   builder.addFeatures(llvm::SubtargetFeatures(t.features).getFeatures());
   builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   builder.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  std::unique_ptr<llvm::TargetMachine> tm =
-      detail::unwrap(builder.createTargetMachine(), "codegen: creating the JIT target machine");
-
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> module =
-      detail::generate_module({func}, t, tm->createDataLayout(), *ctx);
-  detail::optimize_module(*module, *tm);
-
   std::unique_ptr<llvm::orc::LLJIT> jit = detail::unwrap(
       llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create(),
       "codegen: creating the JIT");
@@ -68,13 +58,46 @@ Artifact build_cpu(const ir::LoweredFunc& func, const target::Target& target) {
                                 "codegen: searching the process for symbols");
   jit->getMainJITDylib().addGenerator(std::move(process));
   define_runtime_symbols(*jit);
+  return jit;
+}
+
+/// The Artifact for `name` in `jit`, which it then owns.
+Artifact lookup_kernel(std::unique_ptr<llvm::orc::LLJIT> jit, const std::string& name) {
+  llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(name);
+  if (!address) {
+    throw UserError("codegen: the kernel '" + name +
+                    "' cannot be linked: " + detail::error_message(address.takeError()));
+  }
+  auto fn = address->toPtr<KernelFn>();
+  std::shared_ptr<llvm::orc::LLJIT> owner(std::move(jit));
+  return Artifact(name, fn, std::move(owner));
+}
+
+}  // namespace
+
+Artifact build_cpu(const ir::LoweredFunc& func, const target::Target& target) {
+  detail::init_llvm();
+  detail::LlvmTarget t = detail::llvm_target(target);
+  std::unique_ptr<llvm::orc::LLJIT> jit = create_jit(t);
+  std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, false);
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> module =
+      detail::generate_module({func}, t, jit->getDataLayout(), *ctx);
+  detail::optimize_module(*module, *tm);
   check(jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))),
         "codegen: adding the module to the JIT");
-  llvm::orc::ExecutorAddr address =
-      detail::unwrap(jit->lookup(func.name), "codegen: looking up the compiled kernel");
-  auto fn = address.toPtr<KernelFn>();
-  std::shared_ptr<llvm::orc::LLJIT> owner(std::move(jit));
-  return Artifact(func.name, fn, std::move(owner));
+  return lookup_kernel(std::move(jit), func.name);
+}
+
+Artifact load_object(const std::string& object, const std::string& name) {
+  detail::init_llvm();
+  std::unique_ptr<llvm::orc::LLJIT> jit = create_jit(detail::llvm_target(target::Target{}));
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, name + ".o");
+  if (llvm::Error err = jit->addObjectFile(std::move(buffer))) {
+    throw UserError("codegen: cannot load the object of '" + name +
+                    "': " + detail::error_message(std::move(err)));
+  }
+  return lookup_kernel(std::move(jit), name);
 }
 
 }  // namespace tensortune::codegen

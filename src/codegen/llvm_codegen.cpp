@@ -7,6 +7,8 @@
 #include "codegen/codegen_llvm_internal.h"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
@@ -218,6 +220,31 @@ std::string emit_assembly(const ir::LoweredFunc& func, const target::Target& tar
   auto module = detail::generate_module({func}, t, tm->createDataLayout(), ctx);
   detail::optimize_module(*module, *tm);
   return detail::emit_machine_code(*module, *tm, true);
+}
+
+std::string emit_bitcode(const ir::LoweredFunc& func, const target::Target& target) {
+  detail::LlvmTarget t = detail::llvm_target(target);
+  std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, true);
+  llvm::LLVMContext ctx;
+  auto module = detail::generate_module({func}, t, tm->createDataLayout(), ctx);
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::WriteBitcodeToFile(*module, os);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+std::string compile_bitcode(const std::string& bitcode, const target::Target& target) {
+  detail::LlvmTarget t = detail::llvm_target(target);
+  std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, true);
+  llvm::LLVMContext ctx;
+  llvm::Expected<std::unique_ptr<llvm::Module>> module = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), "candidate"), ctx);
+  if (!module) {
+    throw UserError("codegen: not a bitcode module: " +
+                    detail::error_message(module.takeError()));
+  }
+  detail::optimize_module(**module, *tm);
+  return detail::emit_machine_code(**module, *tm, false);
 }
 
 }  // namespace tensortune::codegen

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tensortune bench`: builds one kernel, checks its results against the default schedule's, times
 // it with the measurement protocol and compares the rate with the machine's measured FMA peak.
-#include "buffers.h"
 #include "commands.h"
 #include "peak.h"
 #include "pipeline.h"
+#include "tensortune/measure/kernel_buffers.h"
+#include "tensortune/measure/timing.h"
 #include "tensortune/runtime/parallel.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/support/log.h"
 #include "tensortune/te/operators.h"
-#include "timing.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -43,6 +43,10 @@ ArgParser bench_parser() {
 
 namespace {
 
+using measure::KernelBuffers;
+using measure::TimingOptions;
+using measure::TimingResult;
+
 void run_kernel(const BuiltKernel& kernel, const KernelBuffers& buffers) {
   int32_t status = kernel.artifact(buffers.pointers());
   TT_USER_CHECK(status == 0) << "kernel '" << kernel.func.name << "' returned error code "
@@ -56,17 +60,24 @@ std::pair<BuiltKernel, KernelBuffers> build_and_verify(const te::Workload& workl
                                                        const target::Target& target,
                                                        uint64_t seed) {
   BuiltKernel kernel = build_kernel(workload, choice.schedule, target);
-  KernelBuffers buffers(kernel.func);
+  KernelBuffers buffers(measure::KernelSignature::of(kernel.func));
   buffers.fill_inputs(seed);
-  buffers.fill_outputs(seed + 1);
+  buffers.poison_outputs();
   run_kernel(kernel, buffers);
   if (choice.source != "default") {
     BuiltKernel reference = build_kernel(workload, schedule::Schedule{workload.key(), {}}, target);
-    KernelBuffers expected(reference.func);
+    KernelBuffers expected(measure::KernelSignature::of(reference.func));
     expected.copy_inputs_from(buffers);
-    expected.fill_outputs(seed + 2);
+    expected.poison_outputs();
     run_kernel(reference, expected);
-    check_outputs(buffers, expected, max_reduction_length(workload));
+    std::vector<std::string> expected_outputs;
+    for (size_t p = kernel.func.num_inputs; p < kernel.func.params.size(); ++p) {
+      expected_outputs.push_back(expected.bytes(p));
+    }
+    std::optional<std::string> diff = measure::compare_outputs(
+        buffers, expected_outputs,
+        measure::Tolerance::for_reduction(max_reduction_length(workload)));
+    TT_USER_CHECK(!diff) << "the schedule computes wrong results: " << *diff;
     TT_LOG(1) << "results match the default schedule's";
   }
   return {std::move(kernel), std::move(buffers)};
@@ -141,6 +152,7 @@ int run_bench(const std::vector<std::string>& args) {
     return 0;
   }
   TimingOptions timing;
+  timing.min_repeat_ms = 50;
   timing.repeat = static_cast<int>(parsed->get_int("repeat", 5, 1, 10000));
   timing.min_repeat_ms = parsed->get_double("min-repeat-ms", 50, 0, 600000);
   auto seed = static_cast<uint64_t>(parsed->get_int("seed", 1, 0, INT64_MAX));
@@ -161,7 +173,7 @@ int run_bench(const std::vector<std::string>& args) {
   std::pair<BuiltKernel, KernelBuffers> built = build_and_verify(workload, choice, target, seed);
   const BuiltKernel& kernel = built.first;
   void* const* pointers = built.second.pointers();
-  TimingResult timed = time_calls([&] { kernel.artifact(pointers); }, timing);
+  TimingResult timed = measure::time_with_warmup([&] { kernel.artifact(pointers); }, timing);
   PeakResult peak = measure_fma_peak(threads);
   TT_LOG(1) << "number " << timed.number << ", " << timed.repeats.size() << " repeats; peak "
             << peak.gflops << " GFLOP/s on " << peak.threads << " threads with " << peak.isa;

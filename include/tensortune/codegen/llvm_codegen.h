@@ -26,6 +26,19 @@ std::string emit_llvm_ir(const ir::LoweredFunc& func, const target::Target& targ
 /// The target assembly text (AT&T syntax).
 std::string emit_assembly(const ir::LoweredFunc& func, const target::Target& target);
 
+/// The freshly generated (unoptimised, verified) module of `func` as LLVM bitcode: the form in
+/// which a candidate crosses to a build worker process. Throws like build_cpu.
+std::string emit_bitcode(const ir::LoweredFunc& func, const target::Target& target);
+
+/// Optimises bitcode from emit_bitcode (O3, `target`'s cost model) and emits a position-independent
+/// relocatable object file. Throws UserError when the bytes are not bitcode.
+std::string compile_bitcode(const std::string& bitcode, const target::Target& target);
+
+/// Links an object file from compile_bitcode into this process (ORC LLJIT, with the runtime and
+/// libm symbols bound to this binary's copies) and returns its function `name`. Throws UserError
+/// when the bytes are not a loadable object or `name` is not defined in it.
+Artifact load_object(const std::string& object, const std::string& name);
+
 /// Writes a shared library exporting `extern "C" int32_t NAME(void* const* buffers)` for each
 /// function, with tensortune's runtime linked in so the library loads on its own.
 /// Throws UserError when the output cannot be written or the system linker fails.

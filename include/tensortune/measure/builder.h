@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Builder: compiles a batch of lowered candidates in parallel worker processes, each build
+// with a timeout; a failed or timed-out build is a BuildResult with a status, never an exception.
+#pragma once
+
+#include "tensortune/ir/stmt.h"
+#include "tensortune/measure/measure_input.h"
+#include "tensortune/measure/measure_result.h"
+#include "tensortune/support/json.h"
+#include "tensortune/target/target.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tensortune::measure {
+
+class WorkerProcess;
+
+struct BuilderOptions {
+  /// Build worker processes; 0 = one per hardware thread.
+  int workers = 0;
+  /// Seconds one candidate may spend in its build worker before it is killed.
+  double timeout_s = 30;
+  /// The tensortune-worker executable; empty = find_worker().
+  std::string worker_path;
+};
+
+/// A compiled candidate: its signature and relocatable object code (Ok), or why there is none.
+struct BuildResult {
+  KernelSignature signature;
+  MeasureStatus status = MeasureStatus::Ok;
+  std::string message;
+  /// An ELF relocatable object defining `signature.name` (empty unless Ok).
+  std::string object;
+  /// Code generation in this process plus compilation in the worker.
+  double build_seconds = 0;
+
+  bool ok() const { return status == MeasureStatus::Ok; }
+  /// Everything but the object code, which travels as a separate blob (see runner.h).
+  support::Json to_json() const;
+  static BuildResult from_json(const support::Json& json, std::string object);
+};
+
+class Builder {
+ public:
+  /// `target` must be a CPU target; it is resolved against the host once, here.
+  Builder(const target::Target& target, BuilderOptions options = {});
+  ~Builder();
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+
+  /// One BuildResult per candidate, in order. Each candidate's LLVM IR is generated in this
+  /// process; optimisation and object emission run in the workers, killed after the timeout.
+  std::vector<BuildResult> build(const std::vector<ir::LoweredFunc>& candidates);
+
+  const target::Target& target() const { return target_; }
+  int num_workers() const { return static_cast<int>(workers_.size()); }
+
+ private:
+  BuildResult build_one(const ir::LoweredFunc& func, WorkerProcess& worker);
+
+  target::Target target_;
+  BuilderOptions options_;
+  std::vector<std::unique_ptr<WorkerProcess>> workers_;
+};
+
+}  // namespace tensortune::measure

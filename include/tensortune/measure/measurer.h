@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Measurer: the Builder and the Runner behind one call per batch, the reference outputs of a
+// workload, the stop rule after too many consecutive failures, and where the time went.
+#pragma once
+
+#include "tensortune/ir/stmt.h"
+#include "tensortune/measure/builder.h"
+#include "tensortune/measure/measure_result.h"
+#include "tensortune/measure/runner.h"
+#include "tensortune/target/target.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tensortune::measure {
+
+struct MeasurerOptions {
+  BuilderOptions build;
+  RunnerOptions run;
+  /// Stop after this many failed trials in a row (0 = never).
+  int max_consecutive_errors = 150;
+  /// The reference kernel is checked against ir::eval when its loop nest executes at most this
+  /// many stores (the interpreter is slow); larger workloads skip that check with a log line.
+  int64_t interpreter_check_max_stores = int64_t{1} << 25;
+};
+
+/// Where the measurer's time went, summed over every batch.
+struct MeasureTotals {
+  int64_t trials = 0;
+  std::array<int64_t, 6> by_status{};  // indexed by MeasureStatus
+  double build_wall_seconds = 0;       // the parallel build phase
+  double run_seconds = 0;              // timed calls
+  double verify_seconds = 0;           // check runs and comparisons
+  double wall_seconds = 0;             // everything, in measure()
+};
+
+class Measurer {
+ public:
+  Measurer(const target::Target& target, MeasurerOptions options = {});
+
+  /// Builds the default schedule's kernel, runs it in the worker and keeps its outputs as the
+  /// reference of every candidate of this workload; first checks that kernel against the
+  /// interpreter (see interpreter_check_max_stores). Throws UserError when the default kernel
+  /// fails to build or run, InternalError when it disagrees with the interpreter.
+  std::shared_ptr<const Reference> make_reference(const ir::LoweredFunc& default_func,
+                                                  const Tolerance& tolerance);
+
+  /// Builds the candidates in parallel, then runs them one at a time against `reference`.
+  /// One result per candidate, in order. Throws UserError when called after the stop rule fired.
+  std::vector<MeasureResult> measure(const Reference& reference,
+                                     const std::vector<ir::LoweredFunc>& candidates);
+
+  /// True once max_consecutive_errors trials in a row failed; stop_reason() says why.
+  bool stopped() const { return !stop_reason_.empty(); }
+  const std::string& stop_reason() const { return stop_reason_; }
+  const MeasureTotals& totals() const { return totals_; }
+  const target::Target& target() const { return builder_.target(); }
+  Runner& runner() { return runner_; }
+
+ private:
+  void record(const MeasureResult& result);
+
+  MeasurerOptions options_;
+  Builder builder_;
+  Runner runner_;
+  uint64_t next_reference_id_ = 1;
+  int consecutive_errors_ = 0;
+  std::array<int64_t, 6> recent_by_status_{};  // the current run of failures, by status
+  std::string last_error_;
+  std::string stop_reason_;
+  MeasureTotals totals_;
+};
+
+}  // namespace tensortune::measure

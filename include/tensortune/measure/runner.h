@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU Runner: times built candidates one at a time in a pre-started worker process that is
+// restarted when a candidate kills it, with a run timeout and a memory limit, after checking the
+// candidate's outputs against a reference. The request and reply are framed messages (a JSON
+// header and binary blobs, see src/measure/protocol.h), so a runner on another machine can serve
+// the same requests.
+#pragma once
+
+#include "tensortune/measure/builder.h"
+#include "tensortune/measure/measure_input.h"
+#include "tensortune/measure/measure_result.h"
+#include "tensortune/measure/timing.h"
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tensortune::measure {
+
+class WorkerProcess;
+
+struct RunnerOptions {
+  TimingOptions timing;
+  /// Seconds one candidate may take in the worker (check run and timing) before it is killed.
+  double timeout_s = 10;
+  /// Address-space limit of the worker in MiB; 0 = half of the machine's memory (at least 2 GiB).
+  int64_t memory_limit_mb = 0;
+  /// Threads for parallel loops in the worker; 0 = every hardware thread.
+  int threads = 0;
+  /// Seed of the random inputs.
+  uint64_t seed = 1;
+  /// The tensortune-worker executable; empty = find_worker().
+  std::string worker_path;
+};
+
+/// The outputs every candidate of one workload must reproduce, computed once.
+struct Reference {
+  /// Distinguishes references within a process (the worker caches them by id).
+  uint64_t id = 0;
+  KernelSignature signature;
+  /// The bytes of each output, in parameter order.
+  std::vector<std::string> outputs;
+  Tolerance tolerance;
+  /// The inputs were generated from this seed.
+  uint64_t seed = 1;
+};
+
+class Runner {
+ public:
+  explicit Runner(RunnerOptions options = {});
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  /// Measures one built candidate: a failed build is returned as it is; otherwise the worker
+  /// loads the object, fills the inputs from the reference's seed, poisons the outputs, runs the
+  /// kernel once (the warm-up), compares every output with `reference`, and only then times it.
+  /// Never throws for anything a candidate does.
+  MeasureResult run(const BuildResult& build, const Reference& reference);
+
+  /// Runs a built kernel once on the inputs of `seed` and returns its outputs' bytes (the
+  /// reference). Throws UserError when the kernel fails, with the reason.
+  std::vector<std::string> outputs(const BuildResult& build, uint64_t seed);
+
+  const RunnerOptions& options() const { return options_; }
+  /// How often the worker was (re)started.
+  int worker_starts() const;
+
+ private:
+  void send_reference(const Reference& reference);
+
+  RunnerOptions options_;
+  std::unique_ptr<WorkerProcess> worker_;
+  /// References the current worker process holds (cleared when it restarts).
+  std::set<uint64_t> sent_references_;
+  int sent_generation_ = -1;
+};
+
+}  // namespace tensortune::measure

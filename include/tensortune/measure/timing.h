@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU timing protocol (ARCHITECTURE.md, "Measurement"): after the warm-up call, `number`
+// grows until one repeat lasts at least min_repeat_ms; then `repeat` repeats are timed and their
+// median is the result. With cache_flush, number is 1 and caches are flushed before each repeat.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace tensortune::measure {
+
+struct TimingOptions {
+  /// Repeats whose times are kept (>= 1).
+  int repeat = 5;
+  /// The least duration of one repeat; `number` grows until a repeat lasts this long.
+  double min_repeat_ms = 20;
+  /// Upper bound on `number` (calls per repeat), so a no-op cannot loop for ever.
+  int64_t max_number = int64_t{1} << 30;
+  /// Flush the caches before every repeat (number is then 1).
+  bool cache_flush = false;
+};
+
+struct TimingResult {
+  /// Calls per repeat.
+  int64_t number = 0;
+  /// Seconds per call of each repeat, in the order they ran.
+  std::vector<double> repeats;
+  /// The median of `repeats`.
+  double median_seconds = 0;
+  /// Every call made while timing, calibration included.
+  int64_t total_calls = 0;
+};
+
+/// Times `call`, which has already been run once (the warm-up) and took `warmup_seconds`; that
+/// time seeds the first guess of `number`. Calibration batches shorter than min_repeat_ms are
+/// discarded; the first one that is long enough is the first repeat (it ran exactly like one).
+/// `flush` runs before each repeat when options.cache_flush is set and is not timed.
+TimingResult time_calls(const std::function<void()>& call,
+                        double warmup_seconds,
+                        const TimingOptions& options,
+                        const std::function<void()>& flush = {});
+
+/// Runs `call` once as the warm-up, timing it, then time_calls.
+TimingResult time_with_warmup(const std::function<void()>& call,
+                              const TimingOptions& options,
+                              const std::function<void()>& flush = {});
+
+/// The median of `values` (the mean of the two middle ones for an even count); 0 when empty.
+double median(std::vector<double> values);
+
+/// Seconds on the monotonic clock since an arbitrary origin.
+double now_seconds();
+
+}  // namespace tensortune::measure

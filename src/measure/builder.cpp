@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Builder (see builder.h): IR generation here, optimisation and object emission in worker
+// processes, one thread per worker feeding it candidates from a shared queue.
+#include "tensortune/measure/builder.h"
+
+#include "measure/worker_args.h"
+#include "measure/worker_process.h"
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/measure/timing.h"
+#include "tensortune/measure/worker.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstring>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
+
+namespace tensortune::measure {
+namespace detail {
+
+std::vector<std::string> worker_args(int64_t memory_limit_mb, int threads) {
+  if (memory_limit_mb <= 0) {
+    int64_t pages = ::sysconf(_SC_PHYS_PAGES);
+    int64_t page = ::sysconf(_SC_PAGE_SIZE);
+    memory_limit_mb = std::max<int64_t>(2048, pages > 0 && page > 0 ? pages * page / 2 >> 20 : 0);
+  }
+  if (threads <= 0) {
+    threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  }
+  return {"--memory-limit-mb", std::to_string(memory_limit_mb), "--threads",
+          std::to_string(threads)};
+}
+
+std::string death_text(int signal, int exit_status, const std::string& stderr_tail) {
+  std::string text = signal != 0 ? "signal " + std::to_string(signal) + " (" +
+                                       std::string(::strsignal(signal)) + ")"
+                                 : "exit status " + std::to_string(exit_status);
+  if (!stderr_tail.empty()) {
+    text += "; its stderr: " + stderr_tail;
+  }
+  return text;
+}
+
+}  // namespace detail
+
+support::Json BuildResult::to_json() const {
+  support::Json out = support::Json::object();
+  out["signature"] = signature.to_json();
+  out["status"] = status_name(status);
+  out["message"] = message;
+  out["build_seconds"] = build_seconds;
+  return out;
+}
+
+BuildResult BuildResult::from_json(const support::Json& json, std::string object_code) {
+  BuildResult r;
+  r.signature = KernelSignature::from_json(json.at("signature"));
+  r.status = parse_status(json.at("status").as_string("build field 'status'"));
+  r.message = json.at("message").as_string("build field 'message'");
+  r.build_seconds = json.at("build_seconds").as_double("build field 'build_seconds'");
+  r.object = std::move(object_code);
+  return r;
+}
+
+Builder::Builder(const target::Target& target, BuilderOptions options)
+    : target_(codegen::resolve_host(target)), options_(std::move(options)) {
+  TT_USER_CHECK(!target_.is_gpu()) << "measure: the CPU builder cannot build for '"
+                                   << target_.to_string() << "'";
+  std::string path = find_worker(options_.worker_path);
+  int n = options_.workers > 0 ? options_.workers
+                               : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  // Build workers compile; their thread count does not matter, their memory does.
+  for (int i = 0; i < n; ++i) {
+    workers_.push_back(std::make_unique<WorkerProcess>(path, detail::worker_args(0, 1)));
+  }
+}
+
+Builder::~Builder() = default;
+
+BuildResult Builder::build_one(const ir::LoweredFunc& func, WorkerProcess& worker) {
+  double start = now_seconds();
+  BuildResult result;
+  result.signature = KernelSignature::of(func);
+  detail::Message request;
+  try {
+    request.blobs.push_back(codegen::emit_bitcode(func, target_));
+  } catch (const std::exception& e) {
+    result.status = MeasureStatus::CompileError;
+    result.message = std::string("code generation failed: ") + e.what();
+    result.build_seconds = now_seconds() - start;
+    return result;
+  }
+  request.header = support::Json::object();
+  request.header["op"] = "build";
+  request.header["name"] = func.name;
+  request.header["target"] = target_.to_string();
+  WorkerProcess::Exchange ex = worker.request(request, options_.timeout_s);
+  result.build_seconds = now_seconds() - start;
+  switch (ex.outcome) {
+    case WorkerProcess::Outcome::Reply:
+      if (ex.reply.header.at("ok").as_bool() && ex.reply.blobs.size() == 1) {
+        result.object = std::move(ex.reply.blobs[0]);
+      } else {
+        result.status = MeasureStatus::CompileError;
+        result.message = "compilation failed: " + ex.reply.header.at("message").as_string();
+      }
+      break;
+    case WorkerProcess::Outcome::Timeout:
+      result.status = MeasureStatus::CompileTimeout;
+      result.message = "the build took longer than " + std::to_string(options_.timeout_s) +
+                       " s; its worker was killed";
+      break;
+    case WorkerProcess::Outcome::Died:
+      result.status = MeasureStatus::CompileError;
+      result.message = "the build worker died: " +
+                       detail::death_text(ex.signal, ex.exit_status, ex.stderr_tail);
+      break;
+  }
+  return result;
+}
+
+std::vector<BuildResult> Builder::build(const std::vector<ir::LoweredFunc>& candidates) {
+  std::vector<BuildResult> results(candidates.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::string> startup_errors(workers_.size());
+  auto serve = [&](size_t w) {
+    for (size_t i = next++; i < candidates.size(); i = next++) {
+      try {
+        results[i] = build_one(candidates[i], *workers_[w]);
+      } catch (const std::exception& e) {  // a worker that cannot start: the job cannot go on
+        startup_errors[w] = e.what();
+        return;
+      }
+    }
+  };
+  size_t n = std::min(workers_.size(), candidates.size());
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < n; ++w) {
+    threads.emplace_back(serve, w);
+  }
+  if (n > 0) {
+    serve(0);
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  for (const std::string& e : startup_errors) {
+    TT_USER_CHECK(e.empty()) << e;
+  }
+  return results;
+}
+
+}  // namespace tensortune::measure

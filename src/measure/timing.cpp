@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU timing protocol (see timing.h). steady_clock is monotonic; a repeat of at least
+// milliseconds makes its resolution irrelevant.
+#include "tensortune/measure/timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace tensortune::measure {
+namespace {
+
+/// Seconds taken by `number` calls of `call`.
+double run_batch(const std::function<void()>& call, int64_t number) {
+  double start = now_seconds();
+  for (int64_t i = 0; i < number; ++i) {
+    call();
+  }
+  return now_seconds() - start;
+}
+
+}  // namespace
+
+double now_seconds() {
+  std::chrono::duration<double> t = std::chrono::steady_clock::now().time_since_epoch();
+  return t.count();
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) {
+    return 0;
+  }
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+TimingResult time_calls(const std::function<void()>& call,
+                        double warmup_seconds,
+                        const TimingOptions& options,
+                        const std::function<void()>& flush) {
+  TimingResult result;
+  const int repeat = std::max(1, options.repeat);
+  if (options.cache_flush) {
+    result.number = 1;
+    for (int r = 0; r < repeat; ++r) {
+      if (flush) {
+        flush();
+      }
+      result.repeats.push_back(run_batch(call, 1));
+    }
+    result.total_calls = repeat;
+    result.median_seconds = median(result.repeats);
+    return result;
+  }
+  const double min_seconds = options.min_repeat_ms / 1000.0;
+  const int64_t max_number = std::max<int64_t>(1, options.max_number);
+  // First guess from the warm-up call, which is usually slower than a warm call.
+  double per_call = std::max(warmup_seconds, 1e-9);
+  auto guess = static_cast<int64_t>(std::ceil(min_seconds / per_call));
+  int64_t number = std::clamp<int64_t>(guess, 1, max_number);
+  for (;;) {
+    double elapsed = run_batch(call, number);
+    result.total_calls += number;
+    if (elapsed >= min_seconds || number == max_number) {
+      result.repeats.push_back(elapsed / static_cast<double>(number));
+      break;
+    }
+    // Too short: aim 20% past the goal from what this batch took, at least doubling.
+    double scale = elapsed > 0 ? 1.2 * min_seconds / elapsed : 2.0;
+    auto next = static_cast<int64_t>(std::ceil(static_cast<double>(number) * std::max(2.0, scale)));
+    number = std::min(max_number, next);
+  }
+  result.number = number;
+  while (static_cast<int>(result.repeats.size()) < repeat) {
+    result.repeats.push_back(run_batch(call, number) / static_cast<double>(number));
+    result.total_calls += number;
+  }
+  result.median_seconds = median(result.repeats);
+  return result;
+}
+
+TimingResult time_with_warmup(const std::function<void()>& call,
+                              const TimingOptions& options,
+                              const std::function<void()>& flush) {
+  double warmup = run_batch(call, 1);
+  return time_calls(call, warmup, options, flush);
+}
+
+}  // namespace tensortune::measure

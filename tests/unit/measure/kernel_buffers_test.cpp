@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel buffers: reproducible non-zero inputs, poisoned outputs, and a comparison that names the
+// first wrong element and catches unwritten ones.
+#include "candidates.h"
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/measure/kernel_buffers.h"
+#include "tensortune/support/error.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace tensortune::measure {
+namespace {
+
+KernelSignature signature_of(const std::string& spec) {
+  te::Workload w = te::make_workload(spec);
+  return KernelSignature::of(testing::default_kernel(w));
+}
+
+TEST(KernelBuffers, InputsAreRandomNonZeroAndReproducible) {
+  KernelSignature sig = signature_of("matmul:M=8,N=8,K=8");
+  KernelBuffers a(sig), b(sig), c(sig);
+  a.fill_inputs(7);
+  b.fill_inputs(7);
+  c.fill_inputs(8);
+  EXPECT_EQ(a.bytes(0), b.bytes(0));
+  EXPECT_EQ(a.bytes(1), b.bytes(1));
+  EXPECT_NE(a.bytes(0), c.bytes(0));
+  EXPECT_NE(a.bytes(0), a.bytes(1));  // each input gets its own values
+  const auto* x = static_cast<const float*>(a.data(0));
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_GE(std::fabs(x[i]), 0.1f);
+    EXPECT_LE(std::fabs(x[i]), 1.0f);
+  }
+}
+
+TEST(KernelBuffers, OutputsArePoisonedWithNaN) {
+  KernelSignature sig = signature_of("matmul:M=4,N=4,K=4");
+  KernelBuffers a(sig);
+  a.poison_outputs();
+  const auto* out = static_cast<const float*>(a.data(2));
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_TRUE(std::isnan(out[i]));
+  }
+}
+
+TEST(CompareOutputs, AcceptsTheSameKernelAndNamesTheFirstWrongElement) {
+  te::Workload w = testing::matmul_workload(8);
+  ir::LoweredFunc func = testing::default_kernel(w);
+  codegen::Artifact kernel = codegen::build_cpu(func, target::Target());
+  KernelSignature sig = KernelSignature::of(func);
+  KernelBuffers got(sig), expected(sig);
+  got.fill_inputs(1);
+  expected.copy_inputs_from(got);
+  got.poison_outputs();
+  expected.poison_outputs();
+  ASSERT_EQ(kernel(got.pointers()), 0);
+  ASSERT_EQ(kernel(expected.pointers()), 0);
+  Tolerance tol = Tolerance::for_reduction(8);
+  EXPECT_FALSE(compare_outputs(got, {expected.bytes(2)}, tol));
+
+  static_cast<float*>(got.data(2))[8 * 3 + 5] += 0.5f;  // C[3, 5]
+  static_cast<float*>(got.data(2))[8 * 7 + 7] = std::nanf("");  // C[7, 7] "unwritten"
+  std::optional<std::string> diff = compare_outputs(got, {expected.bytes(2)}, tol);
+  ASSERT_TRUE(diff);
+  EXPECT_NE(diff->find("C[3, 5] = "), std::string::npos) << *diff;
+  EXPECT_NE(diff->find("2 of 64 elements differ"), std::string::npos) << *diff;
+}
+
+TEST(CompareOutputs, IntegersMustMatchExactly) {
+  KernelSignature sig;
+  sig.name = "k";
+  sig.params = {BufferSpec{"x", ir::DataType::int32(), {4}}};
+  sig.num_inputs = 0;
+  KernelBuffers got(sig);
+  auto* v = static_cast<int32_t*>(got.data(0));
+  for (int i = 0; i < 4; ++i) {
+    v[i] = i;
+  }
+  std::string expected = got.bytes(0);
+  EXPECT_FALSE(compare_outputs(got, {expected}, Tolerance{}));
+  v[2] = 3;
+  std::optional<std::string> diff = compare_outputs(got, {expected}, Tolerance{});
+  ASSERT_TRUE(diff);
+  EXPECT_NE(diff->find("x[2] = 3, expected 2; 1 of 4 elements differ"), std::string::npos)
+      << *diff;
+}
+
+TEST(KernelBuffers, UnsupportedDtypesAreUserErrors) {
+  KernelSignature sig;
+  sig.name = "k";
+  sig.params = {BufferSpec{"h", ir::DataType::float16(), {4}}};
+  EXPECT_THROW(KernelBuffers{sig}, UserError);
+}
+
+}  // namespace
+}  // namespace tensortune::measure
