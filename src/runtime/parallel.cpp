@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The runtime's thread pool: persistent workers that sleep on a condition variable (never spin)
-// and split a parallel loop into one contiguous chunk per thread, the calling thread included.
+// and split a parallel loop into a few contiguous chunks per thread, claimed in order by the
+// workers and the calling thread.
 // Self-contained (std only) so libtt_runtime.a can be linked into exported shared libraries.
 #include "tensortune/runtime/parallel.h"
 
@@ -15,6 +16,10 @@
 
 namespace tensortune::runtime {
 namespace {
+
+/// Chunks per thread: a few, so that when one core runs slower (a noisy neighbour on a shared
+/// host) the other threads take over its remaining chunks.
+constexpr int32_t kChunksPerThread = 4;
 
 /// True on pool workers and on a caller thread while it runs a parallel loop: a nested
 /// tt_parallel_for then runs serially instead of waiting for busy workers.
@@ -92,8 +97,8 @@ class ThreadPool {
     job.closure = closure;
     job.n = n;
     std::unique_lock<std::mutex> lock(mutex_);
-    job.chunks = std::min(n, num_threads_);
-    while (static_cast<int32_t>(workers_.size()) < job.chunks - 1) {
+    job.chunks = std::min(n, num_threads_ * kChunksPerThread);
+    while (static_cast<int32_t>(workers_.size()) < std::min(job.chunks, num_threads_) - 1) {
       workers_.emplace_back([this] { worker_loop(); });
     }
     job_ = &job;
