@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuning database: SQLite, embedded, versioned schema with forward migrations, WAL mode so
+// several tuning processes can write at once, one transaction per measured batch.
+#pragma once
+
+#include "tensortune/database/record.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace tensortune::database {
+
+/// The schema version this build creates and reads (PRAGMA user_version).
+int current_schema_version();
+
+class Database {
+ public:
+  /// Opens (creating the file and its directory unless `read_only`) and migrates the schema to
+  /// the current version. UserError when the file is not a tensortune database, has a newer
+  /// schema, or cannot be opened.
+  static Database open(const std::string& path, bool read_only = false);
+  /// Opens a database at an older schema version `version` (1..current), for migration tests and
+  /// tools that must not upgrade a file.
+  static Database open_at_version(const std::string& path, int version);
+
+  Database(Database&& other) noexcept;
+  Database& operator=(Database&& other) noexcept;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  ~Database();
+
+  const std::string& path() const { return path_; }
+  int schema_version() const;
+
+  // --- writing (each call is one transaction) ---
+  /// Inserts or updates a workload (by key).
+  void put_workload(const WorkloadInfo& workload);
+  /// Starts a tuning run; returns its id.
+  int64_t start_run(const TuningRun& run);
+  /// Records the end of a run and its counts.
+  void finish_run(int64_t run_id, int64_t trials, int64_t ok_trials, int64_t ended);
+  /// Inserts a batch atomically (all or nothing); every record's workload must have been put.
+  /// Returns the ids in order.
+  std::vector<int64_t> add_records(const std::vector<Record>& records);
+  /// Puts `workloads` and every record not already present (same workload, target, schedule,
+  /// seed and timestamp) in one transaction; returns how many records were already present.
+  int64_t merge(const std::vector<WorkloadInfo>& workloads, const std::vector<Record>& records);
+  /// Keeps the best `k` Ok records per (workload, target) and deletes every other record;
+  /// returns how many were deleted.
+  int64_t prune(int64_t k);
+  void vacuum();
+
+  // --- reading ---
+  /// The fastest Ok records of (workload, target), fastest first (ties: lower id first).
+  std::vector<Record> best(const std::string& workload_key, const TargetKey& target,
+                           int64_t k = 1) const;
+  /// Every record of (workload, target) in insertion order.
+  std::vector<Record> history(const std::string& workload_key, const TargetKey& target) const;
+  std::optional<Record> record(int64_t id) const;
+  /// True when `schedule` was already measured for (workload, target), whatever the outcome.
+  bool contains(const std::string& workload_key, const TargetKey& target,
+                const std::string& schedule) const;
+  /// Every schedule measured for (workload, target).
+  std::vector<std::string> measured_schedules(const std::string& workload_key,
+                                              const TargetKey& target) const;
+  std::optional<WorkloadInfo> workload(const std::string& key) const;
+  /// All workloads, sorted by key.
+  std::vector<WorkloadInfo> workloads() const;
+  /// All target identities, sorted.
+  std::vector<TargetKey> targets() const;
+  /// For every (workload, target) with records: counts by status and the best time.
+  std::vector<WorkloadStats> stats() const;
+  /// For each workload of operator `op` with an Ok record on `target`: its best record.
+  std::vector<Record> best_of_operator(const std::string& op, const TargetKey& target) const;
+  std::vector<TuningRun> runs() const;
+  /// All records, in a stable order (workload key, target, timestamp, schedule, id).
+  std::vector<Record> all_records() const;
+  int64_t count_records() const;
+
+ private:
+  Database(std::string path, sqlite3* db);
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace tensortune::database

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the tuning database stores: workloads, targets (string + device fingerprint), measured
+// records and tuning runs. Plain strings and numbers: the database never parses IR or schedules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tensortune::database {
+
+/// The record format written by this version (the "format" field of exported lines).
+constexpr int kRecordFormat = 1;
+
+struct WorkloadInfo {
+  /// The stable key (te::Workload::key()).
+  std::string key;
+  /// Readable name, e.g. "matmul_1024x1024x1024_float32".
+  std::string name;
+  /// The canonical text the key hashes; enough to rebuild the compute.
+  std::string canonical_text;
+  double flop_count = 0;
+  /// The operator, e.g. "matmul" (records of other shapes of it are "compatible").
+  std::string op;
+  /// The workload spec it was made from ("matmul:M=64,N=64,K=64"), empty when unknown.
+  std::string spec;
+};
+
+/// A target's identity: the canonical target string and the device fingerprint (CPU model, ISA
+/// features, cores; GPU name and compute capability) as text. Records of one identity are never
+/// returned for another.
+struct TargetKey {
+  std::string target;
+  std::string fingerprint;
+  bool operator==(const TargetKey& o) const {
+    return target == o.target && fingerprint == o.fingerprint;
+  }
+  bool operator<(const TargetKey& o) const {
+    return target != o.target ? target < o.target : fingerprint < o.fingerprint;
+  }
+};
+
+struct Record {
+  /// Assigned by the database (0 before insertion).
+  int64_t id = 0;
+  std::string workload_key;
+  TargetKey target;
+  /// The schedule steps as JSON (schedule::to_json) and the knob configuration ("{}" if none).
+  std::string schedule;
+  std::string knobs = "{}";
+  /// A measure status name: "Ok", "CompileError", ...; and its message.
+  std::string status = "Ok";
+  std::string error;
+  /// Seconds per call of each repeat, and their median (0 unless Ok).
+  std::vector<double> repeats;
+  double median_seconds = 0;
+  double build_seconds = 0;
+  double run_seconds = 0;
+  double wall_seconds = 0;
+  int64_t seed = 0;
+  std::string tool_version;
+  std::string git_revision;
+  /// Unix time in seconds when the measurement finished.
+  int64_t timestamp = 0;
+  /// The tuning run that produced it (0 = none, e.g. imported).
+  int64_t run_id = 0;
+
+  bool ok() const { return status == "Ok"; }
+};
+
+struct TuningRun {
+  int64_t id = 0;
+  std::string workload_key;
+  TargetKey target;
+  /// The options of the job as JSON text (tuner, trials, seed, ...).
+  std::string options = "{}";
+  int64_t started = 0;
+  int64_t ended = 0;  // 0 while running or when killed
+  int64_t trials = 0;
+  int64_t ok_trials = 0;
+};
+
+/// Counts for one (workload, target): trials by status, and the best median.
+struct WorkloadStats {
+  std::string workload_key;
+  std::string workload_name;
+  TargetKey target;
+  int64_t records = 0;
+  int64_t ok = 0;
+  /// (status, count) for every status present, sorted by status.
+  std::vector<std::pair<std::string, int64_t>> by_status;
+  double best_seconds = 0;  // 0 when no record is Ok
+  double flop_count = 0;
+};
+
+}  // namespace tensortune::database

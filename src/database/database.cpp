@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+// Opening, migrating and writing the tuning database (see database.h); queries are in
+// queries.cpp.
+#include "tensortune/database/database.h"
+
+#include "database/record_rows.h"
+#include "database/schema.h"
+#include "database/sqlite_util.h"
+#include "tensortune/support/error.h"
+
+#include <filesystem>
+#include <sqlite3.h>
+
+namespace tensortune::database {
+
+using detail::exec;
+using detail::Statement;
+using detail::Transaction;
+
+int current_schema_version() {
+  return detail::schema_version_count();
+}
+
+Database::Database(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+
+Database::Database(Database&& other) noexcept : path_(std::move(other.path_)), db_(other.db_) {
+  other.db_ = nullptr;
+}
+
+Database& Database::operator=(Database&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close_v2(db_);
+    path_ = std::move(other.path_);
+    db_ = other.db_;
+    other.db_ = nullptr;
+  }
+  return *this;
+}
+
+Database::~Database() {
+  sqlite3_close_v2(db_);
+}
+
+namespace {
+
+/// Opens the file and sets the connection up; the schema is not touched.
+sqlite3* open_connection(const std::string& path, bool read_only) {
+  TT_USER_CHECK(!path.empty()) << "database: no path given";
+  if (!read_only) {
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) {
+      std::filesystem::create_directories(parent, ec);
+    }
+    TT_USER_CHECK(!ec) << "database '" << path << "': cannot create directory '"
+                       << parent.string() << "': " << ec.message();
+  } else {
+    TT_USER_CHECK(std::filesystem::exists(path)) << "database '" << path << "' does not exist";
+  }
+  sqlite3* db = nullptr;
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    throw UserError("database '" + path + "': cannot open: " + message);
+  }
+  try {
+    sqlite3_busy_timeout(db, 60000);
+    exec(db, "PRAGMA foreign_keys = ON");
+    // Reading the schema fails here, clearly, when the file is not an SQLite database.
+    int64_t tables = 0;
+    {
+      Statement count(db, "SELECT count(*) FROM sqlite_master");
+      count.step();
+      tables = count.get_int(0);
+    }  // finalized: no read transaction stays open
+    int version = detail::stored_version(db);
+    TT_USER_CHECK(version > 0 || tables == 0)
+        << "database '" << path << "' is an SQLite file but not a tensortune database";
+    TT_USER_CHECK(version <= detail::schema_version_count())
+        << "database '" << path << "' has schema version " << version
+        << ", newer than this tensortune understands (" << detail::schema_version_count()
+        << "); upgrade tensortune";
+    if (!read_only) {
+      // WAL: readers never block the writer, and a killed writer loses at most its open
+      // transaction. synchronous=NORMAL is durable across process crashes in WAL mode.
+      exec(db, "PRAGMA journal_mode = WAL");
+      exec(db, "PRAGMA synchronous = NORMAL");
+    }
+  } catch (...) {
+    sqlite3_close_v2(db);
+    throw;
+  }
+  return db;
+}
+
+}  // namespace
+
+Database Database::open(const std::string& path, bool read_only) {
+  sqlite3* db = open_connection(path, read_only);
+  Database result(path, db);
+  int version = detail::stored_version(db);
+  if (read_only) {
+    TT_USER_CHECK(version == detail::schema_version_count())
+        << "database '" << path << "' has schema version " << version
+        << "; open it writable once to migrate it to version " << detail::schema_version_count();
+  } else {
+    detail::migrate(db, detail::schema_version_count());
+  }
+  return result;
+}
+
+Database Database::open_at_version(const std::string& path, int version) {
+  TT_USER_CHECK(version >= 1 && version <= detail::schema_version_count())
+      << "database: no schema version " << version;
+  sqlite3* db = open_connection(path, false);
+  Database result(path, db);
+  detail::migrate(db, version);
+  return result;
+}
+
+int Database::schema_version() const {
+  return detail::stored_version(db_);
+}
+
+void Database::put_workload(const WorkloadInfo& w) {
+  Transaction tx(db_);
+  detail::put_workload(db_, w);
+  tx.commit();
+}
+
+int64_t Database::start_run(const TuningRun& run) {
+  Transaction tx(db_);
+  int64_t workload = detail::workload_id(db_, run.workload_key);
+  int64_t target = detail::target_id(db_, run.target);
+  Statement st(db_,
+               "INSERT INTO tuning_runs(workload_id, target_id, options, started) "
+               "VALUES(?, ?, ?, ?)");
+  st.bind(1, workload).bind(2, target).bind(3, run.options).bind(4, run.started).run();
+  int64_t id = sqlite3_last_insert_rowid(db_);
+  tx.commit();
+  return id;
+}
+
+void Database::finish_run(int64_t run_id, int64_t trials, int64_t ok_trials, int64_t ended) {
+  Transaction tx(db_);
+  Statement st(db_, "UPDATE tuning_runs SET trials = ?, ok_trials = ?, ended = ? WHERE id = ?");
+  st.bind(1, trials).bind(2, ok_trials).bind(3, ended).bind(4, run_id).run();
+  TT_USER_CHECK(sqlite3_changes(db_) == 1) << "database: no tuning run " << run_id;
+  tx.commit();
+}
+
+std::vector<int64_t> Database::add_records(const std::vector<Record>& records) {
+  Transaction tx(db_);
+  std::vector<int64_t> ids;
+  ids.reserve(records.size());
+  for (const Record& r : records) {
+    ids.push_back(detail::insert_record(db_, r));
+  }
+  tx.commit();
+  return ids;
+}
+
+int64_t Database::merge(const std::vector<WorkloadInfo>& workloads,
+                        const std::vector<Record>& records) {
+  Transaction tx(db_);
+  for (const WorkloadInfo& w : workloads) {
+    detail::put_workload(db_, w);
+  }
+  int64_t skipped = 0;
+  Statement same(db_,
+                 "SELECT count(*) FROM records r JOIN workloads w ON w.id = r.workload_id "
+                 "JOIN targets t ON t.id = r.target_id WHERE w.key = ? AND t.target = ? AND "
+                 "t.fingerprint = ? AND r.schedule = ? AND r.seed = ? AND r.timestamp = ?");
+  for (const Record& r : records) {
+    same.reset();
+    same.bind(1, r.workload_key).bind(2, r.target.target).bind(3, r.target.fingerprint);
+    same.bind(4, r.schedule).bind(5, r.seed).bind(6, r.timestamp);
+    same.step();
+    if (same.get_int(0) > 0) {
+      ++skipped;
+      continue;
+    }
+    detail::insert_record(db_, r);
+  }
+  tx.commit();
+  return skipped;
+}
+
+int64_t Database::prune(int64_t k) {
+  TT_USER_CHECK(k >= 0) << "database: prune needs k >= 0, not " << k;
+  Transaction tx(db_);
+  Statement st(db_,
+               "DELETE FROM records WHERE id NOT IN ("
+               "  SELECT id FROM (SELECT id, row_number() OVER ("
+               "    PARTITION BY workload_id, target_id ORDER BY median_seconds, id) AS rank"
+               "    FROM records WHERE status = 'Ok') WHERE rank <= ?)");
+  st.bind(1, k).run();
+  int64_t deleted = sqlite3_changes(db_);
+  tx.commit();
+  return deleted;
+}
+
+void Database::vacuum() {
+  exec(db_, "VACUUM");
+}
+
+}  // namespace tensortune::database

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+// JSON-lines export and all-or-nothing import of the tuning database (see jsonl_io.h).
+#include "tensortune/database/jsonl_io.h"
+
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+
+#include <set>
+#include <string>
+
+namespace tensortune::database {
+namespace {
+
+using support::Json;
+
+Json workload_line(const WorkloadInfo& w) {
+  Json line = Json::object();
+  line["kind"] = "workload";
+  line["format"] = kRecordFormat;
+  line["key"] = w.key;
+  line["name"] = w.name;
+  line["op"] = w.op;
+  line["spec"] = w.spec;
+  line["canonical_text"] = w.canonical_text;
+  line["flop_count"] = w.flop_count;
+  return line;
+}
+
+Json record_line(const Record& r) {
+  Json line = Json::object();
+  line["kind"] = "record";
+  line["format"] = kRecordFormat;
+  line["workload"] = r.workload_key;
+  line["target"] = r.target.target;
+  line["fingerprint"] = r.target.fingerprint;
+  line["schedule"] = r.schedule;
+  line["knobs"] = r.knobs;
+  line["status"] = r.status;
+  line["error"] = r.error;
+  Json repeats = Json::array();
+  for (double v : r.repeats) {
+    repeats.push_back(v);
+  }
+  line["repeats"] = std::move(repeats);
+  line["median_seconds"] = r.median_seconds;
+  line["build_seconds"] = r.build_seconds;
+  line["run_seconds"] = r.run_seconds;
+  line["wall_seconds"] = r.wall_seconds;
+  line["seed"] = r.seed;
+  line["tool_version"] = r.tool_version;
+  line["git_revision"] = r.git_revision;
+  line["timestamp"] = r.timestamp;
+  return line;
+}
+
+const std::string& text(const Json& line, const char* field) {
+  return line.at(field).as_string((std::string("field '") + field + "'").c_str());
+}
+
+double number(const Json& line, const char* field) {
+  return line.at(field).as_double((std::string("field '") + field + "'").c_str());
+}
+
+int64_t integer(const Json& line, const char* field) {
+  return line.at(field).as_int((std::string("field '") + field + "'").c_str());
+}
+
+WorkloadInfo parse_workload(const Json& line) {
+  WorkloadInfo w;
+  w.key = text(line, "key");
+  w.name = text(line, "name");
+  w.op = text(line, "op");
+  w.spec = text(line, "spec");
+  w.canonical_text = text(line, "canonical_text");
+  w.flop_count = number(line, "flop_count");
+  TT_USER_CHECK(!w.key.empty()) << "a workload with an empty key";
+  return w;
+}
+
+Record parse_record(const Json& line) {
+  Record r;
+  r.workload_key = text(line, "workload");
+  r.target.target = text(line, "target");
+  r.target.fingerprint = text(line, "fingerprint");
+  r.schedule = text(line, "schedule");
+  r.knobs = text(line, "knobs");
+  r.status = text(line, "status");
+  r.error = text(line, "error");
+  for (const Json& v : line.at("repeats").as_array("field 'repeats'")) {
+    r.repeats.push_back(v.as_double("a repeat"));
+  }
+  r.median_seconds = number(line, "median_seconds");
+  r.build_seconds = number(line, "build_seconds");
+  r.run_seconds = number(line, "run_seconds");
+  r.wall_seconds = number(line, "wall_seconds");
+  r.seed = integer(line, "seed");
+  r.tool_version = text(line, "tool_version");
+  r.git_revision = text(line, "git_revision");
+  r.timestamp = integer(line, "timestamp");
+  static const std::set<std::string> kStatuses = {"Ok",         "CompileError", "CompileTimeout",
+                                                  "RuntimeError", "RunTimeout",  "WrongResult"};
+  TT_USER_CHECK(kStatuses.count(r.status) != 0) << "unknown status '" << r.status << "'";
+  TT_USER_CHECK(!r.target.target.empty()) << "a record without a target";
+  TT_USER_CHECK(!r.ok() || r.median_seconds > 0) << "an Ok record without a positive median";
+  return r;
+}
+
+}  // namespace
+
+int64_t export_jsonl(const Database& db, std::ostream& out) {
+  int64_t lines = 0;
+  for (const WorkloadInfo& w : db.workloads()) {
+    out << workload_line(w).dump() << "\n";
+    ++lines;
+  }
+  for (const Record& r : db.all_records()) {
+    out << record_line(r).dump() << "\n";
+    ++lines;
+  }
+  out.flush();
+  TT_USER_CHECK(out.good()) << "db export: writing failed";
+  return lines;
+}
+
+ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& name) {
+  std::vector<WorkloadInfo> workloads;
+  std::vector<Record> records;
+  std::set<std::string> known;
+  std::string line_text;
+  int64_t line_number = 0;
+  while (std::getline(in, line_text)) {
+    ++line_number;
+    if (line_text.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
+    try {
+      Json line = Json::parse(line_text);
+      TT_USER_CHECK(line.is_object()) << "a line must be a JSON object";
+      int64_t format = integer(line, "format");
+      TT_USER_CHECK(format == kRecordFormat)
+          << "format version " << format << " is not supported (this tensortune reads "
+          << kRecordFormat << ")";
+      const std::string& kind = text(line, "kind");
+      if (kind == "workload") {
+        workloads.push_back(parse_workload(line));
+        known.insert(workloads.back().key);
+      } else if (kind == "record") {
+        records.push_back(parse_record(line));
+        const std::string& key = records.back().workload_key;
+        TT_USER_CHECK(known.count(key) != 0 || db.workload(key))
+            << "record of unknown workload '" << key
+            << "' (its workload line must come first, or be in the database)";
+      } else {
+        throw UserError("unknown kind '" + kind + "' (expected workload or record)");
+      }
+    } catch (const UserError& e) {
+      throw UserError(name + ":" + std::to_string(line_number) + ": " + e.what() +
+                      "; nothing was imported");
+    }
+  }
+  TT_USER_CHECK(!in.bad()) << name << ": read error; nothing was imported";
+  ImportSummary summary;
+  summary.workloads = static_cast<int64_t>(workloads.size());
+  summary.skipped = db.merge(workloads, records);
+  summary.imported = static_cast<int64_t>(records.size()) - summary.skipped;
+  return summary;
+}
+
+}  // namespace tensortune::database

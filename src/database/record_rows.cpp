@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rows <-> Record and the id lookups (see record_rows.h).
+#include "database/record_rows.h"
+
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+
+namespace tensortune::database::detail {
+
+const char* const kRecordColumns =
+    "r.id, w.key, t.target, t.fingerprint, r.schedule, r.knobs, r.status, r.error, r.repeats, "
+    "r.median_seconds, r.build_seconds, r.run_seconds, r.wall_seconds, r.seed, r.tool_version, "
+    "r.git_revision, r.timestamp, COALESCE(r.run_id, 0)";
+const char* const kRecordFrom =
+    "records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id";
+
+namespace {
+
+std::string repeats_text(const std::vector<double>& repeats) {
+  support::Json list = support::Json::array();
+  for (double r : repeats) {
+    list.push_back(r);
+  }
+  return list.dump();
+}
+
+}  // namespace
+
+Record read_record(const Statement& st) {
+  Record r;
+  r.id = st.get_int(0);
+  r.workload_key = st.get_text(1);
+  r.target.target = st.get_text(2);
+  r.target.fingerprint = st.get_text(3);
+  r.schedule = st.get_text(4);
+  r.knobs = st.get_text(5);
+  r.status = st.get_text(6);
+  r.error = st.get_text(7);
+  support::Json repeats = support::Json::parse(st.get_text(8));
+  for (const support::Json& v : repeats.as_array("repeats")) {
+    r.repeats.push_back(v.as_double("a repeat"));
+  }
+  r.median_seconds = st.get_double(9);
+  r.build_seconds = st.get_double(10);
+  r.run_seconds = st.get_double(11);
+  r.wall_seconds = st.get_double(12);
+  r.seed = st.get_int(13);
+  r.tool_version = st.get_text(14);
+  r.git_revision = st.get_text(15);
+  r.timestamp = st.get_int(16);
+  r.run_id = st.get_int(17);
+  return r;
+}
+
+void put_workload(sqlite3* db, const WorkloadInfo& w) {
+  TT_USER_CHECK(!w.key.empty()) << "database: a workload without a key";
+  Statement st(db,
+               "INSERT INTO workloads(key, name, canonical_text, flop_count, op, spec) "
+               "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET name = excluded.name, "
+               "canonical_text = excluded.canonical_text, flop_count = excluded.flop_count, "
+               "op = excluded.op, spec = CASE WHEN excluded.spec = '' THEN spec "
+               "ELSE excluded.spec END");
+  st.bind(1, w.key).bind(2, w.name).bind(3, w.canonical_text).bind(4, w.flop_count);
+  st.bind(5, w.op).bind(6, w.spec).run();
+}
+
+int64_t workload_id(sqlite3* db, const std::string& key) {
+  Statement st(db, "SELECT id FROM workloads WHERE key = ?");
+  st.bind(1, key);
+  TT_USER_CHECK(st.step()) << "database: unknown workload '" << key
+                           << "' (store the workload before its records)";
+  return st.get_int(0);
+}
+
+int64_t target_id(sqlite3* db, const TargetKey& target) {
+  TT_USER_CHECK(!target.target.empty()) << "database: a record without a target";
+  Statement insert(db, "INSERT OR IGNORE INTO targets(target, fingerprint) VALUES(?, ?)");
+  insert.bind(1, target.target).bind(2, target.fingerprint).run();
+  Statement st(db, "SELECT id FROM targets WHERE target = ? AND fingerprint = ?");
+  st.bind(1, target.target).bind(2, target.fingerprint);
+  TT_CHECK(st.step()) << "database: the target just inserted is missing";
+  return st.get_int(0);
+}
+
+int64_t insert_record(sqlite3* db, const Record& r) {
+  int64_t workload = workload_id(db, r.workload_key);
+  int64_t target = target_id(db, r.target);
+  Statement st(db,
+               "INSERT INTO records(workload_id, target_id, schedule, knobs, status, error, "
+               "repeats, median_seconds, build_seconds, run_seconds, wall_seconds, seed, "
+               "tool_version, git_revision, timestamp, run_id) "
+               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))");
+  st.bind(1, workload).bind(2, target).bind(3, r.schedule).bind(4, r.knobs);
+  st.bind(5, r.status).bind(6, r.error).bind(7, repeats_text(r.repeats));
+  st.bind(8, r.median_seconds).bind(9, r.build_seconds).bind(10, r.run_seconds);
+  st.bind(11, r.wall_seconds).bind(12, r.seed).bind(13, r.tool_version);
+  st.bind(14, r.git_revision).bind(15, r.timestamp).bind(16, r.run_id).run();
+  return sqlite3_last_insert_rowid(db);
+}
+
+}  // namespace tensortune::database::detail

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to src/database: rows <-> Record, and the id lookups every write needs. Callers hold
+// the transaction.
+#pragma once
+
+#include "database/sqlite_util.h"
+#include "tensortune/database/record.h"
+
+#include <sqlite3.h>
+
+namespace tensortune::database::detail {
+
+/// The columns read_record expects, with the joins they need ("... FROM " + kRecordFrom).
+extern const char* const kRecordColumns;
+extern const char* const kRecordFrom;
+
+Record read_record(const Statement& st);
+
+void put_workload(sqlite3* db, const WorkloadInfo& w);
+/// The row id of a workload; UserError naming the key when it was never put.
+int64_t workload_id(sqlite3* db, const std::string& key);
+/// The row id of a target identity, inserted when new.
+int64_t target_id(sqlite3* db, const TargetKey& target);
+/// Inserts one record; returns its id.
+int64_t insert_record(sqlite3* db, const Record& r);
+
+}  // namespace tensortune::database::detail

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// The migrations of the tuning database. Never edit a migration that has shipped: add one.
+#include "database/schema.h"
+
+#include "database/sqlite_util.h"
+
+#include <string>
+#include <vector>
+
+namespace tensortune::database::detail {
+namespace {
+
+const std::vector<const char*>& migrations() {
+  static const std::vector<const char*> kMigrations = {
+      // 1: workloads, targets and measured records.
+      R"sql(
+      CREATE TABLE workloads(
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        canonical_text TEXT NOT NULL,
+        flop_count REAL NOT NULL);
+      CREATE TABLE targets(
+        id INTEGER PRIMARY KEY,
+        target TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        UNIQUE(target, fingerprint));
+      CREATE TABLE records(
+        id INTEGER PRIMARY KEY,
+        workload_id INTEGER NOT NULL REFERENCES workloads(id),
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        schedule TEXT NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT NOT NULL DEFAULT '',
+        repeats TEXT NOT NULL DEFAULT '[]',
+        median_seconds REAL NOT NULL DEFAULT 0,
+        build_seconds REAL NOT NULL DEFAULT 0,
+        run_seconds REAL NOT NULL DEFAULT 0,
+        seed INTEGER NOT NULL DEFAULT 0,
+        tool_version TEXT NOT NULL DEFAULT '',
+        timestamp INTEGER NOT NULL);
+      CREATE INDEX records_by_time ON records(workload_id, target_id, status, median_seconds);
+      )sql",
+      // 2: knob configurations, wall time and git revision of records; operator and spec of
+      // workloads (for the nearest compatible record).
+      R"sql(
+      ALTER TABLE records ADD COLUMN knobs TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE records ADD COLUMN wall_seconds REAL NOT NULL DEFAULT 0;
+      ALTER TABLE records ADD COLUMN git_revision TEXT NOT NULL DEFAULT '';
+      ALTER TABLE workloads ADD COLUMN op TEXT NOT NULL DEFAULT '';
+      ALTER TABLE workloads ADD COLUMN spec TEXT NOT NULL DEFAULT '';
+      UPDATE workloads SET op = substr(name, 1, instr(name || '_', '_') - 1);
+      CREATE INDEX workloads_by_op ON workloads(op);
+      )sql",
+      // 3: tuning runs, and the lookup of already measured schedules (resume).
+      R"sql(
+      CREATE TABLE tuning_runs(
+        id INTEGER PRIMARY KEY,
+        workload_id INTEGER NOT NULL REFERENCES workloads(id),
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        options TEXT NOT NULL,
+        started INTEGER NOT NULL,
+        ended INTEGER NOT NULL DEFAULT 0,
+        trials INTEGER NOT NULL DEFAULT 0,
+        ok_trials INTEGER NOT NULL DEFAULT 0);
+      ALTER TABLE records ADD COLUMN run_id INTEGER REFERENCES tuning_runs(id);
+      CREATE INDEX records_by_schedule ON records(workload_id, target_id, schedule);
+      )sql",
+  };
+  return kMigrations;
+}
+
+}  // namespace
+
+int schema_version_count() {
+  return static_cast<int>(migrations().size());
+}
+
+int stored_version(sqlite3* db) {
+  Statement st(db, "PRAGMA user_version");
+  return st.step() ? static_cast<int>(st.get_int(0)) : 0;
+}
+
+void migrate(sqlite3* db, int target) {
+  for (;;) {
+    // The version is read inside the write transaction: another process may have migrated the
+    // file while this one waited for the lock.
+    Transaction tx(db);
+    int v = stored_version(db);
+    if (v >= target) {
+      return;
+    }
+    exec(db, migrations().at(static_cast<size_t>(v)));
+    exec(db, "PRAGMA user_version = " + std::to_string(v + 1));
+    tx.commit();
+  }
+}
+
+}  // namespace tensortune::database::detail

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// JSON-lines export/import: a sorted, stable export; an exact round trip; re-imports skip what is
+// present; and every malformed case stops the import with its line number, writing nothing.
+#include "db_test_util.h"
+#include "tensortune/database/jsonl_io.h"
+#include "tensortune/support/error.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace tensortune::database {
+namespace {
+
+using namespace testing;  // NOLINT(google-build-using-namespace)
+
+/// A database with two workloads, two targets and a mix of statuses.
+void fill(Database& db) {
+  WorkloadInfo a = workload("matmul", 64);
+  WorkloadInfo b = workload("conv2d", 8);
+  db.put_workload(a);
+  db.put_workload(b);
+  Record odd = record(a, cpu(), 3, 1.0 / 3.0);  // not exactly representable in decimal
+  odd.error = "line one\nline \"two\" \t with \\ escapes";
+  db.add_records({record(b, cpu("other"), 2, 5e-4), record(a, cpu(), 1, 2e-3),
+                  record(a, cpu(), 2, 0, "WrongResult"), odd});
+}
+
+std::string export_text(const Database& db) {
+  std::ostringstream out;
+  export_jsonl(db, out);
+  return out.str();
+}
+
+TEST(Jsonl, ExportIsSortedStableAndRoundTripsExactly) {
+  TempDir dir("jsonl");
+  Database db = Database::open(dir.file("a.db"));
+  fill(db);
+  std::string first = export_text(db);
+  EXPECT_EQ(first, export_text(db));
+  // Workloads first, by key; every line a compact JSON object with sorted keys.
+  EXPECT_EQ(first.rfind("{\"canonical_text\":\"compute conv2d_8x8_float32\"", 0), 0U) << first;
+  EXPECT_EQ(std::count(first.begin(), first.end(), '\n'), 2 + 4);
+
+  Database copy = Database::open(dir.file("b.db"));
+  std::istringstream in(first);
+  ImportSummary s = import_jsonl(copy, in, "export.jsonl");
+  EXPECT_EQ(s.workloads, 2);
+  EXPECT_EQ(s.imported, 4);
+  EXPECT_EQ(s.skipped, 0);
+  EXPECT_EQ(export_text(copy), first);
+  EXPECT_DOUBLE_EQ(copy.best(workload("matmul", 64).key, cpu(), 1)[0].median_seconds, 2e-3);
+
+  std::istringstream again(first);
+  ImportSummary twice = import_jsonl(copy, again, "export.jsonl");
+  EXPECT_EQ(twice.imported, 0);
+  EXPECT_EQ(twice.skipped, 4);
+  EXPECT_EQ(copy.count_records(), 4);
+}
+
+TEST(Jsonl, EveryMalformedCaseFailsWithItsLineAndImportsNothing) {
+  TempDir dir("malformed");
+  Database source = Database::open(dir.file("a.db"));
+  fill(source);
+  std::string good = export_text(source);
+  std::string workload_line = good.substr(0, good.find('\n') + 1);
+  std::string matmul_line = good.substr(good.find('\n') + 1);
+  matmul_line = matmul_line.substr(0, matmul_line.find('\n') + 1);
+  std::string record_line = good.substr(good.rfind('\n', good.size() - 2) + 1);
+  auto replace = [](std::string s, const std::string& from, const std::string& to) {
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  struct Case {
+    std::string name, text, message;
+  };
+  std::string head = workload_line + matmul_line;
+  std::vector<Case> cases = {
+      {"bad JSON", head + "{\"kind\":\"record\",\n", "t.jsonl:3:"},
+      {"missing field", head + replace(record_line, "\"seed\":7,", ""), "'seed'"},
+      {"unknown format", head + replace(record_line, "\"format\":1", "\"format\":7"),
+       "format version 7 is not supported"},
+      {"wrong type", head + replace(record_line, "\"seed\":7", "\"seed\":\"seven\""),
+       "field 'seed'"},
+      {"unknown status", head + replace(record_line, "\"status\":\"Ok\"", "\"status\":\"Fast\""),
+       "unknown status 'Fast'"},
+      {"unknown workload", record_line, "record of unknown workload"},
+      {"unknown kind", head + "{\"format\":1,\"kind\":\"model\"}\n", "unknown kind 'model'"},
+      {"not an object", head + "[1,2]\n", "must be a JSON object"},
+  };
+  for (const Case& c : cases) {
+    Database db = Database::open(dir.file("target.db"));
+    int64_t before = db.count_records();
+    std::istringstream in(c.text);
+    try {
+      import_jsonl(db, in, "t.jsonl");
+      ADD_FAILURE() << c.name << ": accepted";
+    } catch (const UserError& e) {
+      std::string message = e.what();
+      EXPECT_EQ(message.rfind("t.jsonl:", 0), 0U) << c.name << ": " << message;
+      EXPECT_NE(message.find(c.message), std::string::npos) << c.name << ": " << message;
+      EXPECT_NE(message.find("nothing was imported"), std::string::npos) << message;
+    }
+    EXPECT_EQ(db.count_records(), before) << c.name;
+    EXPECT_TRUE(db.workloads().empty()) << c.name;
+  }
+}
+
+}  // namespace
+}  // namespace tensortune::database
