@@ -155,8 +155,9 @@ std::vector<int64_t> Database::add_records(const std::vector<Record>& records) {
   Transaction tx(db_);
   std::vector<int64_t> ids;
   ids.reserve(records.size());
+  detail::RecordInserter inserter(db_);
   for (const Record& r : records) {
-    ids.push_back(detail::insert_record(db_, r));
+    ids.push_back(inserter.insert(r));
   }
   tx.commit();
   return ids;
@@ -169,6 +170,7 @@ int64_t Database::merge(const std::vector<WorkloadInfo>& workloads,
     detail::put_workload(db_, w);
   }
   int64_t skipped = 0;
+  detail::RecordInserter inserter(db_);
   Statement same(db_,
                  "SELECT count(*) FROM records r JOIN workloads w ON w.id = r.workload_id "
                  "JOIN targets t ON t.id = r.target_id WHERE w.key = ? AND t.target = ? AND "
@@ -182,7 +184,7 @@ int64_t Database::merge(const std::vector<WorkloadInfo>& workloads,
       ++skipped;
       continue;
     }
-    detail::insert_record(db_, r);
+    inserter.insert(r);
   }
   tx.commit();
   return skipped;

@@ -82,20 +82,31 @@ int64_t target_id(sqlite3* db, const TargetKey& target) {
   return st.get_int(0);
 }
 
-int64_t insert_record(sqlite3* db, const Record& r) {
-  int64_t workload = workload_id(db, r.workload_key);
-  int64_t target = target_id(db, r.target);
-  Statement st(db,
-               "INSERT INTO records(workload_id, target_id, schedule, knobs, status, error, "
-               "repeats, median_seconds, build_seconds, run_seconds, wall_seconds, seed, "
-               "tool_version, git_revision, timestamp, run_id) "
-               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))");
-  st.bind(1, workload).bind(2, target).bind(3, r.schedule).bind(4, r.knobs);
+RecordInserter::RecordInserter(sqlite3* db)
+    : db_(db),
+      insert_(db,
+              "INSERT INTO records(workload_id, target_id, schedule, knobs, status, error, "
+              "repeats, median_seconds, build_seconds, run_seconds, wall_seconds, seed, "
+              "tool_version, git_revision, timestamp, run_id) "
+              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))") {}
+
+int64_t RecordInserter::insert(const Record& r) {
+  auto w = workloads_.find(r.workload_key);
+  if (w == workloads_.end()) {
+    w = workloads_.emplace(r.workload_key, workload_id(db_, r.workload_key)).first;
+  }
+  auto t = targets_.find(r.target);
+  if (t == targets_.end()) {
+    t = targets_.emplace(r.target, target_id(db_, r.target)).first;
+  }
+  Statement& st = insert_;
+  st.reset();
+  st.bind(1, w->second).bind(2, t->second).bind(3, r.schedule).bind(4, r.knobs);
   st.bind(5, r.status).bind(6, r.error).bind(7, repeats_text(r.repeats));
   st.bind(8, r.median_seconds).bind(9, r.build_seconds).bind(10, r.run_seconds);
   st.bind(11, r.wall_seconds).bind(12, r.seed).bind(13, r.tool_version);
   st.bind(14, r.git_revision).bind(15, r.timestamp).bind(16, r.run_id).run();
-  return sqlite3_last_insert_rowid(db);
+  return sqlite3_last_insert_rowid(db_);
 }
 
 }  // namespace tensortune::database::detail

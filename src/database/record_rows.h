@@ -6,7 +6,9 @@
 #include "database/sqlite_util.h"
 #include "tensortune/database/record.h"
 
+#include <map>
 #include <sqlite3.h>
+#include <string>
 
 namespace tensortune::database::detail {
 
@@ -21,7 +23,19 @@ void put_workload(sqlite3* db, const WorkloadInfo& w);
 int64_t workload_id(sqlite3* db, const std::string& key);
 /// The row id of a target identity, inserted when new.
 int64_t target_id(sqlite3* db, const TargetKey& target);
-/// Inserts one record; returns its id.
-int64_t insert_record(sqlite3* db, const Record& r);
+/// Inserts records within the caller's transaction, with prepared statements and the workload
+/// and target ids looked up once each.
+class RecordInserter {
+ public:
+  explicit RecordInserter(sqlite3* db);
+  /// Inserts one record; returns its id.
+  int64_t insert(const Record& r);
+
+ private:
+  sqlite3* db_;
+  Statement insert_;
+  std::map<std::string, int64_t> workloads_;
+  std::map<TargetKey, int64_t> targets_;
+};
 
 }  // namespace tensortune::database::detail
