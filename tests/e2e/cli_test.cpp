@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tensortune command line as users and scripts see it: help, output of show and bench, and
 // the exit codes and messages of mistakes (DESIGN.md, "The command line").
+#include "tensortune/database/database.h"
 #include "tensortune/support/json.h"
 
 #include <gtest/gtest.h>
@@ -78,7 +79,8 @@ std::string write_small_schedule() {
 
 TEST(Cli, HelpExitsZeroForTheProgramAndEveryCommand) {
   for (const char* args :
-       {"--help", "-h", "show --help", "bench --help", "show -h", "help bench"}) {
+       {"--help", "-h", "show --help", "bench --help", "show -h", "help bench", "db --help",
+        "db stats --help"}) {
     CliResult r = run_cli(args);
     EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
     EXPECT_NE(r.out.find("usage: tensortune"), std::string::npos) << args;
@@ -224,6 +226,77 @@ TEST(Cli, AStepThatDoesNotApplyIsAUserErrorNamingTheFile) {
   EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("zz"), std::string::npos) << r.err;
   std::remove(path.c_str());
+}
+
+/// A database with one workload (key "mm_key"), two records on one target and a failure.
+std::string seeded_database() {
+  std::string path = temp_path("seed.db");
+  database::Database db = database::Database::open(path);
+  database::WorkloadInfo w;
+  w.key = "mm_key";
+  w.name = "matmul_8x8x8_float32";
+  w.op = "matmul";
+  w.canonical_text = "compute";
+  w.flop_count = 1024;
+  db.put_workload(w);
+  std::vector<database::Record> records(3);
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i].workload_key = w.key;
+    records[i].target = {"llvm -cores=2", "fp"};
+    records[i].schedule = "{\"steps\":[" + std::to_string(i) + "]}";
+    records[i].median_seconds = 1e-6 * static_cast<double>(3 - i);
+    records[i].repeats = {records[i].median_seconds};
+    records[i].timestamp = 1700000000 + static_cast<int64_t>(i);
+  }
+  records[2].status = "WrongResult";
+  records[2].median_seconds = 0;
+  records[2].error = "C[0, 0] = nan";
+  db.add_records(records);
+  return path;
+}
+
+TEST(CliDb, StatsBestExportAndImportRoundTrip) {
+  std::string a = seeded_database();
+  CliResult stats = run_cli("db stats --db '" + a + "' --json");
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  support::Json s = support::Json::parse(stats.out);
+  EXPECT_EQ(s.at("records").as_int(), 3);
+  EXPECT_EQ(s.at("workloads").as_array().at(0).at("by_status").at("WrongResult").as_int(), 1);
+  CliResult best = run_cli("db best --db '" + a + "' --key mm_key --k 1 --json");
+  ASSERT_EQ(best.exit_code, 0) << best.err;
+  support::Json b = support::Json::parse(best.out);
+  ASSERT_EQ(b.at("records").as_array().size(), 1U);
+  EXPECT_DOUBLE_EQ(b.at("records").as_array()[0].at("seconds").as_double(), 2e-6);
+  EXPECT_DOUBLE_EQ(b.at("records").as_array()[0].at("gflops").as_double(), 1024 / 2e-6 / 1e9);
+
+  std::string first = temp_path("a.jsonl");
+  std::string second = temp_path("b.jsonl");
+  std::string copy = temp_path("copy.db");
+  ASSERT_EQ(run_cli("db export --db '" + a + "' --out '" + first + "'").exit_code, 0);
+  CliResult imported = run_cli("db import --db '" + copy + "' '" + first + "' --json");
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_EQ(support::Json::parse(imported.out).at("imported").as_int(), 3);
+  ASSERT_EQ(run_cli("db export --db '" + copy + "' --out '" + second + "'").exit_code, 0);
+  EXPECT_EQ(read_text(first), read_text(second));
+  EXPECT_FALSE(read_text(first).empty());
+}
+
+TEST(CliDb, BadInputIsAOneLineErrorAndStoredDataSurvives) {
+  std::string db = seeded_database();
+  CliResult missing = run_cli("db stats --db '" + temp_path("absent.db") + "'");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+  std::string bad = temp_path("bad.jsonl");
+  write_text(bad, "{\"format\":1,\"kind\":\"record\",\"workload\":\"nope\"}\n");
+  CliResult r = run_cli("db import --db '" + db + "' '" + bad + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(bad + ":1:"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  CliResult after = run_cli("db stats --db '" + db + "' --json");
+  EXPECT_EQ(support::Json::parse(after.out).at("records").as_int(), 3);
+  EXPECT_EQ(run_cli("db import --db '" + db + "' '" + temp_path("none.jsonl") + "'").exit_code, 1);
+  EXPECT_EQ(run_cli("db frobnicate --db '" + db + "'").exit_code, 2);
+  EXPECT_EQ(run_cli("db best --db '" + db + "' --workload 'matmul:M=0'").exit_code, 1);
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ int run_show(const std::vector<std::string>& args);
 ArgParser bench_parser();
 int run_bench(const std::vector<std::string>& args);
 
+/// `tensortune db ACTION`: queries and maintains the tuning database.
+ArgParser db_parser();
+int run_db(const std::vector<std::string>& args);
+
 /// The options every kernel command takes, in the same words.
 inline constexpr const char* kWorkloadHelp =
     "workload spec NAME:key=value,..., e.g. matmul:M=1024,N=1024,K=1024";

@@ -32,6 +32,7 @@ std::vector<Command> commands() {
   return {
       {"show", "print a schedule's steps, loop IR, LLVM IR or assembly", run_show},
       {"bench", "build, verify and time one kernel; compare with the FMA peak", run_bench},
+      {"db", "query and maintain a tuning database (list, best, export, import, ...)", run_db},
   };
 }
 
@@ -76,7 +77,7 @@ int dispatch(const std::vector<std::string>& args) {
   }
   set_verbosity(std::min(verbosity, 3));
   if (i == args.size()) {
-    throw UsageError("missing command (one of: show, bench)", "");
+    throw UsageError("missing command (one of: show, bench, db)", "");
   }
   std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
   if (args[i] == "help") {
@@ -88,7 +89,7 @@ int dispatch(const std::vector<std::string>& args) {
       return c.run(rest);
     }
   }
-  throw UsageError("unknown command '" + args[i] + "' (commands: show, bench)", "");
+  throw UsageError("unknown command '" + args[i] + "' (commands: show, bench, db)", "");
 }
 
 }  // namespace

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tensortune db ACTION`: queries and maintains the tuning database (list, stats, best, history,
+// export, import, prune, vacuum).
+#include "commands.h"
+#include "tensortune/database/database.h"
+#include "tensortune/database/jsonl_io.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+#include "tensortune/te/operators.h"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+namespace tensortune::cli {
+namespace {
+
+constexpr const char* kActions = "list, stats, best, history, export, import, prune, vacuum";
+
+support::Json record_json(const database::Record& r, double flop_count) {
+  support::Json out = support::Json::object();
+  out["id"] = r.id;
+  out["target"] = r.target.target;
+  out["fingerprint"] = r.target.fingerprint;
+  out["status"] = r.status;
+  out["error"] = r.error;
+  out["seconds"] = r.median_seconds;
+  out["gflops"] = r.ok() && r.median_seconds > 0 ? flop_count / r.median_seconds / 1e9 : 0.0;
+  out["schedule"] = r.schedule;
+  out["knobs"] = r.knobs;
+  out["timestamp"] = r.timestamp;
+  return out;
+}
+
+/// The key of --workload SPEC (or --key KEY, for workloads this build cannot declare).
+std::string workload_key(const ArgParser::Parsed& p) {
+  if (p.has("key")) {
+    return p.get("key");
+  }
+  TT_USER_CHECK(p.has("workload")) << "db: give --workload SPEC or --key KEY";
+  return te::make_workload(p.get("workload")).key();
+}
+
+/// best / history: the records of one workload on every target identity (or those whose target
+/// string is --target), fastest first for best, in order for history.
+int show_records(const ArgParser::Parsed& p, bool best) {
+  database::Database db = database::Database::open(p.get("db"), true);
+  std::string key = workload_key(p);
+  std::optional<database::WorkloadInfo> w = db.workload(key);
+  TT_USER_CHECK(w) << "db: no workload '" << key << "' in '" << p.get("db") << "'";
+  auto k = p.get_int("k", 5, 1, 1000000);
+  support::Json list = support::Json::array();
+  for (const database::TargetKey& t : db.targets()) {
+    if (p.has("target") && t.target != p.get("target")) {
+      continue;
+    }
+    std::vector<database::Record> records = best ? db.best(key, t, k) : db.history(key, t);
+    for (const database::Record& r : records) {
+      list.push_back(record_json(r, w->flop_count));
+    }
+  }
+  if (p.has("json")) {
+    support::Json out = support::Json::object();
+    out["workload"] = w->name;
+    out["workload_key"] = key;
+    out["records"] = std::move(list);
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::cout << w->name << " (" << key << ")\n";
+  for (const support::Json& r : list.as_array()) {
+    std::cout << fmt::format("  #{:<7} {:<15} {:>10.4f} ms {:>8.1f} GFLOP/s  {}\n",
+                             r.at("id").as_int(), r.at("status").as_string(),
+                             r.at("seconds").as_double() * 1e3, r.at("gflops").as_double(),
+                             r.at("target").as_string());
+  }
+  return 0;
+}
+
+int stats(const ArgParser::Parsed& p) {
+  database::Database db = database::Database::open(p.get("db"), true);
+  support::Json list = support::Json::array();
+  for (const database::WorkloadStats& s : db.stats()) {
+    support::Json entry = support::Json::object();
+    entry["workload"] = s.workload_name;
+    entry["workload_key"] = s.workload_key;
+    entry["target"] = s.target.target;
+    entry["fingerprint"] = s.target.fingerprint;
+    entry["records"] = s.records;
+    entry["ok"] = s.ok;
+    entry["best_seconds"] = s.best_seconds;
+    entry["best_gflops"] = s.best_seconds > 0 ? s.flop_count / s.best_seconds / 1e9 : 0.0;
+    support::Json by = support::Json::object();
+    for (const auto& [status, n] : s.by_status) {
+      by[status] = n;
+    }
+    entry["by_status"] = std::move(by);
+    list.push_back(std::move(entry));
+  }
+  if (p.has("json")) {
+    support::Json out = support::Json::object();
+    out["db"] = p.get("db");
+    out["records"] = db.count_records();
+    out["workloads"] = std::move(list);
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::cout << p.get("db") << ": " << db.count_records() << " records\n";
+  for (const support::Json& e : list.as_array()) {
+    std::string counts;
+    for (const auto& [status, n] : e.at("by_status").as_object()) {
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n.as_int(), status);
+    }
+    std::cout << fmt::format("  {:<40} {:>6} records, best {:>8.1f} GFLOP/s  [{}]  {}\n",
+                             e.at("workload").as_string(), e.at("records").as_int(),
+                             e.at("best_gflops").as_double(), counts, e.at("target").as_string());
+  }
+  return 0;
+}
+
+int export_db(const ArgParser::Parsed& p) {
+  database::Database db = database::Database::open(p.get("db"), true);
+  TT_USER_CHECK(p.has("out")) << "db export: give --out FILE.jsonl";
+  std::string path = p.get("out");
+  std::ofstream out(path, std::ios::trunc);
+  TT_USER_CHECK(out.good()) << "db export: cannot write '" << path << "'";
+  int64_t lines = database::export_jsonl(db, out);
+  std::cerr << "db export: " << lines << " lines to " << path << "\n";
+  return 0;
+}
+
+int import_db(const ArgParser::Parsed& p, const std::string& file) {
+  TT_USER_CHECK(!file.empty()) << "db import: give the file to import (db import --db PATH FILE)";
+  std::ifstream in(file);
+  TT_USER_CHECK(in.good()) << "db import: cannot read '" << file << "'";
+  database::Database db = database::Database::open(p.get("db"));
+  database::ImportSummary s = database::import_jsonl(db, in, file);
+  if (p.has("json")) {
+    support::Json out = support::Json::object();
+    out["workloads"] = s.workloads;
+    out["imported"] = s.imported;
+    out["skipped"] = s.skipped;
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << fmt::format("imported {} records ({} already present) and {} workloads\n",
+                             s.imported, s.skipped, s.workloads);
+  }
+  return 0;
+}
+
+}  // namespace
+
+ArgParser db_parser() {
+  ArgParser parser(
+      "db",
+      "db ACTION --db PATH [--workload SPEC | --key KEY] [--target T] [--k N] [--out FILE] "
+      "[FILE] [--json]",
+      std::string("Queries and maintains a tuning database. ACTION is one of: ") + kActions +
+          ". best and history take --workload (or --key), optionally --target and --k; export "
+          "takes --out FILE.jsonl; import takes the file to read; prune keeps the best --k per "
+          "workload and target.");
+  parser.option("db", "PATH", "the database file", {}, true)
+      .option("workload", "SPEC", kWorkloadHelp)
+      .option("key", "KEY", "a workload key, instead of --workload")
+      .option("target", "T", "only records of this target string")
+      .option("k", "N", "records per workload and target (best: default 5; prune: required)")
+      .option("out", "FILE", "export: the JSON-lines file to write")
+      .flag("json", "print one JSON document");
+  return parser;
+}
+
+int run_db(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    std::cout << db_parser().help_text();
+    return 0;
+  }
+  const std::string& action = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  std::string file;
+  if (action == "import") {
+    // The one word that is neither an option nor an option's value is the file.
+    for (size_t i = 0; i < rest.size(); ++i) {
+      const std::string& word = rest[i];
+      bool is_flag = word == "--json" || word == "-h" || word == "--help" || word == "-v" ||
+                     word == "-vv" || word.find('=') != std::string::npos;
+      if (word.rfind("-", 0) == 0) {
+        i += is_flag ? 0 : 1;
+      } else if (file.empty()) {
+        file = word;
+        rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+  }
+  std::optional<ArgParser::Parsed> p = parse_command_line(db_parser(), rest);
+  if (!p) {
+    return 0;
+  }
+  if (action == "list" || action == "stats") {
+    return stats(*p);
+  }
+  if (action == "best" || action == "history") {
+    return show_records(*p, action == "best");
+  }
+  if (action == "export") {
+    return export_db(*p);
+  }
+  if (action == "import") {
+    return import_db(*p, file);
+  }
+  if (action == "prune" || action == "vacuum") {
+    database::Database db = database::Database::open(p->get("db"));
+    if (action == "vacuum") {
+      db.vacuum();
+      std::cout << "vacuumed " << p->get("db") << "\n";
+      return 0;
+    }
+    TT_USER_CHECK(p->has("k")) << "db prune: give --k N (the records kept per workload and target)";
+    int64_t deleted = db.prune(p->get_int("k", 1, 0, INT64_MAX));
+    std::cout << "pruned " << deleted << " records\n";
+    return 0;
+  }
+  throw UsageError("unknown db action '" + action + "' (one of: " + kActions + ")", "db");
+}
+
+}  // namespace tensortune::cli
