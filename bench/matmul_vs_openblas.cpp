@@ -50,7 +50,7 @@ int run() {
   TT_USER_CHECK(kernel.artifact(ours.pointers()) == 0) << "the kernel returned an error";
   sgemm(blas);
   std::optional<std::string> diff =
-      measure::compare_outputs(ours, {blas.bytes(2)}, measure::Tolerance::for_reduction(kSize));
+      measure::compare_outputs(ours, blas.output_bytes(), measure::Tolerance::for_reduction(kSize));
   TT_USER_CHECK(!diff) << "tensortune and OpenBLAS disagree: " << *diff;
 
   measure::TimingOptions options;

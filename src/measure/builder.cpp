@@ -3,7 +3,6 @@
 // processes, one thread per worker feeding it candidates from a shared queue.
 #include "tensortune/measure/builder.h"
 
-#include "measure/worker_args.h"
 #include "measure/worker_process.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/measure/timing.h"
@@ -13,40 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
-#include <cstring>
-#include <sys/resource.h>
 #include <thread>
-#include <unistd.h>
 
 namespace tensortune::measure {
-namespace detail {
-
-std::vector<std::string> worker_args(int64_t memory_limit_mb, int threads) {
-  if (memory_limit_mb <= 0) {
-    int64_t pages = ::sysconf(_SC_PHYS_PAGES);
-    int64_t page = ::sysconf(_SC_PAGE_SIZE);
-    memory_limit_mb = std::max<int64_t>(2048, pages > 0 && page > 0 ? pages * page / 2 >> 20 : 0);
-  }
-  if (threads <= 0) {
-    threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  }
-  return {"--memory-limit-mb", std::to_string(memory_limit_mb), "--threads",
-          std::to_string(threads)};
-}
-
-std::string death_text(int signal, int exit_status, const std::string& stderr_tail) {
-  std::string text = signal != 0 ? "signal " + std::to_string(signal) + " (" +
-                                       std::string(::strsignal(signal)) + ")"
-                                 : "exit status " + std::to_string(exit_status);
-  if (!stderr_tail.empty()) {
-    text += "; its stderr: " + stderr_tail;
-  }
-  return text;
-}
-
-}  // namespace detail
-
 support::Json BuildResult::to_json() const {
   support::Json out = support::Json::object();
   out["signature"] = signature.to_json();
@@ -75,7 +43,7 @@ Builder::Builder(const target::Target& target, BuilderOptions options)
                                : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   // Build workers compile; their thread count does not matter, their memory does.
   for (int i = 0; i < n; ++i) {
-    workers_.push_back(std::make_unique<WorkerProcess>(path, detail::worker_args(0, 1)));
+    workers_.push_back(std::make_unique<WorkerProcess>(path, worker_args(0, 1)));
   }
 }
 
@@ -117,7 +85,7 @@ BuildResult Builder::build_one(const ir::LoweredFunc& func, WorkerProcess& worke
     case WorkerProcess::Outcome::Died:
       result.status = MeasureStatus::CompileError;
       result.message = "the build worker died: " +
-                       detail::death_text(ex.signal, ex.exit_status, ex.stderr_tail);
+                       death_text(ex.signal, ex.exit_status, ex.stderr_tail);
       break;
   }
   return result;

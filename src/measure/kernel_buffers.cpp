@@ -200,6 +200,14 @@ std::string KernelBuffers::bytes(size_t index) const {
                      static_cast<size_t>(signature_.params.at(index).num_bytes()));
 }
 
+std::vector<std::string> KernelBuffers::output_bytes() const {
+  std::vector<std::string> out;
+  for (size_t p = signature_.num_inputs; p < signature_.params.size(); ++p) {
+    out.push_back(bytes(p));
+  }
+  return out;
+}
+
 void KernelBuffers::flush_caches() const {
   for (size_t p = 0; p < pointers_.size(); ++p) {
     if (p == signature_.num_inputs) {

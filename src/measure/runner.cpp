@@ -3,7 +3,6 @@
 // candidate can fail into a MeasureResult.
 #include "tensortune/measure/runner.h"
 
-#include "measure/worker_args.h"
 #include "measure/worker_process.h"
 #include "tensortune/measure/worker.h"
 #include "tensortune/support/error.h"
@@ -17,38 +16,30 @@ namespace {
 
 constexpr double kReferenceTimeoutS = 120;
 
-support::Json timing_json(const TimingOptions& t) {
-  support::Json out = support::Json::object();
-  out["repeat"] = t.repeat;
-  out["min_repeat_ms"] = t.min_repeat_ms;
-  out["max_number"] = t.max_number;
-  out["cache_flush"] = t.cache_flush;
-  return out;
-}
-
 std::string seconds_text(double s) {
   std::ostringstream os;
   os << std::setprecision(3) << s;
   return os.str();
 }
 
-/// Fills `result` from a run reply's header.
-void read_reply(const support::Json& h, MeasureResult* result) {
-  result->status = parse_status(h.at("status").as_string());
-  result->message = h.at("message").as_string();
-  if (h.contains("verify_seconds")) {
-    result->verify_seconds = h.at("verify_seconds").as_double();
-  }
-  if (h.contains("run_seconds")) {
-    result->run_seconds = h.at("run_seconds").as_double();
-  }
-  if (result->status == MeasureStatus::Ok && h.contains("repeats")) {
-    for (const support::Json& r : h.at("repeats").as_array()) {
-      result->repeats.push_back(r.as_double());
-    }
-    result->number = h.at("number").as_int();
-    result->median_seconds = h.at("median_seconds").as_double();
-  }
+/// The worker's result from a run reply, with what only this side knows (the build, and the
+/// wall time so far) kept from `so_far`.
+MeasureResult read_reply(const support::Json& header, const MeasureResult& so_far) {
+  MeasureResult result = MeasureResult::from_json(header);
+  result.build_seconds = so_far.build_seconds;
+  result.wall_seconds = so_far.wall_seconds;
+  return result;
+}
+
+/// A run request for a built kernel on the inputs of `seed`; callers add what to do with it.
+detail::Message run_request(const BuildResult& build, uint64_t seed) {
+  detail::Message request;
+  request.header = support::Json::object();
+  request.header["op"] = "run";
+  request.header["signature"] = build.signature.to_json();
+  request.header["seed"] = static_cast<int64_t>(seed);
+  request.blobs.push_back(build.object);
+  return request;
 }
 
 }  // namespace
@@ -56,7 +47,7 @@ void read_reply(const support::Json& h, MeasureResult* result) {
 Runner::Runner(RunnerOptions options) : options_(std::move(options)) {
   worker_ = std::make_unique<WorkerProcess>(
       find_worker(options_.worker_path),
-      detail::worker_args(options_.memory_limit_mb, options_.threads));
+      worker_args(options_.memory_limit_mb, options_.threads));
 }
 
 Runner::~Runner() = default;
@@ -81,7 +72,7 @@ void Runner::send_reference(const Reference& reference) {
   WorkerProcess::Exchange ex = worker_->request(request, kReferenceTimeoutS);
   TT_USER_CHECK(ex.outcome == WorkerProcess::Outcome::Reply)
       << "measure: the worker did not accept the reference outputs: "
-      << detail::death_text(ex.signal, ex.exit_status, ex.stderr_tail);
+      << death_text(ex.signal, ex.exit_status, ex.stderr_tail);
   sent_generation_ = worker_->generation();
   sent_references_.insert(reference.id);
 }
@@ -101,14 +92,9 @@ MeasureResult Runner::run(const BuildResult& build, const Reference& reference) 
     return result;
   }
   double start = now_seconds();
-  detail::Message request;
-  request.header = support::Json::object();
-  request.header["op"] = "run";
-  request.header["signature"] = build.signature.to_json();
-  request.header["seed"] = static_cast<int64_t>(reference.seed);
+  detail::Message request = run_request(build, reference.seed);
   request.header["reference"] = static_cast<int64_t>(reference.id);
-  request.header["timing"] = timing_json(options_.timing);
-  request.blobs.push_back(build.object);
+  request.header["timing"] = options_.timing.to_json();
   WorkerProcess::Exchange ex;
   for (int attempt = 0; attempt < 2; ++attempt) {
     send_reference(reference);
@@ -122,7 +108,7 @@ MeasureResult Runner::run(const BuildResult& build, const Reference& reference) 
   result.wall_seconds += now_seconds() - start;
   switch (ex.outcome) {
     case WorkerProcess::Outcome::Reply:
-      read_reply(ex.reply.header, &result);
+      result = read_reply(ex.reply.header, result);
       break;
     case WorkerProcess::Outcome::Timeout:
       result.status = MeasureStatus::RunTimeout;
@@ -133,7 +119,7 @@ MeasureResult Runner::run(const BuildResult& build, const Reference& reference) 
       result.status = MeasureStatus::RuntimeError;
       result.signal = ex.signal;
       result.message = "the kernel killed its worker: " +
-                       detail::death_text(ex.signal, ex.exit_status, ex.stderr_tail);
+                       death_text(ex.signal, ex.exit_status, ex.stderr_tail);
       break;
   }
   return result;
@@ -142,22 +128,16 @@ MeasureResult Runner::run(const BuildResult& build, const Reference& reference) 
 std::vector<std::string> Runner::outputs(const BuildResult& build, uint64_t seed) {
   TT_USER_CHECK(build.ok()) << "measure: kernel '" << build.signature.name
                             << "' did not build: " << build.message;
-  detail::Message request;
-  request.header = support::Json::object();
-  request.header["op"] = "run";
-  request.header["signature"] = build.signature.to_json();
-  request.header["seed"] = static_cast<int64_t>(seed);
+  detail::Message request = run_request(build, seed);
   request.header["return_outputs"] = true;
-  request.blobs.push_back(build.object);
   WorkerProcess::Exchange ex = worker_->request(request, std::max(options_.timeout_s, 600.0));
   TT_USER_CHECK(ex.outcome == WorkerProcess::Outcome::Reply)
       << "measure: kernel '" << build.signature.name << "' "
       << (ex.outcome == WorkerProcess::Outcome::Timeout
               ? "ran for more than 600 s"
               : "killed its worker: " +
-                    detail::death_text(ex.signal, ex.exit_status, ex.stderr_tail));
-  MeasureResult result;
-  read_reply(ex.reply.header, &result);
+                    death_text(ex.signal, ex.exit_status, ex.stderr_tail));
+  MeasureResult result = MeasureResult::from_json(ex.reply.header);
   TT_USER_CHECK(result.ok()) << "measure: kernel '" << build.signature.name
                              << "' failed: " << status_name(result.status) << ": "
                              << result.message;

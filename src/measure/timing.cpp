@@ -21,6 +21,24 @@ double run_batch(const std::function<void()>& call, int64_t number) {
 
 }  // namespace
 
+support::Json TimingOptions::to_json() const {
+  support::Json out = support::Json::object();
+  out["repeat"] = repeat;
+  out["min_repeat_ms"] = min_repeat_ms;
+  out["max_number"] = max_number;
+  out["cache_flush"] = cache_flush;
+  return out;
+}
+
+TimingOptions TimingOptions::from_json(const support::Json& json) {
+  TimingOptions t;
+  t.repeat = static_cast<int>(json.at("repeat").as_int("timing field 'repeat'"));
+  t.min_repeat_ms = json.at("min_repeat_ms").as_double("timing field 'min_repeat_ms'");
+  t.max_number = json.at("max_number").as_int("timing field 'max_number'");
+  t.cache_flush = json.at("cache_flush").as_bool("timing field 'cache_flush'");
+  return t;
+}
+
 double now_seconds() {
   std::chrono::duration<double> t = std::chrono::steady_clock::now().time_since_epoch();
   return t.count();

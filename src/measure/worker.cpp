@@ -62,20 +62,27 @@ Message handle_build(const Message& request) {
   return reply;
 }
 
-Message status_reply(MeasureStatus status, const std::string& message) {
+/// The reply to a run request: the result in MeasureResult's JSON form, then any output bytes.
+Message result_reply(const MeasureResult& result, std::vector<std::string> outputs = {}) {
   Message reply;
-  reply.header = support::Json::object();
-  reply.header["status"] = status_name(status);
-  reply.header["message"] = message;
+  reply.header = result.to_json();
+  reply.blobs = std::move(outputs);
   return reply;
 }
 
+MeasureResult failure(MeasureStatus status, std::string message) {
+  MeasureResult result;
+  result.status = status;
+  result.message = std::move(message);
+  return result;
+}
+
 /// Times the loaded kernel after its check run; RuntimeError when a timed call fails.
-Message time_kernel(const codegen::Artifact& kernel,
-                    const KernelBuffers& buffers,
-                    double warmup_seconds,
-                    const TimingOptions& options,
-                    Message reply) {
+void time_kernel(const codegen::Artifact& kernel,
+                 const KernelBuffers& buffers,
+                 double warmup_seconds,
+                 const TimingOptions& options,
+                 MeasureResult* result) {
   int32_t failed = 0;
   void* const* args = buffers.pointers();
   auto call = [&] {
@@ -84,30 +91,15 @@ Message time_kernel(const codegen::Artifact& kernel,
   };
   double start = now_seconds();
   TimingResult timed = time_calls(call, warmup_seconds, options, [&] { buffers.flush_caches(); });
-  reply.header["run_seconds"] = now_seconds() - start;
+  result->run_seconds = now_seconds() - start;
   if (failed != 0) {
-    reply.header["status"] = status_name(MeasureStatus::RuntimeError);
-    reply.header["message"] = "the kernel returned status " + std::to_string(failed) +
-                              " during timing";
-    return reply;
+    result->status = MeasureStatus::RuntimeError;
+    result->message = "the kernel returned status " + std::to_string(failed) + " during timing";
+    return;
   }
-  support::Json repeats = support::Json::array();
-  for (double r : timed.repeats) {
-    repeats.push_back(r);
-  }
-  reply.header["repeats"] = std::move(repeats);
-  reply.header["number"] = timed.number;
-  reply.header["median_seconds"] = timed.median_seconds;
-  return reply;
-}
-
-TimingOptions timing_from_json(const support::Json& json) {
-  TimingOptions t;
-  t.repeat = static_cast<int>(json.at("repeat").as_int());
-  t.min_repeat_ms = json.at("min_repeat_ms").as_double();
-  t.max_number = json.at("max_number").as_int();
-  t.cache_flush = json.at("cache_flush").as_bool();
-  return t;
+  result->repeats = std::move(timed.repeats);
+  result->number = timed.number;
+  result->median_seconds = timed.median_seconds;
 }
 
 Message handle_run(const Message& request, const std::map<uint64_t, StoredReference>& references) {
@@ -129,7 +121,8 @@ Message handle_run(const Message& request, const std::map<uint64_t, StoredRefere
     TT_USER_CHECK(request.blobs.size() == 1) << "run: expected one object blob";
     kernel = codegen::load_object(request.blobs[0], signature.name);
   } catch (const std::exception& e) {
-    return status_reply(MeasureStatus::CompileError, std::string("loading failed: ") + e.what());
+    return result_reply(
+        failure(MeasureStatus::CompileError, std::string("loading failed: ") + e.what()));
   }
   double verify_start = now_seconds();
   KernelBuffers buffers(signature);
@@ -139,29 +132,27 @@ Message handle_run(const Message& request, const std::map<uint64_t, StoredRefere
   int32_t rc = kernel.function()(buffers.pointers());
   double warmup_seconds = now_seconds() - call_start;
   if (rc != 0) {
-    return status_reply(MeasureStatus::RuntimeError,
-                        "the kernel returned status " + std::to_string(rc));
+    return result_reply(
+        failure(MeasureStatus::RuntimeError, "the kernel returned status " + std::to_string(rc)));
   }
-  Message reply = status_reply(MeasureStatus::Ok, "");
+  MeasureResult result;
   if (reference != nullptr) {
     std::optional<std::string> diff =
         compare_outputs(buffers, reference->outputs, reference->tolerance);
     if (diff) {
-      reply = status_reply(MeasureStatus::WrongResult, "wrong result: " + *diff);
+      result = failure(MeasureStatus::WrongResult, "wrong result: " + *diff);
     }
   }
-  reply.header["verify_seconds"] = now_seconds() - verify_start;
+  result.verify_seconds = now_seconds() - verify_start;
+  std::vector<std::string> outputs;
   if (h.contains("return_outputs") && h.at("return_outputs").as_bool()) {
-    for (size_t p = signature.num_inputs; p < signature.params.size(); ++p) {
-      reply.blobs.push_back(buffers.bytes(p));
-    }
+    outputs = buffers.output_bytes();
   }
-  if (reply.header.at("status").as_string() != status_name(MeasureStatus::Ok) ||
-      !h.contains("timing")) {
-    return reply;
+  if (result.ok() && h.contains("timing")) {
+    time_kernel(kernel, buffers, warmup_seconds, TimingOptions::from_json(h.at("timing")),
+                &result);
   }
-  return time_kernel(kernel, buffers, warmup_seconds, timing_from_json(h.at("timing")),
-                     std::move(reply));
+  return result_reply(result, std::move(outputs));
 }
 
 void apply_memory_limit(int64_t mb) {
@@ -228,7 +219,7 @@ int worker_main(int argc, char** argv) {
       try {
         reply = handle_run(request, references);
       } catch (const std::exception& e) {
-        reply = status_reply(MeasureStatus::RuntimeError, e.what());
+        reply = result_reply(failure(MeasureStatus::RuntimeError, e.what()));
       }
     } else {
       std::cerr << "tensortune-worker: unknown request '" << op << "'\n";

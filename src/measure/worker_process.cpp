@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <spawn.h>
+#include <thread>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -51,6 +52,29 @@ int stderr_file() {
 }
 
 }  // namespace
+
+std::vector<std::string> worker_args(int64_t memory_limit_mb, int threads) {
+  if (memory_limit_mb <= 0) {
+    int64_t pages = ::sysconf(_SC_PHYS_PAGES);
+    int64_t page = ::sysconf(_SC_PAGE_SIZE);
+    memory_limit_mb = std::max<int64_t>(2048, pages > 0 && page > 0 ? pages * page / 2 >> 20 : 0);
+  }
+  if (threads <= 0) {
+    threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  }
+  return {"--memory-limit-mb", std::to_string(memory_limit_mb), "--threads",
+          std::to_string(threads)};
+}
+
+std::string death_text(int signal, int exit_status, const std::string& stderr_tail) {
+  std::string text = signal != 0 ? "signal " + std::to_string(signal) + " (" +
+                                       std::string(::strsignal(signal)) + ")"
+                                 : "exit status " + std::to_string(exit_status);
+  if (!stderr_tail.empty()) {
+    text += "; its stderr: " + stderr_tail;
+  }
+  return text;
+}
 
 WorkerProcess::WorkerProcess(std::string path, std::vector<std::string> args)
     : path_(std::move(path)), args_(std::move(args)) {}

@@ -6,11 +6,20 @@
 
 #include "measure/protocol.h"
 
+#include <cstdint>
 #include <string>
 #include <sys/types.h>
 #include <vector>
 
 namespace tensortune::measure {
+
+/// The worker command line after `--fd N`: `--memory-limit-mb M --threads T`, with M = 0
+/// replaced by half of the machine's memory (at least 2 GiB) and T = 0 by the hardware thread
+/// count.
+std::vector<std::string> worker_args(int64_t memory_limit_mb, int threads);
+
+/// "signal 11 (Segmentation fault)" or "exit status 3", followed by the worker's stderr tail.
+std::string death_text(int signal, int exit_status, const std::string& stderr_tail);
 
 class WorkerProcess {
  public:

@@ -34,6 +34,8 @@ class KernelBuffers {
   void* data(size_t index) const { return pointers_[index]; }
   /// The bytes of parameter `index`.
   std::string bytes(size_t index) const;
+  /// The bytes of every output, in parameter order (the form of Reference::outputs).
+  std::vector<std::string> output_bytes() const;
   /// Evicts every parameter except the first output from the CPU caches.
   void flush_caches() const;
 

@@ -4,6 +4,8 @@
 // median is the result. With cache_flush, number is 1 and caches are flushed before each repeat.
 #pragma once
 
+#include "tensortune/support/json.h"
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -19,6 +21,10 @@ struct TimingOptions {
   int64_t max_number = int64_t{1} << 30;
   /// Flush the caches before every repeat (number is then 1).
   bool cache_flush = false;
+
+  support::Json to_json() const;
+  /// Throws UserError naming the field for a malformed document.
+  static TimingOptions from_json(const support::Json& json);
 };
 
 struct TimingResult {

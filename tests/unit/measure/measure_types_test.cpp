@@ -5,6 +5,7 @@
 #include "tensortune/measure/builder.h"
 #include "tensortune/measure/measure_input.h"
 #include "tensortune/measure/measure_result.h"
+#include "tensortune/measure/timing.h"
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
@@ -82,6 +83,19 @@ TEST(MeasureResult, RoundTripsExactlyThroughJson) {
   support::Json broken = r.to_json();
   broken["number"] = "many";
   EXPECT_THROW(MeasureResult::from_json(broken), UserError);
+}
+
+TEST(TimingOptions, RoundTripThroughJson) {
+  TimingOptions t;
+  t.repeat = 7;
+  t.min_repeat_ms = 12.5;
+  t.max_number = 1000;
+  t.cache_flush = true;
+  TimingOptions back = TimingOptions::from_json(support::Json::parse(t.to_json().dump()));
+  EXPECT_EQ(back.to_json().dump(), t.to_json().dump());
+  support::Json broken = t.to_json();
+  broken["repeat"] = "often";
+  EXPECT_THROW(TimingOptions::from_json(broken), UserError);
 }
 
 TEST(BuildResult, RoundTripsWithItsObjectAsASeparateBlob) {
