@@ -5,14 +5,17 @@
 #include "tensortune/codegen/llvm_codegen.h"
 
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/Program.h>
 
+#include <array>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <unistd.h>
 
 #ifndef TT_RUNTIME_ARCHIVE
-#error "TT_RUNTIME_ARCHIVE (the path of libtt_runtime.a) must be defined by the build"
+#error "TT_RUNTIME_ARCHIVE (the path of libtt_runtime.a in the build tree) must be defined"
 #endif
 
 namespace tensortune::codegen {
@@ -46,18 +49,27 @@ void write_file(const std::string& path, const std::string& bytes) {
   TT_USER_CHECK(out.good()) << "export_shared_library: cannot write '" << path << "'";
 }
 
+/// The directory of the running executable ("" when /proc/self/exe cannot be read).
+std::string executable_dir() {
+  std::array<char, 4096> self{};
+  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (n <= 0) {
+    return "";
+  }
+  return llvm::sys::path::parent_path(llvm::StringRef(self.data(), static_cast<size_t>(n))).str();
+}
+
 /// Runs `cc -shared -o path object runtime.a ...`; UserError with the linker's output on failure.
-void link_shared(const std::string& object, const std::string& path) {
-  std::string runtime = TT_RUNTIME_ARCHIVE;
-  TT_USER_CHECK(llvm::sys::fs::exists(runtime))
-      << "export_shared_library: the runtime archive '" << runtime << "' is missing";
+void link_shared(const std::string& object, const std::string& runtime, const std::string& path) {
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
   TT_USER_CHECK(bool(cc)) << "export_shared_library: no system C compiler 'cc' on PATH";
   // The runtime's symbols stay private to the library (its own thread pool), and libstdc++
-  // is needed by the runtime's threads.
+  // is needed by the runtime's threads. -z defs turns a symbol missing from the runtime into a
+  // link error here rather than a dlopen failure in the user's process; no rpath is set, so the
+  // library depends on system libraries only.
   std::vector<llvm::StringRef> args = {
-      *cc,        "-shared", "-o",       path, object, runtime, "-Wl,--exclude-libs,ALL",
-      "-lstdc++", "-lm",     "-lpthread"};
+      *cc,           "-shared",  "-o",  path,       object, runtime, "-Wl,--exclude-libs,ALL",
+      "-Wl,-z,defs", "-lstdc++", "-lm", "-lpthread"};
   TempFile log("tensortune-link", "txt");
   std::string log_path = log.path();
   std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log_path),
@@ -78,11 +90,53 @@ void link_shared(const std::string& object, const std::string& path) {
 
 }  // namespace
 
+std::string find_runtime_archive(const std::string& explicit_path) {
+  if (!explicit_path.empty()) {
+    TT_USER_CHECK(llvm::sys::fs::is_regular_file(explicit_path))
+        << "export_shared_library: the runtime archive '" << explicit_path << "' does not exist";
+    return explicit_path;
+  }
+  std::vector<std::string> tried;
+  std::string dir = executable_dir();
+  if (!dir.empty()) {
+    // Beside the binary (a copy made by the build), then an installed layout: PREFIX/bin and
+    // PREFIX/lib/tensortune or PREFIX/lib.
+    for (const char* relative :
+         {"/libtt_runtime.a", "/../lib/tensortune/libtt_runtime.a", "/../lib/libtt_runtime.a"}) {
+      tried.push_back(dir + relative);
+    }
+  }
+  tried.emplace_back(TT_RUNTIME_ARCHIVE);  // the build tree this library was compiled in
+  for (const std::string& candidate : tried) {
+    if (llvm::sys::fs::is_regular_file(candidate)) {
+      return candidate;
+    }
+  }
+  std::string list;
+  for (const std::string& candidate : tried) {
+    list += (list.empty() ? "" : ", ") + candidate;
+  }
+  throw UserError(
+      "export_shared_library: tensortune's runtime archive libtt_runtime.a was not "
+      "found (tried " +
+      list +
+      "); give its path (TT_RUNTIME_ARCHIVE for the "
+      "tensortune command)");
+}
+
 void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
                            const target::Target& target,
                            const std::string& path) {
+  export_shared_library(funcs, target, path, "");
+}
+
+void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
+                           const target::Target& target,
+                           const std::string& path,
+                           const std::string& runtime_archive) {
   TT_USER_CHECK(!funcs.empty()) << "export_shared_library: no functions to export to '" << path
                                 << "'";
+  std::string runtime = find_runtime_archive(runtime_archive);
   detail::LlvmTarget t = detail::llvm_target(target);
   std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, true);
   llvm::LLVMContext ctx;
@@ -94,7 +148,7 @@ void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
   write_file(path, "");
   TempFile object("tensortune", "o");
   write_file(object.path(), object_code);
-  link_shared(object.path(), path);
+  link_shared(object.path(), runtime, path);
 }
 
 }  // namespace tensortune::codegen

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host as an LLVM target: one-time LLVM initialisation, "native" resolution (CPU name,
-// features, vector width, cores) and target machine creation.
+// features, vector width, cores), target machine creation, and the device fingerprint.
+#include "tensortune/codegen/host.h"
+
 #include "codegen/codegen_llvm_internal.h"
 #include "tensortune/codegen/llvm_codegen.h"
 
@@ -11,7 +13,9 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include <algorithm>
+#include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace tensortune::codegen {
@@ -127,6 +131,66 @@ target::Target resolve_host(const target::Target& base) {
     t.cores = n == 0 ? 1 : static_cast<int>(n);
   }
   return t;
+}
+
+namespace {
+
+/// The ISA features that change the code we generate (vector width, FMA, dot products, matrix
+/// units). Other host features (crypto, bit tricks, microcode quirks) would make the fingerprint
+/// differ between machines whose kernels behave the same.
+const std::set<std::string>& features_that_matter() {
+  static const std::set<std::string> names = {
+      "sse4.2",     "avx",        "avx2",       "fma",         "f16c",       "avx512f",
+      "avx512cd",   "avx512bw",   "avx512dq",   "avx512vl",    "avx512vnni", "avx512bf16",
+      "avx512fp16", "avx512ifma", "avx512vbmi", "avx512vbmi2", "avxvnni",    "amx-tile",
+      "amx-int8",   "amx-bf16",   "neon",       "sve",         "sve2",       "dotprod",
+      "i8mm",       "bf16",       "fullfp16"};
+  return names;
+}
+
+/// The first "model name" (x86) or "Processor"/"CPU part" (Arm) line of /proc/cpuinfo.
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) {
+      continue;
+    }
+    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    if (key != "model name" && key != "Processor") {
+      continue;
+    }
+    size_t begin = line.find_first_not_of(" \t", colon + 1);
+    size_t end = line.find_last_not_of(" \t\r");
+    if (begin != std::string::npos && end != std::string::npos && end >= begin) {
+      return line.substr(begin, end - begin + 1);
+    }
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::string device_fingerprint(const target::Target& target) {
+  if (target.is_gpu()) {
+    return "gpu=cuda; arch=" + target.arch;
+  }
+  detail::init_llvm();
+  std::vector<std::string> enabled;  // StringMap iterates in hash order: sort below
+  for (const auto& entry : llvm::sys::getHostCPUFeatures()) {
+    if (entry.getValue() && features_that_matter().count(entry.getKey().str()) != 0) {
+      enabled.push_back(entry.getKey().str());
+    }
+  }
+  std::sort(enabled.begin(), enabled.end());
+  std::string features;
+  for (const std::string& f : enabled) {
+    features += (features.empty() ? "" : ",") + f;
+  }
+  unsigned cores = std::thread::hardware_concurrency();
+  return "cpu=" + cpu_model_name() + "; mcpu=" + llvm::sys::getHostCPUName().str() +
+         "; features=" + features + "; cores=" + std::to_string(cores == 0 ? 1 : cores);
 }
 
 }  // namespace tensortune::codegen

@@ -21,7 +21,8 @@ target::Target resolve_host(const target::Target& base = {});
 Artifact build_cpu(const ir::LoweredFunc& func, const target::Target& target);
 
 /// The optimised (or, with optimize = false, the freshly generated) LLVM IR text.
-std::string emit_llvm_ir(const ir::LoweredFunc& func, const target::Target& target,
+std::string emit_llvm_ir(const ir::LoweredFunc& func,
+                         const target::Target& target,
                          bool optimize = true);
 /// The target assembly text (AT&T syntax).
 std::string emit_assembly(const ir::LoweredFunc& func, const target::Target& target);
@@ -40,9 +41,23 @@ std::string compile_bitcode(const std::string& bitcode, const target::Target& ta
 Artifact load_object(const std::string& object, const std::string& name);
 
 /// Writes a shared library exporting `extern "C" int32_t NAME(void* const* buffers)` for each
-/// function, with tensortune's runtime linked in so the library loads on its own.
-/// Throws UserError when the output cannot be written or the system linker fails.
-void export_shared_library(const std::vector<ir::LoweredFunc>& funcs, const target::Target& target,
+/// function, with tensortune's runtime linked in so the library loads on its own (it needs only
+/// system libraries: libc, libm, libpthread, libstdc++). The runtime archive is found by
+/// find_runtime_archive(). Throws UserError when the output cannot be written, the runtime
+/// archive is missing or the system linker fails.
+void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
+                           const target::Target& target,
                            const std::string& path);
+/// Same, linking the runtime archive `runtime_archive` (find_runtime_archive(runtime_archive)).
+void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
+                           const target::Target& target,
+                           const std::string& path,
+                           const std::string& runtime_archive);
+
+/// The path of tensortune's runtime archive (libtt_runtime.a) that exported libraries link:
+/// `explicit_path` when not empty (UserError when it is not a file); else the first that exists
+/// of: beside the running executable, EXE_DIR/../lib/tensortune/, EXE_DIR/../lib/, and the build
+/// tree this library was compiled in. UserError listing the places tried when none exists.
+std::string find_runtime_archive(const std::string& explicit_path = "");
 
 }  // namespace tensortune::codegen

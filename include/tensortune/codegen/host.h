@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// The device a target runs on, as one stable line of text: the fingerprint that keys tuning
+// records together with the target string, so one machine's records never serve another.
+#pragma once
+
+#include "tensortune/target/target.h"
+
+#include <string>
+
+namespace tensortune::codegen {
+
+/// One deterministic line describing the device code for `target` runs on. For an LLVM target,
+/// the host: "cpu=<model name from /proc/cpuinfo>; mcpu=<LLVM host CPU>; features=<the enabled
+/// ISA features that change generated code, sorted>; cores=<hardware threads>", e.g.
+/// "cpu=AMD EPYC 9R14; mcpu=znver4; features=avx,avx2,avx512f,...,fma; cores=2". The same
+/// machine always gives the same text; the target's own -mcpu/-mattr/-cores are not part of it
+/// (they are in the target string). For a CUDA target: "gpu=cuda; arch=<arch>" (this build does
+/// not query the device).
+std::string device_fingerprint(const target::Target& target);
+
+}  // namespace tensortune::codegen
