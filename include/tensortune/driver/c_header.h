@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C header written beside an exported kernel library: one prototype per function and a
+// comment table of its buffers (position, role, element type, shape).
+#pragma once
+
+#include "tensortune/ir/stmt.h"
+
+#include <string>
+#include <vector>
+
+namespace tensortune::driver {
+
+/// The C element type of a buffer of `dtype` ("float", "double", "int32_t", ...; "uint16_t" for
+/// float16/bfloat16 bits). Throws UserError for a type with no C equivalent (bool, vectors).
+std::string c_type(ir::DataType dtype);
+
+/// True when `name` is a C identifier ([A-Za-z_][A-Za-z0-9_]*).
+bool is_c_identifier(const std::string& name);
+
+/// A self-contained C (and C++) header for library `library_name`: include guard, <stdint.h>,
+/// extern "C", and for each function `int32_t NAME(void* const* buffers);` preceded by a comment
+/// listing buffers[i] with its tensor name, input/output, element type and shape. `notes` (empty,
+/// or one per function) adds a line to each function's comment (e.g. where its schedule came
+/// from). Throws UserError when a name is not a C identifier.
+std::string c_header(const std::vector<ir::LoweredFunc>& funcs,
+                     const std::string& library_name,
+                     const std::vector<std::string>& notes = {});
+
+}  // namespace tensortune::driver

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compile-time lookup: the best tuning record of a workload on a target, else the nearest
+// compatible record (same operator, other shape) adapted to the new extents, else the default
+// schedule; then lowering and code generation. Never links search, cost_model or measure.
+#pragma once
+
+#include "tensortune/codegen/artifact.h"
+#include "tensortune/database/database.h"
+#include "tensortune/ir/stmt.h"
+#include "tensortune/schedule/schedule.h"
+#include "tensortune/target/target.h"
+#include "tensortune/te/workload.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tensortune::driver {
+
+/// Where a chosen schedule came from.
+enum class Source : uint8_t {
+  Record,   ///< the best record of this workload on this target identity
+  Adapted,  ///< a record of another shape of the same operator, its factors adapted
+  Default,  ///< no usable record: the default schedule (no steps)
+};
+/// "record", "adapted", "default".
+const char* source_name(Source source);
+
+/// A chosen schedule and its provenance.
+struct Lookup {
+  Source source = Source::Default;
+  /// The steps to apply, keyed by the looked-up workload.
+  schedule::Schedule schedule;
+  /// The record applied (Record) or adapted (Adapted); 0 for Default.
+  int64_t record_id = 0;
+  /// Adapted: the name of the workload the record was tuned for.
+  std::string from_workload;
+  /// The record's median seconds per call (0 for Default).
+  double record_seconds = 0;
+  /// "record #12", "adapted from record #7 (matmul_64x64x64_float32)" or "default schedule".
+  std::string describe() const;
+};
+
+/// A looked-up schedule, lowered, and (after Compiler::compile) built.
+struct Compiled {
+  Lookup lookup;
+  ir::LoweredFunc func;
+  /// Empty after Compiler::lower_kernel.
+  codegen::Artifact artifact;
+};
+
+/// One function of a library written by Compiler::export_library.
+struct ExportItem {
+  te::Workload workload;
+  /// The spec the workload was made from ("matmul:M=64,N=64,K=64"), or "" when unknown; it
+  /// names the operator and the shape the nearest-record fallback compares.
+  std::string spec;
+  /// The exported symbol; "" = lower::function_name(workload).
+  std::string name;
+};
+
+/// What export_library wrote.
+struct ExportedLibrary {
+  std::string library_path;  ///< DIR/NAME.so
+  std::string header_path;   ///< DIR/NAME.h
+  /// One per item, in order.
+  std::vector<Compiled> functions;
+};
+
+/// The identity records are stored and looked up under: the canonical text of the target as
+/// the user wrote it (target::Target::parse(text).to_string(), so "native" is "llvm") and
+/// codegen::device_fingerprint of it. Tools that write records (tune) and read them (compile,
+/// bench, show) must all build it here, from the unresolved target.
+database::TargetKey target_key(const target::Target& target);
+
+/// Parses a record's schedule JSON (schedule::parse_schedule). Throws UserError naming the
+/// record when the text is malformed, of another format version, names an unknown step kind,
+/// or belongs to a workload other than the record's.
+schedule::Schedule record_schedule(const database::Record& record);
+
+/// `steps` made to fit `workload` (another shape of the operator they were tuned for): replayed
+/// one by one on `workload`'s loop state, a split or tile factor larger than the axis it splits
+/// is clamped to that axis's extent (a factor that does not divide is legal: a guarded tail).
+/// A step that does not apply is kept unchanged and the rest are not adapted, so replaying the
+/// result reports the problem.
+std::vector<schedule::Step> adapt_steps(const te::Workload& workload,
+                                        const std::vector<schedule::Step>& steps);
+
+/// How far apart two shapes of one operator are: the sum over numeric spec parameters of
+/// |ln(1 + a) - ln(1 + b)|, plus 10 for each other parameter that differs or is missing on one
+/// side. Throws UserError when a spec is malformed.
+double spec_distance(const std::string& spec_a, const std::string& spec_b);
+
+/// The compile-time lookup for one target. Not thread-safe (it caches and collects warnings).
+class Compiler {
+ public:
+  /// `db` may be null: every workload then gets the default schedule. It must outlive the
+  /// compiler. `target` is the target as parsed from the user's string, unresolved: records are
+  /// looked up under target_key(target), and code is generated for it resolved against the host
+  /// (codegen::resolve_host). Throws UserError on a target LLVM does not know.
+  Compiler(const database::Database* db, const target::Target& target);
+
+  /// The resolved target code is generated for.
+  const target::Target& target() const { return resolved_; }
+  /// The identity records are looked up under.
+  const database::TargetKey& identity() const { return identity_; }
+
+  /// Chooses the schedule of `workload` (`spec` as in ExportItem): (a) its best Ok record on
+  /// identity() whose steps parse and replay (the three fastest are tried); else (b) the nearest
+  /// of the best records of other shapes of the same operator (nearest by spec_distance, or by
+  /// FLOP count without specs), its steps adapted with adapt_steps, accepted only when they
+  /// replay and lower (four are tried); else (c) the default schedule. A record of (a) that no
+  /// longer applies adds a warning and falls through; never throws for a bad record.
+  /// Costs one indexed query, a JSON parse and a replay when (a) succeeds.
+  Lookup lookup(const te::Workload& workload, const std::string& spec = "");
+  /// lookup(), then lowering to a function named `name` ("" = lower::function_name); a record
+  /// of (a) that replays but fails to lower also falls through, with a warning.
+  Compiled lower_kernel(const te::Workload& workload,
+                        const std::string& spec = "",
+                        const std::string& name = "");
+  /// lower_kernel(), then codegen::build_cpu. Throws UserError for a GPU target.
+  Compiled compile(const te::Workload& workload,
+                   const std::string& spec = "",
+                   const std::string& name = "");
+  /// Writes DIR/NAME.so exporting each item's function (codegen::export_shared_library with
+  /// `runtime_archive`, "" = found automatically) and DIR/NAME.h documenting their signatures
+  /// (c_header). Creates DIR when missing; UserError when it cannot be created or written.
+  ExportedLibrary export_library(const std::vector<ExportItem>& items,
+                                 const std::string& dir,
+                                 const std::string& name,
+                                 const std::string& runtime_archive = "");
+
+  /// Warnings about records that no longer apply, one per record, in the order they were met.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  /// The names of the workloads looked up that had no usable record of their own (adapted or
+  /// default), each once, in the order they were first looked up.
+  std::vector<std::string> untuned() const;
+  /// One line listing every untuned workload and what it got instead, e.g. "2 workloads have no
+  /// tuning record for 'llvm' on this device: relu_64x64_float32 (default schedule), ...";
+  /// "" when every workload was tuned.
+  std::string summary_warning() const;
+
+ private:
+  struct Neighbour {
+    database::Record record;
+    database::WorkloadInfo info;
+  };
+  struct Attempt;
+  Compiled choose(const te::Workload& workload,
+                  const std::string& spec,
+                  const std::string& name,
+                  bool lower_tuned);
+  bool try_tuned(const te::Workload& workload, Attempt& attempt);
+  bool try_adapted(const te::Workload& workload, const std::string& spec, Attempt& attempt);
+  const std::vector<Neighbour>& neighbours(const std::string& op);
+  void warn_stale(const database::Record& record, const std::string& why);
+  void note(const te::Workload& workload, const Lookup& lookup);
+
+  const database::Database* db_;
+  target::Target resolved_;
+  database::TargetKey identity_;
+  std::vector<std::string> warnings_;
+  std::set<int64_t> warned_records_;
+  struct Untuned {
+    size_t order = 0;
+    std::string name;
+    std::string got;  // Lookup::describe()
+  };
+  /// Untuned workloads by key.
+  std::map<std::string, Untuned> untuned_;
+  std::map<std::string, std::vector<Neighbour>> neighbours_;
+};
+
+}  // namespace tensortune::driver

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compile-time lookup: the workload's own best record, else the nearest record of another
+// shape of its operator (adapted), else the default schedule. A record that no longer applies is a
+// warning and a fall-through, never an error: a stale database must not break a build.
+#include "tensortune/driver/compile.h"
+
+#include "tensortune/codegen/host.h"
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
+#include "tensortune/te/operators.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tensortune::driver {
+namespace {
+
+/// Records of the workload itself tried, fastest first, before looking elsewhere.
+constexpr int64_t kTunedTries = 3;
+/// Records of other shapes tried, nearest first.
+constexpr size_t kAdaptTries = 4;
+
+double flop_distance(double a, double b) {
+  return std::fabs(std::log(std::max(a, 1.0)) - std::log(std::max(b, 1.0)));
+}
+
+}  // namespace
+
+const char* source_name(Source source) {
+  switch (source) {
+    case Source::Record:
+      return "record";
+    case Source::Adapted:
+      return "adapted";
+    case Source::Default:
+      return "default";
+  }
+  return "?";
+}
+
+std::string Lookup::describe() const {
+  switch (source) {
+    case Source::Record:
+      return "record #" + std::to_string(record_id);
+    case Source::Adapted:
+      return "adapted from record #" + std::to_string(record_id) + " (" + from_workload + ")";
+    case Source::Default:
+      return "default schedule";
+  }
+  return "?";
+}
+
+database::TargetKey target_key(const target::Target& target) {
+  return database::TargetKey{target.to_string(), codegen::device_fingerprint(target)};
+}
+
+/// One choice in progress: the function name, whether records of the workload itself must also
+/// lower before they are accepted, and the result.
+struct Compiler::Attempt {
+  std::string name;
+  bool lower_tuned = false;
+  Compiled result;
+};
+
+Compiler::Compiler(const database::Database* db, const target::Target& target)
+    : db_(db),
+      resolved_(target.is_gpu() ? target : codegen::resolve_host(target)),
+      identity_(target_key(target)) {}
+
+Lookup Compiler::lookup(const te::Workload& workload, const std::string& spec) {
+  return choose(workload, spec, "", false).lookup;
+}
+
+Compiled Compiler::lower_kernel(const te::Workload& workload,
+                                const std::string& spec,
+                                const std::string& name) {
+  return choose(workload, spec, name, true);
+}
+
+Compiled Compiler::compile(const te::Workload& workload,
+                           const std::string& spec,
+                           const std::string& name) {
+  Compiled compiled = lower_kernel(workload, spec, name);
+  compiled.artifact = codegen::build_cpu(compiled.func, resolved_);
+  return compiled;
+}
+
+Compiled Compiler::choose(const te::Workload& workload,
+                          const std::string& spec,
+                          const std::string& name,
+                          bool lower_tuned) {
+  Attempt attempt{name.empty() ? lower::function_name(workload) : name, lower_tuned, {}};
+  if (db_ != nullptr && (try_tuned(workload, attempt) || try_adapted(workload, spec, attempt))) {
+    note(workload, attempt.result.lookup);
+    return std::move(attempt.result);
+  }
+  Compiled& result = attempt.result;
+  result.lookup = Lookup{};
+  result.lookup.schedule.workload_key = workload.key();
+  if (lower_tuned) {
+    result.func = lower::lower(schedule::LoopState(workload), resolved_, attempt.name);
+  }
+  note(workload, result.lookup);
+  return std::move(result);
+}
+
+bool Compiler::try_tuned(const te::Workload& workload, Attempt& attempt) {
+  for (const database::Record& record : db_->best(workload.key(), identity_, kTunedTries)) {
+    try {
+      schedule::Schedule parsed = record_schedule(record);
+      schedule::LoopState state = schedule::apply_steps(workload, parsed.steps);
+      if (attempt.lower_tuned) {
+        attempt.result.func = lower::lower(state, resolved_, attempt.name);
+      }
+      attempt.result.lookup =
+          Lookup{Source::Record, std::move(parsed), record.id, "", record.median_seconds};
+      return true;
+    } catch (const UserError& e) {
+      warn_stale(record, e.what());
+    }
+  }
+  return false;
+}
+
+bool Compiler::try_adapted(const te::Workload& workload,
+                           const std::string& spec,
+                           Attempt& attempt) {
+  std::string key = workload.key();
+  std::string own_spec = spec;
+  std::string op;
+  if (!spec.empty()) {
+    op = te::parse_workload_spec(spec).name;
+  } else if (std::optional<database::WorkloadInfo> info = db_->workload(key)) {
+    op = info->op;
+    own_spec = info->spec;
+  }
+  if (op.empty()) {
+    return false;
+  }
+  std::vector<std::pair<double, const Neighbour*>> ranked;
+  for (const Neighbour& n : neighbours(op)) {
+    if (n.info.key == key) {
+      continue;
+    }
+    double distance = flop_distance(workload.flop_count(), n.info.flop_count);
+    if (!own_spec.empty() && !n.info.spec.empty()) {
+      try {
+        distance = spec_distance(own_spec, n.info.spec);
+      } catch (const UserError&) {
+        // A stored spec this build cannot parse: fall back to comparing FLOP counts.
+      }
+    }
+    ranked.emplace_back(distance, &n);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->info.key < b.second->info.key;
+  });
+  for (size_t i = 0; i < ranked.size() && i < kAdaptTries; ++i) {
+    const Neighbour& n = *ranked[i].second;
+    try {
+      schedule::Schedule parsed = record_schedule(n.record);
+      std::vector<schedule::Step> steps = adapt_steps(workload, parsed.steps);
+      schedule::LoopState state = schedule::apply_steps(workload, steps);
+      attempt.result.func = lower::lower(state, resolved_, attempt.name);
+      attempt.result.lookup = Lookup{Source::Adapted, schedule::Schedule{key, std::move(steps)},
+                                     n.record.id, n.info.name, n.record.median_seconds};
+      return true;
+    } catch (const UserError& e) {
+      TT_LOG(2) << workload.name() << ": record #" << n.record.id << " of " << n.info.name
+                << " does not fit: " << e.what();
+    }
+  }
+  return false;
+}
+
+const std::vector<Compiler::Neighbour>& Compiler::neighbours(const std::string& op) {
+  auto it = neighbours_.find(op);
+  if (it != neighbours_.end()) {
+    return it->second;
+  }
+  std::vector<Neighbour>& list = neighbours_[op];
+  for (database::Record& record : db_->best_of_operator(op, identity_)) {
+    if (std::optional<database::WorkloadInfo> info = db_->workload(record.workload_key)) {
+      list.push_back(Neighbour{std::move(record), std::move(*info)});
+    }
+  }
+  return list;
+}
+
+void Compiler::warn_stale(const database::Record& record, const std::string& why) {
+  if (!warned_records_.insert(record.id).second) {
+    return;
+  }
+  std::string message = "record #" + std::to_string(record.id) + " of '" + record.workload_key +
+                        "' no longer applies, trying the next option: " + why;
+  TT_LOG(1) << message;
+  warnings_.push_back(std::move(message));
+}
+
+void Compiler::note(const te::Workload& workload, const Lookup& lookup) {
+  TT_LOG(1) << workload.name() << ": " << lookup.describe();
+  if (lookup.source == Source::Record || untuned_.count(workload.key()) != 0) {
+    return;
+  }
+  untuned_[workload.key()] = Untuned{untuned_.size(), workload.name(), lookup.describe()};
+}
+
+std::vector<std::string> Compiler::untuned() const {
+  std::vector<std::string> names(untuned_.size());
+  for (const auto& [key, entry] : untuned_) {
+    names[entry.order] = entry.name;
+  }
+  return names;
+}
+
+std::string Compiler::summary_warning() const {
+  if (untuned_.empty()) {
+    return "";
+  }
+  std::vector<std::string> items(untuned_.size());
+  for (const auto& [key, entry] : untuned_) {
+    items[entry.order] = entry.name + " (" + entry.got + ")";
+  }
+  size_t n = items.size();
+  std::string text = std::to_string(n) + (n == 1 ? " workload has" : " workloads have") +
+                     " no tuning record for target '" + identity_.target + "' on this device" +
+                     (db_ == nullptr ? " (no tuning database)" : "") + ": ";
+  for (size_t i = 0; i < n; ++i) {
+    text += (i == 0 ? "" : ", ") + items[i];
+  }
+  return text;
+}
+
+}  // namespace tensortune::driver

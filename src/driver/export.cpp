@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compiler::export_library: the looked-up kernels of several workloads as one shared library
+// (DIR/NAME.so) and the C header that documents how to call them (DIR/NAME.h).
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/driver/c_header.h"
+#include "tensortune/driver/compile.h"
+#include "tensortune/support/error.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <system_error>
+
+namespace tensortune::driver {
+namespace {
+
+/// Creates `dir` (and its parents) when missing; UserError naming it when that fails or it is
+/// not a directory.
+void make_directory(const std::string& dir) {
+  TT_USER_CHECK(!dir.empty()) << "export: the output directory is empty";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  TT_USER_CHECK(!ec) << "export: cannot create the output directory '" << dir
+                     << "': " << ec.message();
+  TT_USER_CHECK(std::filesystem::is_directory(dir, ec))
+      << "export: the output path '" << dir << "' is not a directory";
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  TT_USER_CHECK(out.good()) << "export: cannot write '" << path << "'";
+}
+
+}  // namespace
+
+ExportedLibrary Compiler::export_library(const std::vector<ExportItem>& items,
+                                         const std::string& dir,
+                                         const std::string& name,
+                                         const std::string& runtime_archive) {
+  TT_USER_CHECK(!items.empty()) << "export: no workloads to export";
+  TT_USER_CHECK(is_c_identifier(name))
+      << "export: library name '" << name << "' is not a C identifier";
+  make_directory(dir);
+  ExportedLibrary library;
+  std::filesystem::path base = std::filesystem::path(dir) / name;
+  library.library_path = base.string() + ".so";
+  library.header_path = base.string() + ".h";
+  std::vector<ir::LoweredFunc> funcs;
+  std::vector<std::string> notes;
+  std::set<std::string> names;
+  for (const ExportItem& item : items) {
+    TT_USER_CHECK(item.name.empty() || is_c_identifier(item.name))
+        << "export: function name '" << item.name << "' is not a C identifier";
+    Compiled compiled = lower_kernel(item.workload, item.spec, item.name);
+    TT_USER_CHECK(names.insert(compiled.func.name).second)
+        << "export: two functions are named '" << compiled.func.name << "'";
+    funcs.push_back(compiled.func);
+    notes.push_back("workload " + item.workload.name() +
+                    "; schedule: " + compiled.lookup.describe());
+    library.functions.push_back(std::move(compiled));
+  }
+  std::string header = c_header(funcs, name, notes);  // checks names before anything is written
+  codegen::export_shared_library(funcs, resolved_, library.library_path, runtime_archive);
+  write_text(library.header_path, header);
+  return library;
+}
+
+}  // namespace tensortune::driver

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C header of an exported library: element types, names, the buffer table, and that a C
+// compiler accepts it.
+#include "tensortune/driver/c_header.h"
+
+#include "tensortune/lower/lower.h"
+#include "tensortune/support/error.h"
+#include "tensortune/te/operators.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace tensortune::driver {
+namespace {
+
+ir::LoweredFunc lowered(const std::string& spec) {
+  te::Workload w = te::make_workload(spec);
+  return lower::lower(w, schedule::Schedule{w.key(), {}}, target::Target::parse("llvm"));
+}
+
+TEST(CType, MapsScalarTypesAndRejectsTheRest) {
+  EXPECT_EQ(c_type(ir::DataType::float32()), "float");
+  EXPECT_EQ(c_type(ir::DataType::float64()), "double");
+  EXPECT_EQ(c_type(ir::DataType::int32()), "int32_t");
+  EXPECT_EQ(c_type(ir::DataType(ir::DataType::Code::UInt, 8)), "uint8_t");
+  EXPECT_EQ(c_type(ir::DataType::bfloat16()), "uint16_t");
+  EXPECT_THROW(c_type(ir::DataType::float32(8)), UserError);
+  EXPECT_THROW(c_type(ir::DataType::boolean()), UserError);
+}
+
+TEST(IsCIdentifier, AcceptsIdentifiersOnly) {
+  EXPECT_TRUE(is_c_identifier("matmul_64x48x32_float32"));
+  EXPECT_TRUE(is_c_identifier("_k1"));
+  EXPECT_FALSE(is_c_identifier(""));
+  EXPECT_FALSE(is_c_identifier("1k"));
+  EXPECT_FALSE(is_c_identifier("my-kernel"));
+  EXPECT_FALSE(is_c_identifier("a b"));
+}
+
+TEST(CHeader, DeclaresEachFunctionWithItsBufferTable) {
+  ir::LoweredFunc mm = lowered("matmul:M=64,N=48,K=32");
+  ir::LoweredFunc relu = lowered("relu:M=4,N=5,dtype=int32");
+  std::string h = c_header({mm, relu}, "kernels", {"schedule: record #3", "schedule: default"});
+  EXPECT_NE(h.find("#ifndef TENSORTUNE_KERNELS_H_"), std::string::npos);
+  EXPECT_NE(h.find("#include <stdint.h>"), std::string::npos);
+  EXPECT_NE(h.find("extern \"C\" {"), std::string::npos);
+  EXPECT_NE(h.find("int32_t matmul_64x48x32_float32(void* const* buffers);"), std::string::npos);
+  EXPECT_NE(h.find("int32_t relu_4x5_int32(void* const* buffers);"), std::string::npos) << h;
+  EXPECT_NE(h.find("buffers[0]  input   float A[64, 32]  (float32, 2048 elements)"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("buffers[1]  input   float B[32, 48]"), std::string::npos) << h;
+  EXPECT_NE(h.find("buffers[2]  output  float C[64, 48]  (float32, 3072 elements)"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("int32_t"), std::string::npos);
+  EXPECT_NE(h.find("schedule: record #3"), std::string::npos);
+  EXPECT_THROW(c_header({mm}, "bad-name"), UserError);
+}
+
+TEST(CHeader, CompilesAsCAndCxx) {
+  if (std::system("cc --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "no system C compiler";
+  }
+  std::string path = std::filesystem::temp_directory_path().string() + "/tensortune_header_" +
+                     std::to_string(::getpid()) + ".h";
+  std::ofstream(path) << c_header({lowered("matmul:M=4,N=4,K=4")}, "kernels");
+  for (const char* lang : {"c", "c++"}) {
+    std::string command = std::string("cc -fsyntax-only -Wall -Werror -x ") + lang + " '" + path +
+                          "' > /dev/null 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace tensortune::driver

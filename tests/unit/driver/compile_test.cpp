@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// The compile-time lookup on real temporary databases: the best record is applied, other target
+// identities are never used, other shapes are adapted, stale records fall back with a warning, and
+// untuned workloads are summarised once.
+#include "tensortune/driver/compile.h"
+
+#include "common/reference.h"
+#include "driver_test_util.h"
+#include "tensortune/ir/eval.h"
+#include "tensortune/ir/ir_printer.h"
+#include "tensortune/lower/lower.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace tensortune::driver {
+namespace {
+
+using namespace testing;  // NOLINT(google-build-using-namespace): driver::testing
+using schedule::Annotate;
+using schedule::Reorder;
+using schedule::Split;
+using schedule::Step;
+using tensortune::testing::HostBuffers;
+using tensortune::testing::outputs_match_reference;
+
+target::Target cpu() {
+  return target::Target::parse("llvm -cores=2");
+}
+
+/// Split i and j by `factor`, reorder to i.o, j.o, k, i.i, j.i, vectorize j.i.
+std::vector<Step> tiled(int64_t factor) {
+  return {Split{"C", "i", factor, false}, Split{"C", "j", factor, false},
+          Reorder{"C", {"i.o", "j.o", "k", "i.i", "j.i"}},
+          Annotate{"C", "j.i", ir::ForKind::Vectorized}};
+}
+
+size_t count(const std::string& text, const std::string& word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(Compiler, AppliesTheFastestRecordOfTheWorkload) {
+  TempDir dir("best");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  te::Workload w = put_workload(db, "matmul:M=32,N=32,K=16");
+  Compiler compiler(&db, cpu());
+  add(db, record(w, compiler.identity(), tiled(4), 2e-3));
+  int64_t best = add(db, record(w, compiler.identity(), tiled(8), 1e-3));
+
+  Lookup found = compiler.lookup(w, "matmul:M=32,N=32,K=16");
+  EXPECT_EQ(found.source, Source::Record);
+  EXPECT_EQ(found.record_id, best);
+  EXPECT_EQ(found.describe(), "record #" + std::to_string(best));
+  EXPECT_DOUBLE_EQ(found.record_seconds, 1e-3);
+  ASSERT_EQ(found.schedule.steps.size(), 4U);
+  EXPECT_TRUE(found.schedule.steps[0] == Step(Split{"C", "i", 8, false}));
+
+  Compiled lowered = compiler.lower_kernel(w);
+  ir::LoweredFunc expected =
+      lower::lower(w, schedule::Schedule{w.key(), tiled(8)}, compiler.target());
+  EXPECT_EQ(ir::to_string(lowered.func), ir::to_string(expected));
+  EXPECT_TRUE(compiler.untuned().empty());
+  EXPECT_EQ(compiler.summary_warning(), "");
+  EXPECT_TRUE(compiler.warnings().empty());
+}
+
+TEST(Compiler, NeverUsesRecordsOfAnotherTargetOrDevice) {
+  TempDir dir("identity");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  te::Workload w = put_workload(db, "matmul:M=32,N=32,K=16");
+  Compiler compiler(&db, cpu());
+  database::TargetKey other_device{compiler.identity().target, "cpu=other; cores=64"};
+  database::TargetKey other_target{"llvm -mcpu=skylake-avx512", compiler.identity().fingerprint};
+  add(db, record(w, other_device, tiled(8), 1e-6));
+  add(db, record(w, other_target, tiled(4), 1e-6));
+  te::Workload shape = put_workload(db, "matmul:M=64,N=64,K=64");
+  add(db, record(shape, other_device, tiled(16), 1e-6));
+
+  Lookup found = compiler.lookup(w, "matmul:M=32,N=32,K=16");
+  EXPECT_EQ(found.source, Source::Default);
+  EXPECT_TRUE(found.schedule.steps.empty());
+  EXPECT_EQ(found.schedule.workload_key, w.key());
+  EXPECT_EQ(found.record_id, 0);
+}
+
+TEST(Compiler, AdaptsTheNearestShapeOfTheSameOperator) {
+  TempDir dir("adapt");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  Compiler compiler(&db, cpu());
+  te::Workload near = put_workload(db, "matmul:M=64,N=64,K=64");
+  int64_t near_id = add(db, record(near, compiler.identity(), tiled(32), 1e-3));
+  te::Workload far = put_workload(db, "matmul:M=1024,N=1024,K=1024");
+  add(db, record(far, compiler.identity(), tiled(8), 1e-3));
+  te::Workload relu = put_workload(db, "relu:M=16,N=48");
+  add(db, record(relu, compiler.identity(), {Split{"relu", "i", 2, false}}, 1e-9));
+
+  te::Workload w = te::make_workload("matmul:M=16,N=48,K=20");
+  Compiled compiled = compiler.lower_kernel(w, "matmul:M=16,N=48,K=20");
+  const Lookup& found = compiled.lookup;
+  ASSERT_EQ(found.source, Source::Adapted) << found.describe();
+  EXPECT_EQ(found.record_id, near_id);
+  EXPECT_EQ(found.from_workload, "matmul_64x64x64_float32");
+  EXPECT_EQ(found.schedule.workload_key, w.key());
+  // i has 16 iterations: its factor is clamped; 32 does not divide j's 48 but is legal (a tail).
+  ASSERT_EQ(found.schedule.steps.size(), 4U);
+  EXPECT_TRUE(found.schedule.steps[0] == Step(Split{"C", "i", 16, false}));
+  EXPECT_TRUE(found.schedule.steps[1] == Step(Split{"C", "j", 32, false}));
+
+  HostBuffers buffers(w);
+  buffers.fill_inputs(11);
+  ir::eval(compiled.func, buffers.args());
+  EXPECT_TRUE(outputs_match_reference(w, buffers));
+  EXPECT_EQ(compiler.untuned(), std::vector<std::string>{w.name()});
+}
+
+TEST(Compiler, FindsTheOperatorOfAnUnnamedSpecThroughTheDatabase) {
+  TempDir dir("adapt_by_key");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  Compiler compiler(&db, cpu());
+  te::Workload near = put_workload(db, "matmul:M=64,N=64,K=64");
+  add(db, record(near, compiler.identity(), tiled(32), 1e-3));
+  te::Workload w = put_workload(db, "matmul:M=16,N=48,K=20");  // known, but never tuned
+  EXPECT_EQ(compiler.lookup(w).source, Source::Adapted);
+}
+
+TEST(Compiler, StaleRecordsFallBackWithOneWarningEach) {
+  TempDir dir("stale");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  te::Workload w = put_workload(db, "matmul:M=32,N=32,K=16");
+  Compiler compiler(&db, cpu());
+  int64_t garbage = add(db, raw_record(w, compiler.identity(), "{\"steps\": [garbage", 1e-4));
+  int64_t missing_axis =
+      add(db, record(w, compiler.identity(), {Split{"C", "zz", 4, false}}, 2e-4));
+  int64_t good = add(db, record(w, compiler.identity(), tiled(4), 3e-4));
+
+  for (int call = 0; call < 2; ++call) {
+    Lookup found = compiler.lookup(w);
+    EXPECT_EQ(found.source, Source::Record);
+    EXPECT_EQ(found.record_id, good);
+  }
+  ASSERT_EQ(compiler.warnings().size(), 2U);
+  EXPECT_NE(compiler.warnings()[0].find("record #" + std::to_string(garbage)), std::string::npos);
+  EXPECT_NE(compiler.warnings()[1].find("record #" + std::to_string(missing_axis)),
+            std::string::npos);
+  EXPECT_NE(compiler.warnings()[1].find("zz"), std::string::npos) << compiler.warnings()[1];
+}
+
+TEST(Compiler, RecordsOfAnotherFormatOrUnknownStepFallBackToTheDefault) {
+  TempDir dir("format");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  te::Workload w = put_workload(db, "matmul:M=32,N=32,K=16");
+  Compiler compiler(&db, cpu());
+  std::string key = w.key();
+  add(db, raw_record(w, compiler.identity(),
+                     R"({"version": 99, "workload_key": ")" + key + R"(", "steps": []})", 1e-4));
+  add(db, raw_record(w, compiler.identity(),
+                     R"({"version": 1, "workload_key": ")" + key +
+                         R"(", "steps": [{"kind": "teleport", "stage": "C"}]})",
+                     2e-4));
+  add(db, raw_record(w, compiler.identity(),
+                     R"({"version": 1, "workload_key": "other_key", "steps": []})", 3e-4));
+
+  Compiled compiled = compiler.lower_kernel(w, "matmul:M=32,N=32,K=16");
+  EXPECT_EQ(compiled.lookup.source, Source::Default);
+  EXPECT_EQ(compiler.warnings().size(), 3U);
+  EXPECT_NE(compiler.warnings()[0].find("version"), std::string::npos) << compiler.warnings()[0];
+  EXPECT_NE(compiler.warnings()[1].find("teleport"), std::string::npos) << compiler.warnings()[1];
+  EXPECT_EQ(compiler.untuned(), std::vector<std::string>{w.name()});
+}
+
+TEST(Compiler, RecordThatReplaysButDoesNotLowerFallsBack) {
+  TempDir dir("lower_fail");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  te::Workload w = put_workload(db, "matmul:M=32,N=32,K=16");
+  Compiler compiler(&db, cpu());
+  // A GPU binding replays on any loop state but cannot be lowered for a CPU target.
+  add(db, record(w, compiler.identity(), {Annotate{"C", "i", ir::ForKind::BlockX}}, 1e-4));
+  EXPECT_EQ(compiler.lookup(w).source, Source::Record);
+  EXPECT_EQ(compiler.lower_kernel(w).lookup.source, Source::Default);
+  EXPECT_EQ(compiler.warnings().size(), 1U);
+}
+
+TEST(Compiler, SummaryListsEveryUntunedWorkloadOnce) {
+  TempDir dir("summary");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  te::Workload tuned = put_workload(db, "matmul:M=32,N=32,K=16");
+  Compiler compiler(&db, cpu());
+  add(db, record(tuned, compiler.identity(), tiled(8), 1e-3));
+  te::Workload relu = te::make_workload("relu:M=8,N=8");
+  te::Workload add_op = te::make_workload("add:M=8,N=8");
+  for (int round = 0; round < 3; ++round) {
+    compiler.lookup(relu, "relu:M=8,N=8");
+    compiler.lookup(tuned);
+    compiler.lookup(add_op);
+  }
+  EXPECT_EQ(compiler.untuned(), (std::vector<std::string>{relu.name(), add_op.name()}));
+  std::string summary = compiler.summary_warning();
+  EXPECT_EQ(summary.rfind("2 workloads have no tuning record for target 'llvm -cores=2'", 0), 0U)
+      << summary;
+  EXPECT_EQ(count(summary, relu.name()), 1U) << summary;
+  EXPECT_EQ(count(summary, add_op.name()), 1U) << summary;
+  EXPECT_EQ(count(summary, tuned.name()), 0U) << summary;
+  EXPECT_EQ(count(summary, "default schedule"), 2U) << summary;
+}
+
+TEST(Compiler, WithoutADatabaseEveryWorkloadGetsTheDefault) {
+  Compiler compiler(nullptr, cpu());
+  te::Workload w = te::make_workload("matmul:M=8,N=12,K=4");
+  Compiled compiled = compiler.compile(w, "matmul:M=8,N=12,K=4");
+  EXPECT_EQ(compiled.lookup.source, Source::Default);
+  EXPECT_EQ(compiled.func.name, "matmul_8x12x4_float32");
+  ASSERT_TRUE(compiled.artifact.defined());
+  HostBuffers buffers(w);
+  buffers.fill_inputs(5);
+  std::vector<void*> args = buffers.args();
+  EXPECT_EQ(compiled.artifact(args.data()), 0);
+  EXPECT_TRUE(outputs_match_reference(w, buffers));
+  EXPECT_NE(compiler.summary_warning().find("(no tuning database)"), std::string::npos);
+  EXPECT_EQ(compiler.lower_kernel(w, "", "my_kernel").func.name, "my_kernel");
+}
+
+TEST(TargetKey, IsTheWrittenTargetAndTheDeviceFingerprint) {
+  database::TargetKey key = target_key(target::Target::parse("native"));
+  EXPECT_EQ(key.target, "llvm");
+  EXPECT_EQ(key.fingerprint.rfind("cpu=", 0), 0U) << key.fingerprint;
+  EXPECT_EQ(target_key(target::Target::parse("llvm -cores=2")).target, "llvm -cores=2");
+  EXPECT_EQ(target_key(target::Target::parse("native")), key);
+}
+
+}  // namespace
+}  // namespace tensortune::driver

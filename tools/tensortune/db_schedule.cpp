@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// --schedule best and --record ID|best: schedules read from a tuning database through the driver.
+#include "db_schedule.h"
+
+#include "tensortune/database/database.h"
+#include "tensortune/schedule/schedule.h"
+#include "tensortune/support/error.h"
+
+#include <cstdlib>
+#include <iostream>
+
+namespace tensortune::cli {
+namespace {
+
+/// Exactly record `id_text` of the database, for `workload`.
+ScheduleChoice exact_record(const database::Database& db,
+                            const std::string& id_text,
+                            const te::Workload& workload) {
+  char* end = nullptr;
+  int64_t id = std::strtoll(id_text.c_str(), &end, 10);
+  TT_USER_CHECK(!id_text.empty() && end == id_text.c_str() + id_text.size() && id > 0)
+      << "--record: expected a record id or 'best', got '" << id_text << "'";
+  std::optional<database::Record> record = db.record(id);
+  TT_USER_CHECK(record) << "--record: no record #" << id << " in '" << db.path() << "'";
+  TT_USER_CHECK(record->workload_key == workload.key())
+      << "--record: record #" << id << " is for workload '" << record->workload_key << "', not '"
+      << workload.key() << "'";
+  schedule::Schedule parsed = driver::record_schedule(*record);
+  try {
+    schedule::apply_schedule(workload, parsed);
+  } catch (const UserError& e) {
+    throw UserError("record #" + std::to_string(id) + ": " + e.what());
+  }
+  if (!record->ok()) {
+    std::cerr << "tensortune: warning: record #" << id << " is a failed measurement ("
+              << record->status << ")\n";
+  }
+  return ScheduleChoice{parsed, "record #" + std::to_string(id)};
+}
+
+}  // namespace
+
+void print_driver_warnings(const driver::Compiler& compiler) {
+  for (const std::string& w : compiler.warnings()) {
+    std::cerr << "tensortune: warning: " << w << "\n";
+  }
+  std::string summary = compiler.summary_warning();
+  if (!summary.empty()) {
+    std::cerr << "tensortune: warning: " << summary << "\n";
+  }
+}
+
+ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
+                               const te::Workload& workload,
+                               const std::string& command) {
+  std::string schedule = args.get("schedule", args.has("record") ? "" : "default");
+  if (args.has("record") && args.has("schedule")) {
+    throw UsageError("give either --record or --schedule, not both", command);
+  }
+  bool best = schedule == "best" || args.get("record") == "best";
+  if (!best && !args.has("record")) {
+    return load_schedule(schedule, workload);
+  }
+  if (!args.has("db")) {
+    throw UsageError(std::string(best ? "--schedule best" : "--record") + " needs --db PATH",
+                     command);
+  }
+  database::Database db = database::Database::open(args.get("db"), true);
+  if (!best) {
+    return exact_record(db, args.get("record"), workload);
+  }
+  driver::Compiler compiler(&db, target::Target::parse(args.get("target")));
+  driver::Compiled chosen = compiler.lower_kernel(workload, args.get("workload"));
+  print_driver_warnings(compiler);
+  std::cerr << "tensortune: " << workload.name() << ": using " << chosen.lookup.describe() << "\n";
+  std::string source =
+      chosen.lookup.source == driver::Source::Default ? "default" : chosen.lookup.describe();
+  return ScheduleChoice{chosen.lookup.schedule, source};
+}
+
+}  // namespace tensortune::cli

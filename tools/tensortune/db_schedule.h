@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// Schedules from a tuning database for the kernel commands (show, bench): --schedule best and
+// --record ID|best go through the driver's compile-time lookup, as `tensortune compile` does.
+#pragma once
+
+#include "args.h"
+#include "pipeline.h"
+#include "tensortune/driver/compile.h"
+
+namespace tensortune::cli {
+
+/// The schedule a kernel command uses. `--schedule default|FILE` as pipeline's load_schedule;
+/// `--schedule best` or `--record best` (needs --db PATH): the driver's lookup for the target
+/// as written in --target, with its fallbacks; `--record ID` (needs --db): exactly that record,
+/// a UserError when it is of another workload or its steps do not apply. The database is opened
+/// read-only (a missing file is a UserError). Where the schedule came from and the driver's
+/// warnings are printed on stderr. `command` names the subcommand in usage errors.
+ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
+                               const te::Workload& workload,
+                               const std::string& command);
+
+/// Prints each stale-record warning and the summary of untuned workloads on stderr, each as
+/// "tensortune: warning: ...".
+void print_driver_warnings(const driver::Compiler& compiler);
+
+}  // namespace tensortune::cli
