@@ -303,4 +303,14 @@ double Workload::flop_count() const {
   return total;
 }
 
+int64_t Workload::max_reduction_length() const {
+  int64_t longest = 1;
+  for (const OperationRef& op : ops_) {
+    int64_t length = 1;
+    for (const ir::IterVar& axis : op->reduce_axes()) length *= axis.extent;
+    longest = std::max(longest, length);
+  }
+  return longest;
+}
+
 }  // namespace tensortune::te

@@ -4,6 +4,7 @@
 
 #include "tensortune/te/tensor.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ class Workload {
   std::string key() const;
   /// Floating-point operations of one run (multiply-add = 2; intrinsics count 1).
   double flop_count() const;
+  /// The longest reduction (product of the reduction extents) of any operation; 1 when none.
+  /// Result-check tolerances scale with it.
+  int64_t max_reduction_length() const;
 
  private:
   std::string name_;

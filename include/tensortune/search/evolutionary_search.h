@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Model-guided proposal of candidates: the evaluator that lowers configurations and extracts their
+// features (cached), simulated annealing over the knob space (parallel chains, a falling
+// temperature, early stop) and evolutionary search (population, mutation, crossover).
+#pragma once
+
+#include "tensortune/ir/stmt.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/support/rng.h"
+#include "tensortune/target/target.h"
+#include "tensortune/te/workload.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace tensortune::search {
+
+/// Lowers configurations of one space and extracts their cost-model features, caching the
+/// features by configuration key. A configuration whose steps fail to apply or lower
+/// (ScheduleError) is invalid: it is dropped and counted.
+class CandidateEvaluator {
+ public:
+  CandidateEvaluator(te::Workload workload, const SearchSpace& space, target::Target target);
+
+  /// The features of `config`, or nullptr when it is invalid. The pointer stays valid for the
+  /// evaluator's lifetime.
+  const std::vector<float>* features(const Config& config);
+  /// Lowers `config` (not cached); nullopt when it is invalid.
+  std::optional<ir::LoweredFunc> lower_config(const Config& config) const;
+  /// Lowers explicit steps (a record's); nullopt when they do not apply.
+  std::optional<ir::LoweredFunc> lower_steps(const std::vector<schedule::Step>& steps) const;
+
+  const SearchSpace& space() const { return space_; }
+  const te::Workload& workload() const { return workload_; }
+  int64_t invalid() const { return invalid_; }
+  int64_t evaluated() const { return evaluated_; }
+  /// Seconds spent lowering and extracting features.
+  double seconds() const { return seconds_; }
+
+ private:
+  te::Workload workload_;
+  const SearchSpace& space_;
+  target::Target target_;
+  std::string name_;
+  std::unordered_map<std::string, std::unique_ptr<std::vector<float>>> cache_;
+  int64_t invalid_ = 0, evaluated_ = 0;
+  double seconds_ = 0;
+};
+
+/// Scores of configurations (higher = predicted faster); -infinity for an invalid one.
+using ScoreFn = std::function<std::vector<float>(const std::vector<Config>&)>;
+/// True when the configuration (by SearchSpace::key) was already measured.
+using MeasuredFn = std::function<bool(const std::string& key)>;
+
+struct AnnealingOptions {
+  int chains = 64;
+  int max_steps = 60;
+  /// Stop when the kept top set has not changed for this many steps.
+  int early_stop = 15;
+  double start_temperature = 1.0;
+  double end_temperature = 0.0;
+};
+
+struct EvolutionOptions {
+  int population = 256;
+  int generations = 4;
+  double mutation_probability = 0.85;
+};
+
+/// Simulated annealing from `starts` (topped up with random samples to `chains` points). Returns up
+/// to `count` distinct unmeasured valid configurations, best predicted first.
+std::vector<Config> simulated_annealing(const SearchSpace& space, const ScoreFn& score,
+                                        const MeasuredFn& measured, std::vector<Config> starts,
+                                        size_t count, support::Rng& rng,
+                                        const AnnealingOptions& options = {});
+
+/// Evolutionary search: an initial population of `starts` plus random samples, fitness-
+/// proportional selection, mutation or crossover. Same contract as simulated_annealing.
+std::vector<Config> evolutionary_search(const SearchSpace& space, const ScoreFn& score,
+                                        const MeasuredFn& measured, std::vector<Config> starts,
+                                        size_t count, support::Rng& rng,
+                                        const EvolutionOptions& options = {});
+
+/// Up to `count` distinct unmeasured configurations drawn uniformly (gives up after 50×count
+/// draws when the space is nearly exhausted). `taken` keys are skipped too and extended.
+std::vector<Config> random_unmeasured(const SearchSpace& space, const MeasuredFn& measured,
+                                      std::unordered_set<std::string>& taken, size_t count,
+                                      support::Rng& rng);
+
+}  // namespace tensortune::search

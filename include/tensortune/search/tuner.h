@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuning loop: for each round, the task scheduler picks a workload, the tuner proposes a batch
+// of unmeasured candidates (model + annealing or evolution, random, grid), the measurer builds and
+// times them, the records go to the database in one transaction, and the cost model is retrained.
+#pragma once
+
+#include "tensortune/cost_model/xgboost_model.h"
+#include "tensortune/database/database.h"
+#include "tensortune/measure/measurer.h"
+#include "tensortune/search/evolutionary_search.h"
+#include "tensortune/search/task_scheduler.h"
+#include "tensortune/target/target.h"
+#include "tensortune/te/workload.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tensortune::search {
+
+enum class TunerKind : uint8_t {
+  Xgb,     ///< XGBoost model + simulated annealing (the default)
+  XgbEvo,  ///< XGBoost model + evolutionary search
+  Random,  ///< uniform samples
+  Grid,    ///< the space in grid order
+};
+/// "xgb", "xgb-evo", "random", "grid" and back; UserError on anything else.
+const char* tuner_name(TunerKind kind);
+TunerKind parse_tuner(const std::string& text);
+
+/// One workload to tune.
+struct TuneTask {
+  te::Workload workload;
+  /// The spec it came from ("matmul:M=..."); stored so records can be replayed and transferred.
+  std::string spec;
+  /// The operator ("matmul"); records of other shapes of it are compatible.
+  std::string op;
+  /// How often the workload runs in the model (the task scheduler's weight).
+  double weight = 1.0;
+};
+
+struct TuneOptions {
+  TunerKind tuner = TunerKind::Xgb;
+  /// The job's trial budget over all tasks on this target. Records already in the database count
+  /// towards it, so rerunning a stopped job finishes it and rerunning a finished one measures
+  /// nothing.
+  int64_t trials = 200;
+  int batch_size = 64;
+  uint64_t seed = 0;
+  /// Share of each model-guided batch drawn at random.
+  double eps_greedy = 0.05;
+  /// A task stops after this many trials without a better time (0 = never).
+  int64_t early_stop = 0;
+  TaskSchedulerOptions scheduler;
+  /// Use the "random" cost model instead of XGBoost with annealing/evolution (for comparison).
+  bool random_model = false;
+  /// Warm-start the model from this workload's records (resume) and other workloads' (transfer).
+  bool warm_start = true;
+  bool transfer = true;
+  /// At most this many old records are re-lowered to warm-start the model.
+  int64_t max_warm_start_records = 3000;
+  cost_model::XGBoostOptions xgb;
+  AnnealingOptions annealing;
+  EvolutionOptions evolution;
+  /// Stored in every record.
+  std::string tool_version, git_revision;
+};
+
+/// Seconds spent per phase.
+struct PhaseTimes {
+  double search = 0, features = 0, training = 0, build = 0, run = 0, database = 0;
+  PhaseTimes& operator+=(const PhaseTimes& o);
+};
+
+/// What the progress callback sees after each measured round.
+struct TuneProgress {
+  int task = 0;
+  std::string workload_name;
+  int64_t round = 0;
+  /// Trials so far (records found in the database included) and the budget (TuneOptions::trials).
+  int64_t trials = 0, budget = 0;
+  /// Trials measured by this call so far.
+  int64_t measured = 0;
+  /// This task's trials including records found in the database, and its best so far.
+  int64_t task_trials = 0;
+  double best_seconds = 0, best_gflops = 0;
+  int64_t round_ok = 0, round_errors = 0, round_invalid = 0;
+  double elapsed_seconds = 0;
+  PhaseTimes round_times, total_times;
+};
+
+struct TaskResult {
+  std::string workload_key, workload_name;
+  /// Records of this workload and target found in the database before the run.
+  int64_t resumed = 0;
+  int64_t trials = 0, ok = 0;
+  double best_seconds = 0, best_gflops = 0;
+  int64_t best_record_id = 0;
+  /// (trials of this call when reached, best GFLOP/s) after each improvement.
+  std::vector<std::pair<int64_t, double>> curve;
+};
+
+struct TuneResult {
+  std::vector<TaskResult> tasks;
+  int64_t trials = 0;
+  int64_t run_id = 0;
+  PhaseTimes times;
+  double wall_seconds = 0;
+  /// True when stopped by the stop flag; `stop_reason` also names the measurer's stop rule or an
+  /// exhausted space.
+  bool interrupted = false;
+  std::string stop_reason;
+};
+
+using ProgressFn = std::function<void(const TuneProgress&)>;
+
+/// Tunes `tasks` for `target`, writing every measured candidate to `db` under `target_key` (one
+/// transaction per batch) and never measuring a configuration already stored. `stop`, when set to
+/// true from another thread or a signal handler, ends the run after the batch in flight is saved.
+/// Deterministic for a seed up to measured times. Throws UserError on bad options.
+TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target,
+                const database::TargetKey& target_key, database::Database& db,
+                measure::Measurer& measurer, const TuneOptions& options,
+                const ProgressFn& progress = {}, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace tensortune::search

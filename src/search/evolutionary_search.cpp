@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+// The candidate evaluator (lower + features, cached) and the model-guided proposers: simulated
+// annealing and evolutionary search.
+#include "tensortune/search/evolutionary_search.h"
+
+#include "tensortune/cost_model/features.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/schedule/schedule.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace tensortune::search {
+
+namespace {
+
+constexpr float kInvalid = -std::numeric_limits<float>::infinity();
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The `capacity` best-scored distinct configurations seen; reports whether an insert changed it.
+class TopSet {
+ public:
+  explicit TopSet(size_t capacity) : capacity_(capacity) {}
+  bool offer(const std::string& key, float score, const Config& config) {
+    if (capacity_ == 0 || !std::isfinite(score) || by_key_.count(key) != 0) return false;
+    if (ranked_.size() == capacity_ && score <= ranked_.begin()->first) return false;
+    ranked_.emplace(score, key);
+    by_key_.emplace(key, config);
+    if (ranked_.size() > capacity_) {
+      by_key_.erase(ranked_.begin()->second);
+      ranked_.erase(ranked_.begin());
+    }
+    return true;
+  }
+  std::vector<Config> best_first() const {
+    std::vector<Config> out;
+    for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) out.push_back(by_key_.at(it->second));
+    return out;
+  }
+
+ private:
+  size_t capacity_;
+  std::set<std::pair<float, std::string>> ranked_;
+  std::map<std::string, Config> by_key_;
+};
+
+/// Tops `points` up with random samples to `n`.
+void fill_random(const SearchSpace& space, std::vector<Config>& points, size_t n, support::Rng& rng) {
+  if (points.size() > n) points.resize(n);
+  while (points.size() < n) points.push_back(space.sample(rng));
+}
+
+/// Offers every valid unmeasured point to `top`; true when any entered it.
+bool offer_all(const SearchSpace& space, const MeasuredFn& measured, const std::vector<Config>& points,
+               const std::vector<float>& scores, TopSet& top) {
+  bool changed = false;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!std::isfinite(scores[i])) continue;
+    const std::string key = space.key(points[i]);
+    if (measured(key)) continue;
+    changed = top.offer(key, scores[i], points[i]) || changed;
+  }
+  return changed;
+}
+
+/// The spread of the finite scores (at least a small positive number).
+float score_spread(const std::vector<float>& scores) {
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  for (float s : scores) {
+    if (!std::isfinite(s)) continue;
+    lo = std::min(lo, s);
+    hi = std::max(hi, s);
+  }
+  return hi > lo ? hi - lo : 1.0f;
+}
+
+}  // namespace
+
+CandidateEvaluator::CandidateEvaluator(te::Workload workload, const SearchSpace& space,
+                                       target::Target target)
+    : workload_(std::move(workload)),
+      space_(space),
+      target_(std::move(target)),
+      name_(lower::function_name(workload_)) {}
+
+std::optional<ir::LoweredFunc> CandidateEvaluator::lower_steps(
+    const std::vector<schedule::Step>& steps) const {
+  try {
+    return tensortune::lower::lower(schedule::apply_steps(workload_, steps), target_, name_);
+  } catch (const ScheduleError& e) {
+    TT_LOG(3) << "search: dropped an invalid candidate: " << e.what();
+    return std::nullopt;
+  }
+}
+
+std::optional<ir::LoweredFunc> CandidateEvaluator::lower_config(const Config& config) const {
+  return lower_steps(space_.steps(config));
+}
+
+const std::vector<float>* CandidateEvaluator::features(const Config& config) {
+  std::string key = space_.key(config);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second.get();
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<std::vector<float>> value;
+  if (std::optional<ir::LoweredFunc> func = lower_config(config)) {
+    value = std::make_unique<std::vector<float>>(cost_model::extract_features(*func).vector);
+  } else {
+    ++invalid_;
+  }
+  ++evaluated_;
+  seconds_ += seconds_since(start);
+  return cache_.emplace(std::move(key), std::move(value)).first->second.get();
+}
+
+std::vector<Config> simulated_annealing(const SearchSpace& space, const ScoreFn& score,
+                                        const MeasuredFn& measured, std::vector<Config> starts,
+                                        size_t count, support::Rng& rng,
+                                        const AnnealingOptions& options) {
+  TT_CHECK(options.chains > 0 && options.max_steps >= 0);
+  std::vector<Config> points = std::move(starts);
+  fill_random(space, points, static_cast<size_t>(options.chains), rng);
+  std::vector<float> scores = score(points);
+  TopSet top(count);
+  offer_all(space, measured, points, scores, top);
+  const float scale = score_spread(scores);
+  int unchanged = 0;
+  for (int step = 0; step < options.max_steps; ++step) {
+    const double t = options.start_temperature +
+                     (options.end_temperature - options.start_temperature) * step /
+                         std::max(1, options.max_steps);
+    std::vector<Config> next(points.size());
+    for (size_t i = 0; i < points.size(); ++i) next[i] = space.mutate(points[i], rng);
+    const std::vector<float> next_scores = score(next);
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (!std::isfinite(next_scores[i])) continue;
+      const double delta = (next_scores[i] - scores[i]) / scale;
+      if (!std::isfinite(scores[i]) || delta >= 0 ||
+          (t > 0 && rng.uniform() < std::exp(delta / t))) {
+        points[i] = next[i];
+        scores[i] = next_scores[i];
+      }
+    }
+    unchanged = offer_all(space, measured, next, next_scores, top) ? 0 : unchanged + 1;
+    if (options.early_stop > 0 && unchanged >= options.early_stop) {
+      TT_LOG(2) << "search: annealing stopped early after " << step + 1 << " steps";
+      break;
+    }
+  }
+  return top.best_first();
+}
+
+std::vector<Config> evolutionary_search(const SearchSpace& space, const ScoreFn& score,
+                                        const MeasuredFn& measured, std::vector<Config> starts,
+                                        size_t count, support::Rng& rng,
+                                        const EvolutionOptions& options) {
+  TT_CHECK(options.population > 1 && options.generations >= 0);
+  std::vector<Config> population = std::move(starts);
+  fill_random(space, population, static_cast<size_t>(options.population), rng);
+  std::vector<float> scores = score(population);
+  TopSet top(count);
+  offer_all(space, measured, population, scores, top);
+  for (int gen = 0; gen < options.generations; ++gen) {
+    // Fitness-proportional selection on scores shifted to be positive; invalid points never breed.
+    float lo = std::numeric_limits<float>::infinity();
+    for (float s : scores) {
+      if (std::isfinite(s)) lo = std::min(lo, s);
+    }
+    const float spread = score_spread(scores);
+    std::vector<double> cumulative;
+    double total = 0;
+    for (float s : scores) {
+      total += std::isfinite(s) ? (s - lo) / spread + 0.05 : 0.0;
+      cumulative.push_back(total);
+    }
+    if (total <= 0) break;
+    auto pick = [&]() -> const Config& {
+      const double r = rng.uniform() * total;
+      const size_t i = static_cast<size_t>(
+          std::upper_bound(cumulative.begin(), cumulative.end(), r) - cumulative.begin());
+      return population[std::min(i, population.size() - 1)];
+    };
+    std::vector<Config> children;
+    children.reserve(population.size());
+    for (size_t i = 0; i < population.size(); ++i) {
+      if (rng.uniform() < options.mutation_probability) {
+        children.push_back(space.mutate(pick(), rng));
+      } else {
+        children.push_back(space.crossover(pick(), pick(), rng));
+      }
+    }
+    population = std::move(children);
+    scores = score(population);
+    offer_all(space, measured, population, scores, top);
+  }
+  return top.best_first();
+}
+
+std::vector<Config> random_unmeasured(const SearchSpace& space, const MeasuredFn& measured,
+                                      std::unordered_set<std::string>& taken, size_t count,
+                                      support::Rng& rng) {
+  std::vector<Config> out;
+  for (size_t tries = 0; out.size() < count && tries < 50 * count; ++tries) {
+    Config c = space.sample(rng);
+    std::string key = space.key(c);
+    if (measured(key) || !taken.insert(std::move(key)).second) continue;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace tensortune::search

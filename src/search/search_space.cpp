@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: Apache-2.0
+// The schedule space: sketches from the rules, and the operations the search runs on
+// configurations (sample, enumerate, neighbours, mutate, crossover) and their stable JSON form.
+// The split mutation follows Ansor (OSDI'20, section 5.2): move a factor between tile levels.
+#include "tensortune/search/search_space.h"
+
+#include "sketch_rules.h"
+#include "split_factors.h"
+#include "tensortune/support/error.h"
+
+#include <cmath>
+
+namespace tensortune::search {
+
+const char* knob_kind_name(KnobKind kind) {
+  switch (kind) {
+    case KnobKind::Split:
+      return "split";
+    case KnobKind::Reorder:
+      return "reorder";
+    case KnobKind::ComputeLocation:
+      return "compute_location";
+    case KnobKind::Unroll:
+      return "unroll";
+    case KnobKind::VectorLength:
+      return "vector_length";
+    case KnobKind::Parallel:
+      return "parallel";
+    case KnobKind::Choice:
+      return "choice";
+  }
+  return "?";
+}
+
+namespace {
+
+double sketch_size(const Sketch& sketch) {
+  double n = 1;
+  for (const Knob& k : sketch.knobs) {
+    n *= static_cast<double>(k.choices.size());
+  }
+  return n;
+}
+
+/// Indices of the knobs that have more than one choice.
+std::vector<size_t> movable_knobs(const Sketch& sketch) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < sketch.knobs.size(); ++k) {
+    if (sketch.knobs[k].choices.size() > 1) {
+      out.push_back(k);
+    }
+  }
+  return out;
+}
+
+/// A choice of knob `knob` other than `current`: a moved split factor when possible, else a
+/// neighbouring choice half of the time, else any other.
+int mutate_choice(const Knob& knob, int current, support::Rng& rng) {
+  auto n = static_cast<int>(knob.choices.size());
+  if (knob.kind == KnobKind::Split && rng.uniform() < 0.85) {
+    int moved = detail::move_split_factor(knob.choices, current, rng);
+    if (moved >= 0) {
+      return moved;
+    }
+  }
+  if (rng.uniform() < 0.5) {
+    int step = (current == 0 || (current + 1 < n && rng.uniform_int(0, 1) == 0)) ? 1 : -1;
+    return current + step;
+  }
+  auto other = static_cast<int>(rng.uniform_int(0, n - 2));
+  return other >= current ? other + 1 : other;
+}
+
+support::Json values_json(const std::vector<int64_t>& values) {
+  support::Json array = support::Json::array();
+  for (int64_t v : values) {
+    array.push_back(support::Json(v));
+  }
+  return array;
+}
+
+std::string values_text(const std::vector<int64_t>& values) {
+  if (values.size() == 1) {
+    return std::to_string(values[0]);
+  }
+  std::string text = "[";
+  for (size_t k = 0; k < values.size(); ++k) {
+    text += (k == 0 ? "" : ",") + std::to_string(values[k]);
+  }
+  return text + "]";
+}
+
+}  // namespace
+
+SearchSpace SearchSpace::generate(const te::Workload& workload, const target::Target& target) {
+  SearchSpace space;
+  space.workload_key_ = workload.key();
+  space.sketches_ = detail::generate_sketches(workload, target);
+  TT_CHECK(!space.sketches_.empty()) << "no sketch for workload " << workload.name();
+  return space;
+}
+
+double SearchSpace::size() const {
+  double total = 0;
+  for (const Sketch& s : sketches_) {
+    total += sketch_size(s);
+  }
+  return total;
+}
+
+Config SearchSpace::sample(support::Rng& rng) const {
+  Config config;
+  config.sketch = static_cast<int>(rng.pick(sketches_.size()));
+  for (const Knob& k : sketches_[static_cast<size_t>(config.sketch)].knobs) {
+    config.choice.push_back(static_cast<int>(rng.pick(k.choices.size())));
+  }
+  return config;
+}
+
+std::vector<Config> SearchSpace::enumerate(double offset, size_t limit) const {
+  std::vector<Config> out;
+  double skip = std::floor(std::max(offset, 0.0));
+  for (size_t s = 0; s < sketches_.size() && out.size() < limit; ++s) {
+    double n = sketch_size(sketches_[s]);
+    if (skip >= n) {
+      skip -= n;
+      continue;
+    }
+    const std::vector<Knob>& knobs = sketches_[s].knobs;
+    Config config{static_cast<int>(s), std::vector<int>(knobs.size(), 0)};
+    double rest = skip;  // mixed-radix digits, last knob fastest
+    for (size_t k = knobs.size(); k-- > 0;) {
+      auto radix = static_cast<double>(knobs[k].choices.size());
+      config.choice[k] = static_cast<int>(std::fmod(rest, radix));
+      rest = std::floor(rest / radix);
+    }
+    skip = 0;
+    while (out.size() < limit) {
+      out.push_back(config);
+      size_t k = knobs.size();
+      while (k > 0 && ++config.choice[k - 1] == static_cast<int>(knobs[k - 1].choices.size())) {
+        config.choice[--k] = 0;
+      }
+      if (k == 0) {
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Config> SearchSpace::neighbours(const Config& config) const {
+  const Sketch& sketch = checked(config);
+  std::vector<Config> out;
+  for (size_t k = 0; k < sketch.knobs.size(); ++k) {
+    for (int delta : {-1, 1}) {
+      int c = config.choice[k] + delta;
+      if (c >= 0 && c < static_cast<int>(sketch.knobs[k].choices.size())) {
+        Config next = config;
+        next.choice[k] = c;
+        out.push_back(next);
+      }
+    }
+  }
+  return out;
+}
+
+Config SearchSpace::mutate(const Config& config, support::Rng& rng) const {
+  const Sketch& sketch = checked(config);
+  std::vector<size_t> movable = movable_knobs(sketch);
+  if (movable.empty()) {
+    return config;
+  }
+  Config next = config;
+  int changes = movable.size() > 1 && rng.uniform() < 0.25 ? 2 : 1;
+  for (int n = 0; n < changes; ++n) {
+    size_t k = movable[rng.pick(movable.size())];
+    next.choice[k] = mutate_choice(sketch.knobs[k], next.choice[k], rng);
+  }
+  if (next == config) {  // the second change undid the first
+    size_t k = movable[rng.pick(movable.size())];
+    next.choice[k] = mutate_choice(sketch.knobs[k], next.choice[k], rng);
+  }
+  return next;
+}
+
+Config SearchSpace::crossover(const Config& a, const Config& b, support::Rng& rng) const {
+  checked(a);
+  checked(b);
+  if (a.sketch != b.sketch) {
+    return a;
+  }
+  Config child = a;
+  for (size_t k = 0; k < child.choice.size(); ++k) {
+    child.choice[k] = rng.uniform_int(0, 1) == 0 ? a.choice[k] : b.choice[k];
+  }
+  return child;
+}
+
+const Sketch& SearchSpace::checked(const Config& config) const {
+  TT_CHECK(config.sketch >= 0 && config.sketch < static_cast<int>(sketches_.size()))
+      << "config names sketch " << config.sketch << " of " << sketches_.size();
+  const Sketch& sketch = sketches_[static_cast<size_t>(config.sketch)];
+  TT_CHECK(config.choice.size() == sketch.knobs.size())
+      << "config has " << config.choice.size() << " choices for " << sketch.knobs.size()
+      << " knobs of sketch '" << sketch.name << "'";
+  for (size_t k = 0; k < sketch.knobs.size(); ++k) {
+    int c = config.choice[k];
+    TT_CHECK(c >= 0 && c < static_cast<int>(sketch.knobs[k].choices.size()))
+        << "choice " << c << " out of range for knob '" << sketch.knobs[k].name << "'";
+  }
+  return sketch;
+}
+
+std::vector<schedule::Step> SearchSpace::steps(const Config& config) const {
+  const Sketch& sketch = checked(config);
+  detail::Values values;
+  for (size_t k = 0; k < sketch.knobs.size(); ++k) {
+    values.push_back(sketch.knobs[k].choices[static_cast<size_t>(config.choice[k])]);
+  }
+  return sketch.build(values);
+}
+
+support::Json SearchSpace::to_json(const Config& config) const {
+  const Sketch& sketch = checked(config);
+  support::Json knobs = support::Json::object();
+  for (size_t k = 0; k < sketch.knobs.size(); ++k) {
+    knobs[sketch.knobs[k].name] =
+        values_json(sketch.knobs[k].choices[static_cast<size_t>(config.choice[k])]);
+  }
+  support::Json json = support::Json::object();
+  json["sketch"] = support::Json(sketch.name);
+  json["knobs"] = std::move(knobs);
+  return json;
+}
+
+Config SearchSpace::from_json(const support::Json& json) const {
+  const std::string& name = json.at("sketch").as_string("configuration field 'sketch'");
+  Config config;
+  config.sketch = -1;
+  for (size_t s = 0; s < sketches_.size(); ++s) {
+    config.sketch = sketches_[s].name == name ? static_cast<int>(s) : config.sketch;
+  }
+  TT_USER_CHECK(config.sketch >= 0)
+      << "configuration: unknown sketch '" << name << "' for workload " << workload_key_;
+  const Sketch& sketch = sketches_[static_cast<size_t>(config.sketch)];
+  const support::Json::Object& knobs = json.at("knobs").as_object("configuration field 'knobs'");
+  for (const auto& [knob_name, value] : knobs) {
+    bool known = false;
+    for (const Knob& k : sketch.knobs) {
+      known = known || k.name == knob_name;
+    }
+    TT_USER_CHECK(known) << "configuration: sketch '" << name << "' has no knob '" << knob_name
+                         << "'";
+  }
+  for (const Knob& k : sketch.knobs) {
+    auto it = knobs.find(k.name);
+    TT_USER_CHECK(it != knobs.end())
+        << "configuration: knob '" << k.name << "' of sketch '" << name << "' is missing";
+    std::vector<int64_t> values;
+    for (const support::Json& v : it->second.as_array("configuration knob value")) {
+      values.push_back(v.as_int("configuration knob value"));
+    }
+    int found = -1;
+    for (size_t c = 0; c < k.choices.size() && found < 0; ++c) {
+      found = k.choices[c] == values ? static_cast<int>(c) : -1;
+    }
+    TT_USER_CHECK(found >= 0) << "configuration: value " << values_text(values) << " of knob '"
+                              << k.name << "' is not one of its " << k.choices.size() << " choices";
+    config.choice.push_back(found);
+  }
+  return config;
+}
+
+std::string SearchSpace::key(const Config& config) const {
+  return to_json(config).dump();
+}
+
+std::string SearchSpace::describe(const Config& config) const {
+  const Sketch& sketch = checked(config);
+  std::string text = sketch.name;
+  for (size_t k = 0; k < sketch.knobs.size(); ++k) {
+    text += " " + sketch.knobs[k].name + "=" +
+            values_text(sketch.knobs[k].choices[static_cast<size_t>(config.choice[k])]);
+  }
+  return text;
+}
+
+}  // namespace tensortune::search

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to src/search: the CPU sketch rules. The compute DAG is analysed once (which stages
+// reduce, which have data reuse, who reads whom); a sketch is a list of stage plans, one per
+// compute stage (inline, generic, multi-level tiling), each owning its knobs and emitting its
+// schedule steps for chosen knob values.
+#pragma once
+
+#include "tensortune/schedule/loop_state.h"
+#include "tensortune/schedule/step.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/target/target.h"
+#include "tensortune/te/workload.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tensortune::search::detail {
+
+using Values = std::vector<std::vector<int64_t>>;
+using Steps = std::vector<schedule::Step>;
+
+/// What the rules read from the compute DAG about one compute stage.
+struct StageInfo {
+  std::string name;
+  te::OperationRef op;
+  bool is_output = false;
+  bool is_reduction = false;
+  /// A reduction with an input read that misses some data-parallel axis (matmul, conv, dense):
+  /// it gets multi-level tiling.
+  bool has_reuse = false;
+  std::vector<schedule::Iter> data_axes;
+  std::vector<schedule::Iter> reduce_axes;
+  /// Compute stages reading this one, in stage order.
+  std::vector<std::string> consumers;
+  /// Inputs worth packing into a local copy inside the tiled nest (reuse stages only): read once,
+  /// the last index uses the last data-parallel axis, an index uses a reduction axis, and some
+  /// data-parallel axis is unused (so the copy is reused across it). B of a matmul.
+  std::vector<std::string> packable;
+};
+
+/// The analysed compute DAG.
+struct DagInfo {
+  /// Compute stages, producers before consumers.
+  std::vector<StageInfo> stages;
+  /// Axis names of every stage's copy made by cache_read (placeholders included).
+  std::vector<std::pair<std::string, std::vector<std::string>>> copy_axes;
+
+  const StageInfo* find(const std::string& name) const;
+  bool is_placeholder(const std::string& name) const;
+  const std::vector<std::string>& copy_axis_names(const std::string& name) const;
+};
+
+/// Analyses `workload`'s compute DAG.
+DagInfo analyse(const te::Workload& workload);
+
+/// The element-wise stages after reuse stage `stage` up to the output: E1 (its sole consumer,
+/// reading it element-wise), E2 (E1's sole consumer, reading E1 element-wise), ..., En (an
+/// output). Empty when the stage has no such chain (or is itself an output).
+std::vector<std::string> epilogue_chain(const DagInfo& dag, const StageInfo& stage);
+
+/// A knob of a sketch under construction, or a fixed value when there is only one choice (such a
+/// knob is left out of the sketch).
+struct KnobSlot {
+  int index = -1;
+  std::vector<int64_t> fixed;
+  /// The chosen value in `values`.
+  const std::vector<int64_t>& of(const Values& values) const {
+    return index < 0 ? fixed : values[static_cast<size_t>(index)];
+  }
+  int64_t one(const Values& values) const { return of(values).at(0); }
+};
+
+/// Collects the knobs of a sketch while its plans are built.
+class KnobTable {
+ public:
+  /// Adds a knob (UserError-free: names are made unique by the rules); a single choice gives a
+  /// fixed slot and no knob.
+  KnobSlot add(std::string name, KnobKind kind, std::vector<std::vector<int64_t>> choices);
+  /// Single-value choices {v} for each v of `values`.
+  KnobSlot add_values(std::string name, KnobKind kind, const std::vector<int64_t>& values);
+  std::vector<Knob> take() { return std::move(knobs_); }
+
+ private:
+  std::vector<Knob> knobs_;
+};
+
+/// The steps a sketch emits are grouped by phase: cache stages first (cache_write, then
+/// cache_read), then inlining, then the loop steps of each stage, consumers before producers.
+enum class Phase : uint8_t { CacheWrite, CacheRead, Inline, Loops };
+
+/// The schedule of one compute stage (or of a tiled group of stages) within a sketch.
+class StagePlan {
+ public:
+  virtual ~StagePlan();
+  /// Appends this plan's steps of `phase` for the chosen `values` (one per knob of the sketch).
+  virtual void emit(Phase phase, const Values& values, Steps& out) const = 0;
+  /// How many loops the plan offers producers to be computed at (fixed for the sketch).
+  virtual int num_attach_points() const { return 0; }
+  /// The stage producers attach to.
+  virtual std::string attach_stage() const { return {}; }
+  /// The axis of attach point `level` (1 .. num_attach_points()) for `values`.
+  virtual std::string attach_axis(const Values& values, int level) const;
+};
+
+using PlanRef = std::shared_ptr<const StagePlan>;
+
+/// The unroll budgets an Unroll knob offers (0 = none).
+const std::vector<int64_t>& unroll_choices();
+
+/// compute_inline of `stage`.
+PlanRef make_inline_plan(const std::string& stage);
+
+/// The generic rule: vectorize the innermost data-parallel axis (a VectorLength knob), fuse outer
+/// data-parallel axes into a parallel loop (a Parallel knob), an Unroll knob, and, when
+/// `consumer` is given, a ComputeLocation knob (0 = root, else one of its attach points).
+PlanRef make_generic_plan(const StageInfo& stage, const PlanRef& consumer, KnobTable& knobs);
+
+/// How a reuse stage is tiled.
+enum class TileVariant : uint8_t { Plain, CacheWrite, Fused };
+
+/// Multi-level tiling "S S R S R S" of a reuse stage (Ansor's CPU rule).
+struct TileSpec {
+  const StageInfo* stage = nullptr;
+  TileVariant variant = TileVariant::Plain;
+  /// CacheWrite / Fused: the outer stage keeps the tile levels 0 .. level-1 and the inner stage is
+  /// computed at its last level-(level-1) loop (2: at S1, 3: at S2).
+  int level = 2;
+  /// Fused: the epilogue chain E1..En (En the output, the outer stage).
+  std::vector<const StageInfo*> chain;
+  /// Inputs packed into a local copy (cache_read), each with a ComputeLocation knob.
+  std::vector<std::string> packs;
+};
+
+PlanRef make_tile_plan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs);
+
+/// The level names of `axis` split into inner factors `inner` (outer first): "a" (none),
+/// "a.o", "a.i.o", ..., "a.i.i"; and the splits that make them.
+std::vector<std::string> level_names(const std::string& axis, size_t num_inner);
+void emit_split_chain(const std::string& stage,
+                      const std::string& axis,
+                      const std::vector<int64_t>& inner,
+                      Steps& out);
+
+/// Every sketch of `workload` for a CPU `target` (the rules' combinations of tiling variants and
+/// optional inlining, at most kMaxSketches).
+std::vector<Sketch> generate_sketches(const te::Workload& workload, const target::Target& target);
+
+inline constexpr size_t kMaxSketches = 32;
+
+}  // namespace tensortune::search::detail

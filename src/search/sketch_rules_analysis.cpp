@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+// The DAG analysis the sketch rules read (Ansor's AccessAnalyzer, reduced to what the CPU rules
+// need): reductions, data reuse, packable inputs, element-wise epilogue chains.
+#include "sketch_rules.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/support/error.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+namespace tensortune::search::detail {
+namespace {
+
+/// One read of a buffer: the variables each index uses.
+struct Read {
+  ir::Buffer buffer;
+  std::vector<ir::Expr> indices;
+  std::vector<std::set<const ir::ExprNode*>> vars;  // per index
+};
+
+std::vector<Read> reads_of(const te::Operation& op) {
+  std::vector<Read> reads;
+  ir::post_order_visit(op.body, [&](const ir::Expr& e) {
+    const auto* load = e.as<ir::Load>();
+    if (load == nullptr) {
+      return;
+    }
+    Read read{load->buffer, load->indices, {}};
+    for (const ir::Expr& index : load->indices) {
+      std::set<const ir::ExprNode*> used;
+      ir::post_order_visit(index, [&](const ir::Expr& x) {
+        if (x.as<ir::VarNode>() != nullptr) {
+          used.insert(x.get());
+        }
+      });
+      read.vars.push_back(std::move(used));
+    }
+    reads.push_back(std::move(read));
+  });
+  return reads;
+}
+
+bool uses_any(const std::set<const ir::ExprNode*>& used, const std::vector<ir::IterVar>& axes) {
+  return std::any_of(axes.begin(), axes.end(),
+                     [&](const ir::IterVar& a) { return used.count(a.var.get()) != 0; });
+}
+
+/// How many of `axes` the read's indices use.
+size_t axes_used(const Read& read, const std::vector<ir::IterVar>& axes) {
+  size_t n = 0;
+  for (const ir::IterVar& a : axes) {
+    bool found = false;
+    for (const auto& used : read.vars) {
+      found = found || used.count(a.var.get()) != 0;
+    }
+    n += found ? 1 : 0;
+  }
+  return n;
+}
+
+std::string producer_name(const te::Operation& op, const ir::Buffer& buffer) {
+  for (const te::OperationRef& input : op.inputs) {
+    if (input->output.same_as(buffer)) {
+      return input->name;
+    }
+  }
+  return buffer.name();
+}
+
+void analyse_reuse(StageInfo& info) {
+  const te::Operation& op = *info.op;
+  std::vector<ir::IterVar> reduce = op.reduce_axes();
+  std::vector<Read> reads = reads_of(op);
+  for (const Read& r : reads) {
+    info.has_reuse = info.has_reuse || axes_used(r, op.axes) < op.axes.size();
+  }
+  if (!info.has_reuse) {
+    return;
+  }
+  for (const Read& r : reads) {
+    size_t same = std::count_if(reads.begin(), reads.end(),
+                                [&](const Read& o) { return o.buffer.same_as(r.buffer); });
+    bool last_is_vector_axis = !r.vars.empty() && r.vars.back().count(op.axes.back().var.get());
+    bool reads_reduction = std::any_of(r.vars.begin(), r.vars.end(),
+                                       [&](const auto& u) { return uses_any(u, reduce); });
+    if (same == 1 && last_is_vector_axis && reads_reduction &&
+        axes_used(r, op.axes) < op.axes.size()) {
+      info.packable.push_back(producer_name(op, r.buffer));
+    }
+  }
+}
+
+/// Whether `consumer` reads `producer` only at its own axes, in order, with equal shapes.
+bool reads_elementwise(const StageInfo& consumer, const StageInfo& producer) {
+  const te::Operation& op = *consumer.op;
+  if (op.output.shape() != producer.op->output.shape()) {
+    return false;
+  }
+  bool any = false;
+  for (const Read& r : reads_of(op)) {
+    if (!r.buffer.same_as(producer.op->output)) {
+      continue;
+    }
+    any = true;
+    for (size_t d = 0; d < r.indices.size(); ++d) {
+      if (d >= op.axes.size() || !r.indices[d].same_as(op.axes[d].var)) {
+        return false;
+      }
+    }
+  }
+  return any;
+}
+
+std::vector<std::string> placeholder_copy_names(size_t ndim) {
+  static constexpr std::array<const char*, 6> kLetters = {"i", "j", "k", "l", "m", "n"};
+  std::vector<std::string> names;
+  for (size_t d = 0; d < ndim; ++d) {
+    names.push_back(d < kLetters.size() ? std::string(kLetters[d]) : "a" + std::to_string(d));
+  }
+  return names;
+}
+
+}  // namespace
+
+const StageInfo* DagInfo::find(const std::string& name) const {
+  for (const StageInfo& s : stages) {
+    if (s.name == name) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+bool DagInfo::is_placeholder(const std::string& name) const {
+  return find(name) == nullptr;
+}
+
+const std::vector<std::string>& DagInfo::copy_axis_names(const std::string& name) const {
+  for (const auto& entry : copy_axes) {
+    if (entry.first == name) {
+      return entry.second;
+    }
+  }
+  TT_CHECK(false) << "no stage '" << name << "' in the analysed workload";
+  static const std::vector<std::string> kNone;
+  return kNone;
+}
+
+DagInfo analyse(const te::Workload& workload) {
+  schedule::LoopState state(workload);
+  DagInfo dag;
+  for (const schedule::Stage& stage : state.stages()) {
+    if (stage.is_placeholder()) {
+      dag.copy_axes.emplace_back(stage.name,
+                                 placeholder_copy_names(stage.op->output.shape().size()));
+      continue;
+    }
+    StageInfo info;
+    info.name = stage.name;
+    info.op = stage.op;
+    info.is_output = stage.is_output;
+    info.is_reduction = stage.op->reduce() != nullptr;
+    for (const schedule::Iter& it : stage.root_iters) {
+      (it.kind == ir::IterKind::Reduce ? info.reduce_axes : info.data_axes).push_back(it);
+    }
+    info.consumers = state.consumers(stage.name);
+    if (info.is_reduction && !info.data_axes.empty()) {
+      analyse_reuse(info);
+    }
+    std::vector<std::string> names;
+    for (const schedule::Iter& it : info.data_axes) {
+      names.push_back(it.name);
+    }
+    dag.copy_axes.emplace_back(stage.name, names);
+    dag.stages.push_back(std::move(info));
+  }
+  return dag;
+}
+
+std::vector<std::string> epilogue_chain(const DagInfo& dag, const StageInfo& stage) {
+  std::vector<std::string> chain;
+  const StageInfo* current = &stage;
+  while (!current->is_output) {
+    if (current->consumers.size() != 1) {
+      return {};
+    }
+    const StageInfo* next = dag.find(current->consumers[0]);
+    if (next == nullptr || next->is_reduction || !reads_elementwise(*next, *current)) {
+      return {};
+    }
+    chain.push_back(next->name);
+    current = next;
+  }
+  return chain;
+}
+
+}  // namespace tensortune::search::detail

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: Apache-2.0
+// Multi-level tiling of a stage with data reuse, Ansor's CPU structure "S S R S R S" (OSDI'20,
+// section 4.1, rules 3-5): every data-parallel axis split into 4 levels, every reduction axis
+// into 2, ordered S0 S1 R0 S2 R1 S3; parallel outer tiles, vectorized innermost tile, auto-unroll.
+// Variants: a local accumulator (cache_write) or the element-wise epilogue (bias, relu, gelu)
+// as the outer stage keeping levels 0 .. L-1, the reduction computed at its level L-1 tile; and
+// packing of an input panel (cache_read, like the hand-written matmul kernels' packed B).
+#include "sketch_rules.h"
+#include "split_factors.h"
+#include "tensortune/support/error.h"
+
+namespace tensortune::search::detail {
+
+std::vector<std::string> level_names(const std::string& axis, size_t num_inner) {
+  std::vector<std::string> names;
+  std::string prefix = axis;
+  for (size_t k = 0; k < num_inner; ++k) {
+    names.push_back(prefix + ".o");
+    prefix += ".i";
+  }
+  names.push_back(prefix);
+  return names;
+}
+
+void emit_split_chain(const std::string& stage,
+                      const std::string& axis,
+                      const std::vector<int64_t>& inner,
+                      Steps& out) {
+  std::string prefix = axis;
+  for (size_t k = 0; k < inner.size(); ++k) {
+    int64_t factor = 1;
+    for (size_t r = k; r < inner.size(); ++r) {
+      factor *= inner[r];
+    }
+    out.emplace_back(schedule::Split{stage, prefix, factor, false});
+    prefix += ".i";
+  }
+}
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& f, size_t from) {
+  int64_t p = 1;
+  for (size_t k = from; k < f.size(); ++k) {
+    p *= f[k];
+  }
+  return p;
+}
+
+std::string join_fused(const std::vector<std::string>& loops, int64_t count) {
+  std::string fused;
+  for (int64_t n = 0; n < count; ++n) {
+    fused += (n == 0 ? "" : "@") + loops[static_cast<size_t>(n)];
+  }
+  return fused;
+}
+
+std::vector<std::string> axis_names(const StageInfo& stage) {
+  std::vector<std::string> names;
+  for (const schedule::Iter& it : stage.data_axes) {
+    names.push_back(it.name);
+  }
+  return names;
+}
+
+/// The splits of the vectorized axis whose innermost factor (the vector length) is a power of two
+/// or a multiple of 16: LLVM legalizes other widths (28, 56 lanes) into slow code.
+std::vector<std::vector<int64_t>> vector_friendly(
+    const std::vector<std::vector<int64_t>>& choices) {
+  std::vector<std::vector<int64_t>> kept;
+  for (const std::vector<int64_t>& c : choices) {
+    int64_t v = c.back();
+    if ((v & (v - 1)) == 0 || v % 16 == 0) {
+      kept.push_back(c);
+    }
+  }
+  return kept;
+}
+
+class TilePlan final : public StagePlan {
+ public:
+  TilePlan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs)
+      : c_(spec.stage->name), variant_(spec.variant), level_(spec.level) {
+    const StageInfo& c = *spec.stage;
+    data_ = axis_names(c);
+    for (const schedule::Iter& it : c.reduce_axes) {
+      reduce_.push_back(it.name);
+    }
+    x_ = variant_ == TileVariant::CacheWrite ? c_ + ".local" : c_;
+    if (variant_ == TileVariant::CacheWrite) {
+      outer_ = {c_, data_};
+    } else if (variant_ == TileVariant::Fused) {
+      TT_CHECK(!spec.chain.empty()) << "fused tiling of '" << c_ << "' without an epilogue";
+      for (const StageInfo* e : spec.chain) {
+        middle_.emplace_back(e->name, axis_names(*e));
+      }
+      outer_ = middle_.back();
+      middle_.pop_back();
+    }
+    for (size_t d = 0; d < c.data_axes.size(); ++d) {
+      const schedule::Iter& it = c.data_axes[d];
+      std::vector<std::vector<int64_t>> choices = split_choices(it.extent, 3);
+      if (d + 1 == c.data_axes.size()) {
+        choices = vector_friendly(choices);
+      }
+      data_split_.push_back(
+          knobs.add(c_ + "." + it.name + ".split", KnobKind::Split, std::move(choices)));
+    }
+    for (const schedule::Iter& it : c.reduce_axes) {
+      reduce_split_.push_back(knobs.add(c_ + "." + it.name + ".split", KnobKind::Split,
+                                        split_choices(it.extent, 1, kMaxReductionFactor)));
+    }
+    order_ =
+        knobs.add_values(c_ + ".order", KnobKind::Reorder,
+                         data_.size() >= 2 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0});
+    std::vector<int64_t> counts;
+    for (size_t p = 0; p <= data_.size(); ++p) {
+      counts.push_back(static_cast<int64_t>(p));
+    }
+    parallel_ = knobs.add_values(c_ + ".parallel", KnobKind::Parallel, counts);
+    unroll_ = knobs.add_values(c_ + ".unroll", KnobKind::Unroll, unroll_choices());
+    size_t candidates = attached() ? 1 : data_.size() + 1;
+    for (const std::string& input : spec.packs) {
+      std::vector<int64_t> at;
+      for (size_t k = 0; k <= candidates; ++k) {
+        at.push_back(static_cast<int64_t>(k));
+      }
+      Pack pack{input, input + ".local", dag.copy_axis_names(input), {}};
+      pack.at = knobs.add_values(pack.stage + ".at", KnobKind::ComputeLocation, at);
+      packs_.push_back(std::move(pack));
+    }
+  }
+
+  void emit(Phase phase, const Values& v, Steps& out) const override {
+    if (phase == Phase::CacheWrite && variant_ == TileVariant::CacheWrite) {
+      out.emplace_back(schedule::CacheWrite{c_, ir::MemoryScope::Local});
+    }
+    for (const Pack& pack : packs_) {
+      if (phase == Phase::CacheRead && pack.at.one(v) > 0) {
+        out.emplace_back(schedule::CacheRead{pack.input, ir::MemoryScope::Local, {x_}});
+      }
+    }
+    if (phase != Phase::Loops) {
+      return;
+    }
+    if (attached()) {
+      emit_outer(v, out);
+      std::string target = outer_.first;
+      std::string axis = level_names(outer_.second.back(), 3)[static_cast<size_t>(level_ - 1)];
+      for (size_t k = middle_.size(); k-- > 0;) {
+        emit_middle(v, middle_[k], target, axis, out);
+        target = middle_[k].first;
+        axis = middle_[k].second[0] + ".o";
+      }
+      out.emplace_back(schedule::ComputeAt{x_, target, axis});
+    }
+    emit_inner(v, out);
+    for (const Pack& pack : packs_) {
+      emit_pack(v, pack, out);
+    }
+  }
+
+  int num_attach_points() const override { return 2; }
+  std::string attach_stage() const override { return x_; }
+  std::string attach_axis(const Values& v, int level) const override {
+    if (!attached()) {
+      if (level == 1) {
+        return s0_loop(v, static_cast<int64_t>(data_.size()));
+      }
+      return level_names(data_.back(), 3)[1];
+    }
+    if (level == 1 || level_ == 3) {
+      return reduce_.back() + (level == 1 ? ".o" : ".i");
+    }
+    return level_names(data_.back(), 1)[0];
+  }
+
+ private:
+  struct Pack {
+    std::string input, stage;
+    std::vector<std::string> axes;
+    KnobSlot at;
+  };
+  using NamedAxes = std::pair<std::string, std::vector<std::string>>;
+
+  bool attached() const { return variant_ != TileVariant::Plain; }
+  const std::vector<int64_t>& factors(const Values& v, size_t d) const {
+    return data_split_[d].of(v);
+  }
+  int64_t vector_length(const Values& v) const { return factors(v, data_.size() - 1)[2]; }
+
+  /// The root stage's (X or the outer stage's) level-0 loops in the order the knob picks.
+  std::vector<std::string> s0_loops(const Values& v, const std::vector<std::string>& axes) const {
+    std::vector<std::string> loops;
+    size_t n = axes.size();
+    for (size_t k = 0; k < n; ++k) {
+      size_t d = order_.one(v) == 0 ? k : (k + n - 1) % n;
+      loops.push_back(axes[d] + ".o");
+    }
+    return loops;
+  }
+  /// The loop at position `pos` (1-based) of the root stage's S0 loops, or the fused parallel
+  /// loop containing it.
+  std::string s0_loop(const Values& v, int64_t pos) const {
+    std::vector<std::string> loops = s0_loops(v, attached() ? outer_.second : data_);
+    int64_t p = parallel_.one(v);
+    return p >= 2 && pos <= p ? join_fused(loops, p) : loops[static_cast<size_t>(pos - 1)];
+  }
+
+  /// Fuse + parallel of the first S0 loops, then the unroll pragma on the outermost loop.
+  void emit_root_annotations(const Values& v,
+                             const std::string& stage,
+                             const std::vector<std::string>& axes,
+                             Steps& out) const {
+    std::vector<std::string> loops = s0_loops(v, axes);
+    int64_t p = parallel_.one(v);
+    if (p >= 2) {
+      out.emplace_back(
+          schedule::Fuse{stage, std::vector<std::string>(loops.begin(), loops.begin() + p)});
+    }
+    std::string first = p >= 2 ? join_fused(loops, p) : loops[0];
+    if (p >= 1) {
+      out.emplace_back(schedule::Annotate{stage, first, ir::ForKind::Parallel});
+    }
+    if (unroll_.one(v) > 0) {
+      out.emplace_back(schedule::PragmaUnroll{stage, first, unroll_.one(v)});
+    }
+  }
+
+  /// The outer stage: levels 0 .. L-1 of each axis, then the rest of the tile (the last axis
+  /// keeps all four levels so its innermost level is the vector).
+  void emit_outer(const Values& v, Steps& out) const {
+    const auto& [stage, axes] = outer_;
+    size_t n = axes.size();
+    auto l = static_cast<size_t>(level_);
+    std::vector<std::vector<std::string>> names(n);
+    for (size_t d = 0; d < n; ++d) {
+      const std::vector<int64_t>& f = factors(v, d);
+      std::vector<int64_t> inner(f.begin(), f.end());
+      if (d + 1 < n) {
+        inner.resize(l - 1);
+        inner.push_back(product(f, l - 1));
+      }
+      emit_split_chain(stage, axes[d], inner, out);
+      names[d] = level_names(axes[d], inner.size());
+    }
+    std::vector<std::string> order = s0_loops(v, axes);
+    for (size_t level = 1; level <= 3; ++level) {
+      for (size_t d = 0; d < n; ++d) {
+        if (level < l || (level >= l && d + 1 == n) || (level == l && d + 1 < n)) {
+          order.push_back(names[d][level]);
+        }
+      }
+    }
+    out.emplace_back(schedule::Reorder{stage, order});
+    if (vector_length(v) > 1) {
+      out.emplace_back(schedule::Annotate{stage, names[n - 1][3], ir::ForKind::Vectorized});
+    }
+    emit_root_annotations(v, stage, axes, out);
+  }
+
+  /// A middle epilogue stage: computed at `target`'s `axis` for the whole tile (its first axis
+  /// split by the tile extent so producers can attach outside its loops), last axis vectorized.
+  void emit_middle(const Values& v,
+                   const NamedAxes& e,
+                   const std::string& target,
+                   const std::string& axis,
+                   Steps& out) const {
+    const auto& [stage, axes] = e;
+    out.emplace_back(schedule::ComputeAt{stage, target, axis});
+    out.emplace_back(schedule::Split{stage, axes[0], product(factors(v, 0), level_ - 1), false});
+    std::string last = axes.size() == 1 ? axes[0] + ".i" : axes.back();
+    if (vector_length(v) > 1) {
+      out.emplace_back(schedule::Split{stage, last, vector_length(v), false});
+      out.emplace_back(schedule::Annotate{stage, last + ".i", ir::ForKind::Vectorized});
+    }
+  }
+
+  /// The reduction stage X: all levels at the root, or levels L .. 3 inside the outer stage.
+  void emit_inner(const Values& v, Steps& out) const {
+    size_t first = attached() ? static_cast<size_t>(level_) : 0;
+    size_t n = data_.size();
+    std::vector<std::vector<std::string>> names(n);  // index: level - first
+    for (size_t d = 0; d < n; ++d) {
+      const std::vector<int64_t>& f = factors(v, d);
+      std::vector<int64_t> inner(f.begin() + static_cast<std::ptrdiff_t>(first), f.end());
+      emit_split_chain(x_, data_[d], inner, out);
+      names[d] = level_names(data_[d], inner.size());
+    }
+    for (size_t r = 0; r < reduce_.size(); ++r) {
+      emit_split_chain(x_, reduce_[r], reduce_split_[r].of(v), out);
+    }
+    std::vector<std::string> order = attached() ? std::vector<std::string>{} : s0_loops(v, data_);
+    auto add_level = [&](size_t level) {
+      for (size_t d = 0; level >= first && d < n; ++d) {
+        order.push_back(names[d][level - first]);
+      }
+    };
+    auto add_reduce = [&](const char* suffix) {
+      for (const std::string& r : reduce_) {
+        order.push_back(r + suffix);
+      }
+    };
+    add_level(1);
+    add_reduce(".o");
+    add_level(2);
+    add_reduce(".i");
+    add_level(3);
+    out.emplace_back(schedule::Reorder{x_, order});
+    if (vector_length(v) > 1) {
+      out.emplace_back(schedule::Annotate{x_, names[n - 1].back(), ir::ForKind::Vectorized});
+    }
+    if (!attached()) {
+      emit_root_annotations(v, x_, data_, out);
+    }
+  }
+
+  void emit_pack(const Values& v, const Pack& pack, Steps& out) const {
+    int64_t at = pack.at.one(v);
+    if (at == 0) {
+      return;
+    }
+    auto n = static_cast<int64_t>(data_.size());
+    std::string axis = attached() || at > n ? reduce_.back() + ".o" : s0_loop(v, at);
+    out.emplace_back(schedule::ComputeAt{pack.stage, x_, axis});
+    if (vector_length(v) > 1) {
+      out.emplace_back(schedule::Split{pack.stage, pack.axes.back(), vector_length(v), false});
+      out.emplace_back(
+          schedule::Annotate{pack.stage, pack.axes.back() + ".i", ir::ForKind::Vectorized});
+    }
+  }
+
+  std::string c_, x_;
+  TileVariant variant_;
+  int level_;
+  std::vector<std::string> data_, reduce_;
+  NamedAxes outer_;
+  std::vector<NamedAxes> middle_;  // E1 .. E(n-1)
+  std::vector<KnobSlot> data_split_, reduce_split_;
+  KnobSlot order_, parallel_, unroll_;
+  std::vector<Pack> packs_;
+};
+
+}  // namespace
+
+PlanRef make_tile_plan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs) {
+  return std::make_shared<TilePlan>(spec, dag, knobs);
+}
+
+}  // namespace tensortune::search::detail

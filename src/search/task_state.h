@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to search/: the state the tuning loop keeps per task (its space, evaluator, what was
+// measured, its best configurations) and the samples the cost model trains on.
+#pragma once
+
+#include "tensortune/cost_model/cost_model.h"
+#include "tensortune/database/database.h"
+#include "tensortune/measure/measure_result.h"
+#include "tensortune/measure/runner.h"
+#include "tensortune/search/evolutionary_search.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/search/tuner.h"
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace tensortune::search::detail {
+
+/// One measured candidate as the model sees it, before per-group normalisation.
+struct RawSample {
+  std::string group;
+  std::vector<float> features;
+  double gflops = 0;  ///< 0 for a failed candidate
+};
+
+/// The model's training set: normalises each group by its best throughput.
+class SampleSet {
+ public:
+  void add(RawSample sample);
+  size_t size() const { return samples_.size(); }
+  std::vector<cost_model::Sample> normalised() const;
+
+ private:
+  std::vector<RawSample> samples_;
+};
+
+struct TaskState {
+  TaskState(const TuneTask& task, const target::Target& target, uint64_t seed);
+  TaskState(const TaskState&) = delete;
+  TaskState& operator=(const TaskState&) = delete;
+
+  /// Records a measured configuration: updates measured keys, the best and the top list.
+  void note_measured(const Config* config, const std::string& schedule_json, double seconds,
+                     int64_t record_id, int64_t trial_index);
+  /// The best measured configurations, fastest first.
+  std::vector<Config> top_configs(size_t n) const;
+  bool is_measured(const std::string& key) const { return measured.count(key) != 0; }
+
+  const TuneTask* task;
+  double flops;
+  SearchSpace space;
+  CandidateEvaluator evaluator;
+  support::Rng rng;
+  std::unordered_set<std::string> measured;            ///< config keys
+  std::unordered_set<std::string> measured_schedules;  ///< steps JSON of measured records
+  std::vector<std::pair<double, Config>> top;          ///< (seconds, config), fastest first
+  std::vector<Config> transfer_starts;                 ///< good configs of other shapes
+  std::shared_ptr<const measure::Reference> reference;
+  TaskResult result;
+  double grid_offset = 0;
+  int64_t since_improvement = 0;
+  /// The default schedule (no steps) has a record: it is measured once per task and target, so
+  /// reports and users can compare against it.
+  bool default_measured = false;
+};
+
+/// Loads the task's own records (resume: measured keys, best, samples) and, with `transfer`,
+/// records of other workloads on the same target (samples and starting points). Returns how many
+/// records were re-lowered for features.
+int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states, const database::Database& db,
+                   const database::TargetKey& target_key, const target::Target& target,
+                   const TuneOptions& options, SampleSet& samples);
+
+/// The database record of one measured candidate; `config` is null for the default schedule.
+database::Record make_record(const TaskState& state, const Config* config,
+                             const measure::MeasureResult& result,
+                             const database::TargetKey& target_key, const TuneOptions& options,
+                             int64_t run_id);
+
+}  // namespace tensortune::search::detail

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuning loop: schedule a task, propose a batch, measure it, store it, retrain, report.
+#include "tensortune/search/tuner.h"
+
+#include "task_state.h"
+#include "tensortune/cost_model/random_model.h"
+#include "tensortune/measure/timing.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace tensortune::search {
+
+using detail::TaskState;
+
+const char* tuner_name(TunerKind kind) {
+  switch (kind) {
+    case TunerKind::Xgb:
+      return "xgb";
+    case TunerKind::XgbEvo:
+      return "xgb-evo";
+    case TunerKind::Random:
+      return "random";
+    case TunerKind::Grid:
+      return "grid";
+  }
+  return "?";
+}
+
+TunerKind parse_tuner(const std::string& text) {
+  for (TunerKind k : {TunerKind::Xgb, TunerKind::XgbEvo, TunerKind::Random, TunerKind::Grid}) {
+    if (text == tuner_name(k)) return k;
+  }
+  throw UserError("unknown tuner '" + text + "' (expected xgb, xgb-evo, random or grid)");
+}
+
+PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& o) {
+  search += o.search;
+  features += o.features;
+  training += o.training;
+  build += o.build;
+  run += o.run;
+  database += o.database;
+  return *this;
+}
+
+namespace {
+
+double now() { return measure::now_seconds(); }
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void check_options(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
+  TT_USER_CHECK(!tasks.empty()) << "tune: no workloads to tune";
+  TT_USER_CHECK(o.trials >= 0) << "tune: --trials must be >= 0 (got " << o.trials << ")";
+  TT_USER_CHECK(o.batch_size >= 1) << "tune: --batch must be >= 1 (got " << o.batch_size << ")";
+  TT_USER_CHECK(o.eps_greedy >= 0 && o.eps_greedy <= 1)
+      << "tune: eps-greedy share must be in [0, 1] (got " << o.eps_greedy << ")";
+  TT_USER_CHECK(o.early_stop >= 0) << "tune: --early-stop must be >= 0";
+}
+
+support::Json options_json(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
+  support::Json j = support::Json::object();
+  j["tuner"] = tuner_name(o.tuner);
+  j["trials"] = o.trials;
+  j["batch_size"] = o.batch_size;
+  j["seed"] = static_cast<int64_t>(o.seed);
+  j["eps_greedy"] = o.eps_greedy;
+  j["early_stop"] = o.early_stop;
+  j["scheduler"] = policy_name(o.scheduler.policy);
+  j["model"] = o.random_model ? "random" : "xgb";
+  support::Json workloads = support::Json::array();
+  for (const TuneTask& t : tasks) workloads.push_back(t.workload.key());
+  j["workloads"] = std::move(workloads);
+  return j;
+}
+
+/// The model's scores of `configs` for one task; -infinity for invalid configurations.
+std::vector<float> model_scores(TaskState& state, const cost_model::CostModel& model,
+                                const std::vector<Config>& configs) {
+  std::vector<std::vector<float>> rows;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (const std::vector<float>* f = state.evaluator.features(configs[i])) {
+      rows.push_back(*f);
+      where.push_back(i);
+    }
+  }
+  std::vector<float> scores(configs.size(), -std::numeric_limits<float>::infinity());
+  if (rows.empty()) return scores;
+  const std::vector<float> predicted = model.predict(rows);
+  for (size_t k = 0; k < where.size(); ++k) scores[where[k]] = predicted[k];
+  return scores;
+}
+
+/// The next batch of at most `n` distinct, valid, unmeasured configurations of `state`.
+std::vector<Config> propose(TaskState& state, const cost_model::CostModel* model,
+                            const TuneOptions& options, size_t n) {
+  const MeasuredFn measured = [&](const std::string& key) { return state.is_measured(key); };
+  std::vector<Config> picked;
+  std::unordered_set<std::string> taken;
+  auto take = [&](const Config& c) {
+    if (picked.size() >= n || measured(state.space.key(c))) return;
+    if (!taken.insert(state.space.key(c)).second) return;
+    if (state.evaluator.features(c) == nullptr) return;  // invalid: dropped and counted
+    picked.push_back(c);
+  };
+  if (options.tuner == TunerKind::Grid) {
+    while (picked.size() < n && state.grid_offset < state.space.size()) {
+      const std::vector<Config> chunk = state.space.enumerate(state.grid_offset, n);
+      state.grid_offset += static_cast<double>(chunk.size());
+      for (const Config& c : chunk) take(c);
+      if (chunk.empty()) break;
+    }
+    return picked;
+  }
+  const bool guided = options.tuner != TunerKind::Random && model != nullptr && model->trained();
+  if (guided) {
+    const auto n_random = static_cast<size_t>(std::floor(options.eps_greedy * static_cast<double>(n)));
+    const ScoreFn score = [&](const std::vector<Config>& c) { return model_scores(state, *model, c); };
+    const size_t wanted = n - std::min(n, n_random);
+    const std::vector<Config> starts = state.top_configs(options.tuner == TunerKind::Xgb
+                                                             ? static_cast<size_t>(options.annealing.chains / 2)
+                                                             : static_cast<size_t>(options.evolution.population / 4));
+    const std::vector<Config> best =
+        options.tuner == TunerKind::Xgb
+            ? simulated_annealing(state.space, score, measured, starts, wanted, state.rng, options.annealing)
+            : evolutionary_search(state.space, score, measured, starts, wanted, state.rng, options.evolution);
+    for (const Config& c : best) take(c);
+  }
+  // The random share, and the whole batch while the model knows nothing yet.
+  for (int attempt = 0; picked.size() < n && attempt < 4; ++attempt) {
+    std::unordered_set<std::string> local = taken;
+    for (const Config& c : random_unmeasured(state.space, measured, local, n - picked.size(), state.rng)) {
+      take(c);
+    }
+  }
+  return picked;
+}
+
+}  // namespace
+
+TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target,
+                const database::TargetKey& target_key, database::Database& db,
+                measure::Measurer& measurer, const TuneOptions& options,
+                const ProgressFn& progress, const std::atomic<bool>* stop) {
+  check_options(tasks, options);
+  const double start = now();
+  support::Rng seeds(options.seed);
+  std::vector<std::unique_ptr<TaskState>> states;
+  std::vector<double> weights, flops;
+  std::vector<std::string> ops;
+  for (const TuneTask& t : tasks) {
+    states.push_back(std::make_unique<TaskState>(t, target, seeds.next()));
+    db.put_workload({t.workload.key(), t.workload.name(), t.workload.canonical_text(),
+                     t.workload.flop_count(), t.op, t.spec});
+    weights.push_back(t.weight);
+    flops.push_back(t.workload.flop_count());
+    ops.push_back(t.op);
+  }
+  TuneResult out;
+  PhaseTimes& total = out.times;
+  detail::SampleSet samples;
+  double t0 = now();
+  const int64_t warm = detail::warm_start(states, db, target_key, target, options, samples);
+  total.features += now() - t0;
+
+  std::unique_ptr<cost_model::CostModel> model;
+  if (options.tuner == TunerKind::Xgb || options.tuner == TunerKind::XgbEvo) {
+    if (options.random_model) {
+      model = std::make_unique<cost_model::RandomModel>(options.seed);
+    } else {
+      model = std::make_unique<cost_model::XGBoostModel>(options.xgb);
+    }
+    t0 = now();
+    if (samples.size() > 0) model->train(samples.normalised());
+    total.training += now() - t0;
+  }
+  TT_LOG(1) << "search: warm start from " << warm << " records (" << samples.size() << " samples)";
+
+  int64_t stored = 0;
+  for (const auto& s : states) stored += s->result.resumed;
+  int64_t done = stored;
+  TaskSchedulerOptions sched = options.scheduler;
+  sched.seed = options.seed;
+  TaskScheduler scheduler(weights, flops, ops, sched);
+  database::TuningRun run;
+  run.workload_key = tasks.front().workload.key();
+  run.target = target_key;
+  run.options = options_json(tasks, options).dump();
+  run.started = unix_now();
+  out.run_id = db.start_run(run);
+
+  int64_t round = 0, ok_total = 0;
+  while (done < options.trials) {
+    if (stop != nullptr && stop->load()) {
+      out.interrupted = true;
+      out.stop_reason = "stopped on request";
+      break;
+    }
+    const int ti = scheduler.next();
+    if (ti < 0) {
+      out.stop_reason = "every task is finished (space exhausted or early stop)";
+      break;
+    }
+    TaskState& state = *states[static_cast<size_t>(ti)];
+    PhaseTimes rt;
+    const double ev0 = state.evaluator.seconds();
+    const int64_t invalid0 = state.evaluator.invalid();
+    t0 = now();
+    const size_t n = static_cast<size_t>(std::min<int64_t>(options.batch_size, options.trials - done));
+    const std::vector<Config> batch = propose(state, model.get(), options, n);
+    rt.features = state.evaluator.seconds() - ev0;
+    rt.search = now() - t0 - rt.features;
+    if (batch.empty()) {
+      TT_LOG(1) << "search: the space of " << state.result.workload_name << " is exhausted";
+      scheduler.finish(ti);
+      continue;
+    }
+    // Lower the batch (and the reference, once per task) for the measurer. The default schedule
+    // is measured once per task, as one of the trials.
+    t0 = now();
+    std::vector<ir::LoweredFunc> funcs;
+    std::vector<std::optional<Config>> kept;
+    std::optional<ir::LoweredFunc> def;
+    if (!state.reference || !state.default_measured) {
+      def = state.evaluator.lower_steps({});
+      TT_USER_CHECK(def.has_value()) << "tune: the default schedule of "
+                                     << state.result.workload_name << " does not lower";
+    }
+    if (!state.reference) {
+      state.reference = measurer.make_reference(
+          *def, measure::Tolerance::for_reduction(state.task->workload.max_reduction_length()));
+    }
+    if (!state.default_measured) {
+      funcs.push_back(*def);
+      kept.emplace_back(std::nullopt);
+      state.default_measured = true;
+    }
+    for (const Config& c : batch) {
+      if (funcs.size() >= n) break;
+      if (std::optional<ir::LoweredFunc> f = state.evaluator.lower_config(c)) {
+        funcs.push_back(std::move(*f));
+        kept.emplace_back(c);
+      }
+    }
+    rt.features += now() - t0;
+    const measure::MeasureTotals before = measurer.totals();
+    const std::vector<measure::MeasureResult> results = measurer.measure(*state.reference, funcs);
+    const measure::MeasureTotals& after = measurer.totals();
+    rt.build = after.build_wall_seconds - before.build_wall_seconds;
+    rt.run = (after.wall_seconds - before.wall_seconds) - rt.build;
+
+    t0 = now();
+    std::vector<database::Record> records;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      records.push_back(detail::make_record(state, kept[i] ? &*kept[i] : nullptr, results[i],
+                                            target_key, options, out.run_id));
+    }
+    const std::vector<int64_t> ids = db.add_records(records);
+    rt.database = now() - t0;
+
+    TuneProgress p;
+    const double best_before = state.result.best_seconds;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      ++done;
+      ++out.trials;
+      ++state.result.trials;
+      const bool ok = results[i].ok();
+      p.round_ok += ok ? 1 : 0;
+      p.round_errors += ok ? 0 : 1;
+      const Config* config = kept[i] ? &*kept[i] : nullptr;
+      state.note_measured(config, records[i].schedule, ok ? results[i].median_seconds : 0, ids[i],
+                          out.trials);
+      if (const std::vector<float>* f = config ? state.evaluator.features(*config) : nullptr) {
+        samples.add({state.result.workload_key, *f,
+                     ok ? state.flops / results[i].median_seconds * 1e-9 : 0.0});
+      }
+    }
+    ok_total += p.round_ok;
+    state.result.ok += p.round_ok;
+    const bool improved = state.result.best_seconds > 0 &&
+                          (best_before <= 0 || state.result.best_seconds < best_before);
+    state.since_improvement = improved ? 0 : state.since_improvement + static_cast<int64_t>(kept.size());
+    scheduler.report(ti, state.result.best_seconds);
+    if (options.early_stop > 0 && state.since_improvement >= options.early_stop) {
+      TT_LOG(1) << "search: " << state.result.workload_name << " stopped improving";
+      scheduler.finish(ti);
+    }
+    if (model) {
+      t0 = now();
+      model->train(samples.normalised());
+      rt.training = now() - t0;
+    }
+    total += rt;
+    p.task = ti;
+    p.workload_name = state.result.workload_name;
+    p.round = ++round;
+    p.trials = done;
+    p.measured = out.trials;
+    p.budget = options.trials;
+    p.task_trials = state.result.resumed + state.result.trials;
+    p.best_seconds = state.result.best_seconds;
+    p.best_gflops = state.result.best_gflops;
+    p.round_invalid = state.evaluator.invalid() - invalid0;
+    p.elapsed_seconds = now() - start;
+    p.round_times = rt;
+    p.total_times = total;
+    if (progress) progress(p);
+    if (measurer.stopped()) {
+      out.stop_reason = measurer.stop_reason();
+      break;
+    }
+  }
+  db.finish_run(out.run_id, out.trials, ok_total, unix_now());
+  for (const auto& s : states) out.tasks.push_back(s->result);
+  out.wall_seconds = now() - start;
+  return out;
+}
+
+}  // namespace tensortune::search

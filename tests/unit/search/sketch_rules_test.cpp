@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sketch rules on every operator of the library and on computes nobody wrote rules for:
+// sampled configurations of every sketch apply, lower for the CPU and compute what the naive
+// reference computes (ir::eval), or are refused with a ScheduleError; most must lower.
+#include "common/reference.h"
+#include "tensortune/ir/eval.h"
+#include "tensortune/ir/ir_printer.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/schedule/schedule.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/support/error.h"
+#include "tensortune/te/compute.h"
+#include "tensortune/te/operators.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace tensortune::search {
+namespace {
+
+/// Tiny instances of every named workload (odd extents, so non-dividing splits are exercised).
+const std::map<std::string, std::vector<std::string>>& tiny_specs() {
+  static const std::map<std::string, std::vector<std::string>> kSpecs = {
+      {"matmul", {"matmul:M=7,N=9,K=11", "matmul:M=8,N=16,K=4,transpose_b=1"}},
+      {"batch_matmul", {"batch_matmul:B=2,M=5,N=6,K=3"}},
+      {"dense", {"dense:M=5,N=6,K=7,bias=1,epilogue=gelu", "dense:M=4,N=8,K=3,epilogue=relu"}},
+      {"conv2d",
+       {"conv2d:N=1,C=2,H=5,W=6,K=3,R=3,S=3,pad=1",
+        "conv2d:N=1,C=3,H=5,W=4,K=4,R=3,S=3,pad=1,"
+        "stride=2,layout=NHWC"}},
+      {"depthwise_conv2d", {"depthwise_conv2d:N=1,C=3,H=5,W=5,R=3,S=3,pad=1"}},
+      {"pool2d",
+       {"pool2d:kind=avg,N=1,C=2,H=5,W=6,R=3,S=3,pad=1",
+        "pool2d:N=1,C=2,H=4,W=4,R=2,S=2,"
+        "stride=2"}},
+      {"softmax", {"softmax:M=3,N=10"}},
+      {"layer_norm", {"layer_norm:M=3,N=10"}},
+      {"add", {"add:M=3,N=17,broadcast=1"}},
+      {"mul", {"mul:M=4,N=5"}},
+      {"relu", {"relu:M=5,N=3"}},
+      {"gelu", {"gelu:M=2,N=33"}},
+      {"transpose", {"transpose:M=6,N=5"}},
+      {"pad", {"pad:N=1,C=2,H=3,W=4,pad=1"}},
+  };
+  return kSpecs;
+}
+
+void poison_outputs(testing::HostBuffers& buffers) {
+  for (size_t i = buffers.num_inputs(); i < buffers.size(); ++i) {
+    for (size_t n = 0; n < buffers.num_elements(i); ++n) {
+      if (buffers.dtype(i) == ir::DataType::float32()) {
+        static_cast<float*>(buffers.data(i))[n] = std::numeric_limits<float>::quiet_NaN();
+      } else if (buffers.dtype(i) == ir::DataType::int32()) {
+        static_cast<int32_t*>(buffers.data(i))[n] = -123456789;
+      }
+    }
+  }
+}
+
+struct SampleStats {
+  int lowered = 0;
+  int refused = 0;
+  std::string first_refusal;
+};
+
+/// Applies and lowers `config`; checks the result against the reference. A ScheduleError counts
+/// as refused; anything else wrong fails the test.
+void check_config(const te::Workload& workload,
+                  const SearchSpace& space,
+                  const Config& config,
+                  SampleStats& stats) {
+  SCOPED_TRACE(space.describe(config));
+  std::vector<schedule::Step> steps = space.steps(config);
+  ir::LoweredFunc f;
+  try {
+    schedule::LoopState state = schedule::apply_steps(workload, steps);
+    lower::LowerOptions options;
+    options.verify_each_pass = true;
+    f = lower::lower(state, target::Target{}, "f", options);
+  } catch (const ScheduleError& e) {
+    if (stats.refused++ == 0) {
+      stats.first_refusal = space.describe(config) + ": " + e.what();
+    }
+    return;
+  }
+  ++stats.lowered;
+  testing::HostBuffers buffers(workload);
+  buffers.fill_inputs(11);
+  poison_outputs(buffers);
+  ir::eval(f, buffers.args());
+  ASSERT_TRUE(testing::outputs_match_reference(workload, buffers)) << ir::to_string(f);
+}
+
+/// Samples `per_sketch` configurations of every sketch (seeded) and checks each one.
+SampleStats check_space(const te::Workload& workload, int per_sketch, uint64_t seed) {
+  SearchSpace space = SearchSpace::generate(workload, target::Target{});
+  support::Rng rng(seed);
+  SampleStats stats;
+  for (size_t s = 0; s < space.sketches().size(); ++s) {
+    SCOPED_TRACE("sketch " + space.sketches()[s].name);
+    for (int n = 0; n < per_sketch; ++n) {
+      Config config{static_cast<int>(s), {}};
+      for (const Knob& k : space.sketches()[s].knobs) {
+        config.choice.push_back(static_cast<int>(rng.pick(k.choices.size())));
+      }
+      check_config(workload, space, config, stats);
+      if (::testing::Test::HasFatalFailure()) {
+        return stats;
+      }
+    }
+  }
+  int total = stats.lowered + stats.refused;
+  EXPECT_GE(stats.lowered * 10, total * 9)
+      << workload.name() << ": " << stats.refused << " of " << total
+      << " sampled configurations were refused; first: " << stats.first_refusal;
+  return stats;
+}
+
+TEST(SketchRules, EveryNamedWorkloadHasATinySpecHere) {
+  for (const std::string& name : te::workload_names()) {
+    EXPECT_EQ(tiny_specs().count(name), 1u) << "add a tiny spec of '" << name << "' to this test";
+  }
+}
+
+TEST(SketchRules, SampledConfigsOfEveryOperatorLowerToCorrectCode) {
+  uint64_t seed = 1;
+  for (const auto& [name, specs] : tiny_specs()) {
+    for (const std::string& spec : specs) {
+      SCOPED_TRACE(spec);
+      SampleStats stats = check_space(te::make_workload(spec), 15, seed++);
+      EXPECT_GT(stats.lowered, 0);
+      if (HasFatalFailure()) {
+        return;
+      }
+    }
+  }
+}
+
+/// gram[i, j] = sum_k A[i, k] * A[j, k]; out = gram + b[j]: reuse (A[i, k] misses j) and an
+/// element-wise epilogue, written here, not in the operator library.
+te::Workload gram_plus_bias() {
+  te::Tensor a = te::placeholder({6, 5}, ir::DataType::float32(), "A");
+  te::Tensor b = te::placeholder({6}, ir::DataType::float32(), "b");
+  ir::IterVar k = te::reduce_axis(5, "k");
+  te::Tensor gram = te::compute(
+      {6, 6},
+      [&](const std::vector<ir::Var>& v) { return te::sum(a(v[0], k.var) * a(v[1], k.var), {k}); },
+      "gram");
+  te::Tensor out = te::compute(
+      {6, 6}, [&](const std::vector<ir::Var>& v) { return gram(v[0], v[1]) + b(v[1]); }, "out");
+  return te::Workload("gram_plus_bias", {a, b}, {out});
+}
+
+/// out[i, j] = max_k(X[i, j, k] * Y[i, j, k]) + Z[i, j]: three inputs, a reduction without reuse.
+te::Workload max_product_plus() {
+  ir::DataType f32 = ir::DataType::float32();
+  te::Tensor x = te::placeholder({3, 7, 4}, f32, "X");
+  te::Tensor y = te::placeholder({3, 7, 4}, f32, "Y");
+  te::Tensor z = te::placeholder({3, 7}, f32, "Z");
+  ir::IterVar k = te::reduce_axis(4, "k");
+  te::Tensor m = te::compute(
+      {3, 7},
+      [&](const std::vector<ir::Var>& v) {
+        return te::max_reduce(x(v[0], v[1], k.var) * y(v[0], v[1], k.var), {k});
+      },
+      "m");
+  te::Tensor out = te::compute(
+      {3, 7}, [&](const std::vector<ir::Var>& v) { return m(v[0], v[1]) + z(v[0], v[1]); }, "out");
+  return te::Workload("max_product_plus", {x, y, z}, {out});
+}
+
+/// Y = (A x B) x B: two tiled stages that both want to pack B.
+te::Workload two_matmuls_sharing_b() {
+  te::Tensor a = te::placeholder({5, 6}, ir::DataType::float32(), "A");
+  te::Tensor b = te::placeholder({6, 6}, ir::DataType::float32(), "B");
+  te::Tensor x = te::matmul(a, b, false, "X");
+  return te::Workload("two_matmuls", {a, b}, {te::matmul(x, b, false, "Y")});
+}
+
+std::string describe(const std::vector<schedule::Step>& steps) {
+  std::string text;
+  for (const schedule::Step& s : steps) {
+    text += schedule::to_string(s) + "; ";
+  }
+  return text;
+}
+
+/// Configurations in sketch `s` (the enumeration offset of the next sketch).
+double knob_count(const SearchSpace& space, size_t s) {
+  double n = 1;
+  for (const Knob& k : space.sketches()[s].knobs) {
+    n *= static_cast<double>(k.choices.size());
+  }
+  return n;
+}
+
+std::vector<std::string> sketch_names(const SearchSpace& space) {
+  std::vector<std::string> names;
+  for (const Sketch& s : space.sketches()) {
+    names.push_back(s.name);
+  }
+  return names;
+}
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+TEST(SketchRules, UserDefinedComputeWithReuseGetsTilingAndAFusedEpilogue) {
+  te::Workload w = gram_plus_bias();
+  SearchSpace space = SearchSpace::generate(w, target::Target{});
+  std::vector<std::string> names = sketch_names(space);
+  EXPECT_TRUE(has(names, "gram:tile")) << ::testing::PrintToString(names);
+  EXPECT_TRUE(has(names, "gram:tile+fuse(out)@S1")) << ::testing::PrintToString(names);
+  SampleStats stats = check_space(w, 20, 5);
+  EXPECT_GT(stats.lowered, 0);
+}
+
+TEST(SketchRules, TwoTiledStagesCombineTheirVariants) {
+  te::Workload w = two_matmuls_sharing_b();
+  SearchSpace space = SearchSpace::generate(w, target::Target{});
+  EXPECT_EQ(space.sketches().size(), 9u);  // 3 variants of X x 3 of Y
+  EXPECT_TRUE(has(sketch_names(space), "X:tile+cache_write@S1 Y:tile"));
+  for (const Sketch& s : space.sketches()) {
+    std::set<std::string> names;
+    for (const Knob& k : s.knobs) {
+      EXPECT_TRUE(names.insert(k.name).second) << k.name << " twice in " << s.name;
+    }
+  }
+  SampleStats stats = check_space(w, 8, 9);
+  EXPECT_GT(stats.lowered, 60);
+}
+
+TEST(SketchRules, UserDefinedComputeWithoutRulesGetsTheGenericSpace) {
+  te::Workload w = max_product_plus();
+  SearchSpace space = SearchSpace::generate(w, target::Target{});
+  ASSERT_EQ(space.sketches().size(), 1u);
+  EXPECT_EQ(space.sketches()[0].name, "generic");
+  std::vector<std::string> knobs;
+  for (const Knob& k : space.sketches()[0].knobs) {
+    knobs.push_back(k.name);
+  }
+  // m can be computed inside out's loops; both get vector, parallel and unroll knobs.
+  for (const char* name : {"m.at", "m.vector", "out.vector", "out.parallel", "out.unroll"}) {
+    EXPECT_TRUE(has(knobs, name)) << name << " in " << ::testing::PrintToString(knobs);
+  }
+  SampleStats stats = check_space(w, 40, 6);
+  EXPECT_GT(stats.lowered, 30);
+}
+
+bool contains(const std::vector<schedule::Step>& steps, const schedule::Step& step) {
+  return std::find(steps.begin(), steps.end(), step) != steps.end();
+}
+
+const Knob* find_knob(const Sketch& sketch, const std::string& name) {
+  for (const Knob& k : sketch.knobs) {
+    if (k.name == name) {
+      return &k;
+    }
+  }
+  return nullptr;
+}
+
+/// The configuration of sketch `sketch` with every knob at choice 0 except `knob` at `value`.
+Config with_knob(const SearchSpace& space,
+                 const std::string& sketch,
+                 const std::string& knob,
+                 const std::vector<int64_t>& value) {
+  for (size_t s = 0; s < space.sketches().size(); ++s) {
+    const Sketch& sk = space.sketches()[s];
+    if (sk.name != sketch) {
+      continue;
+    }
+    Config config{static_cast<int>(s), std::vector<int>(sk.knobs.size(), 0)};
+    for (size_t k = 0; k < sk.knobs.size(); ++k) {
+      auto it = std::find(sk.knobs[k].choices.begin(), sk.knobs[k].choices.end(), value);
+      if (sk.knobs[k].name == knob && it != sk.knobs[k].choices.end()) {
+        config.choice[k] = static_cast<int>(it - sk.knobs[k].choices.begin());
+        return config;
+      }
+    }
+  }
+  ADD_FAILURE() << "no knob '" << knob << "' with that value in sketch '" << sketch << "'";
+  return Config{0, std::vector<int>(space.sketches()[0].knobs.size(), 0)};
+}
+
+constexpr ir::MemoryScope kLocal = ir::MemoryScope::Local;
+
+TEST(SketchRules, MatmulHasCacheWriteSketchesAndAPackingKnob) {
+  SearchSpace space = SearchSpace::generate(te::make_workload("matmul:M=64,N=64,K=32"), {});
+  std::vector<std::string> names = sketch_names(space);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"C:tile", "C:tile+cache_write@S1", "C:tile+cache_write@S2"}));
+  ASSERT_NE(find_knob(space.sketches()[0], "B.local.at"), nullptr);
+  EXPECT_EQ(find_knob(space.sketches()[0], "A.local.at"), nullptr);  // A[i, k]: k innermost
+  std::vector<schedule::Step> packed = space.steps(with_knob(space, "C:tile", "B.local.at", {1}));
+  EXPECT_TRUE(contains(packed, schedule::CacheRead{"B", kLocal, {"C"}}));
+  EXPECT_TRUE(contains(packed, schedule::ComputeAt{"B.local", "C", "i.o"}));
+  std::vector<schedule::Step> local = space.steps(space.enumerate(knob_count(space, 0), 1)[0]);
+  EXPECT_TRUE(contains(local, schedule::CacheWrite{"C", kLocal}));
+  EXPECT_TRUE(contains(local, schedule::ComputeAt{"C.local", "C", "j.i.o"}));
+}
+
+TEST(SketchRules, DenseWithAnEpilogueHasFusedSketches) {
+  SearchSpace relu =
+      SearchSpace::generate(te::make_workload("dense:M=16,N=16,K=8,epilogue=relu"), {});
+  ASSERT_TRUE(has(sketch_names(relu), "dense:tile+fuse(relu)@S1"));
+  std::vector<schedule::Step> steps =
+      relu.steps(with_knob(relu, "dense:tile+fuse(relu)@S2", "dense.parallel", {1}));
+  EXPECT_TRUE(contains(steps, schedule::ComputeAt{"dense", "relu", "j.i.i.o"})) << describe(steps);
+  EXPECT_TRUE(contains(steps, schedule::Annotate{"relu", "i.o", ir::ForKind::Parallel}));
+
+  SearchSpace biased =
+      SearchSpace::generate(te::make_workload("dense:M=16,N=16,K=8,bias=1,epilogue=gelu"), {});
+  ASSERT_TRUE(has(sketch_names(biased), "dense:tile+fuse(gelu)@S1"));
+  steps = biased.steps(with_knob(biased, "dense:tile+fuse(gelu)@S1", "dense.parallel", {1}));
+  // bias_add is computed at gelu's S1 tile, dense for the whole of that tile inside it.
+  EXPECT_TRUE(contains(steps, schedule::ComputeAt{"bias_add", "gelu", "j.i.o"})) << describe(steps);
+  EXPECT_TRUE(contains(steps, schedule::ComputeAt{"dense", "bias_add", "i.o"})) << describe(steps);
+  // Without fusion, bias_add is inlined into gelu.
+  steps = biased.steps(Config{0, std::vector<int>(biased.sketches()[0].knobs.size(), 0)});
+  EXPECT_TRUE(contains(steps, schedule::ComputeInline{"bias_add"}));
+}
+
+TEST(SketchRules, ConvolutionInlinesItsPaddingOrComputesItApart) {
+  SearchSpace space =
+      SearchSpace::generate(te::make_workload("conv2d:N=1,C=4,H=6,W=6,K=8,R=3,S=3,pad=1"), {});
+  std::vector<std::string> names = sketch_names(space);
+  ASSERT_TRUE(has(names, "conv_pad:inline conv:tile"));
+  ASSERT_TRUE(has(names, "conv_pad:root conv:tile"));
+  std::vector<schedule::Step> inlined =
+      space.steps(Config{0, std::vector<int>(space.sketches()[0].knobs.size(), 0)});
+  EXPECT_TRUE(contains(inlined, schedule::ComputeInline{"conv_pad"}));
+  // The padded data can be packed (a cache_read of the inlined stage) per tile.
+  EXPECT_NE(find_knob(space.sketches()[0], "conv_pad.local.at"), nullptr);
+  std::vector<schedule::Step> apart =
+      space.steps(with_knob(space, "conv_pad:root conv:tile", "conv_pad.at", {2}));
+  EXPECT_FALSE(contains(apart, schedule::ComputeInline{"conv_pad"}));
+  EXPECT_TRUE(contains(apart, schedule::ComputeAt{"conv_pad", "conv", "x.i.o"})) << describe(apart);
+}
+
+TEST(SketchRules, Matmul1024SpaceContainsTheHandWrittenKernel) {
+  // examples/matmul_1024_schedule.json: B packed per 64-column panel, a 4x64 register tile, k by
+  // 128, an 8-row middle tile; here with the panel loop parallel.
+  te::Workload w = te::make_workload("matmul:M=1024,N=1024,K=1024");
+  SearchSpace space = SearchSpace::generate(w, {});
+  Config config = space.from_json(support::Json::parse(
+      R"({"sketch":"C:tile","knobs":{"C.i.split":[1,8,4],"C.j.split":[1,1,64],"C.k.split":[128],)"
+      R"("C.order":[1],"C.parallel":[1],"C.unroll":[16],"B.local.at":[1]}})"));
+  std::vector<schedule::Step> steps = space.steps(config);
+  EXPECT_TRUE(contains(steps, schedule::ComputeAt{"B.local", "C", "j.o"})) << describe(steps);
+  EXPECT_TRUE(contains(steps, schedule::Annotate{"C", "j.o", ir::ForKind::Parallel}));
+  EXPECT_TRUE(contains(steps, schedule::Annotate{"C", "j.i.i.i", ir::ForKind::Vectorized}));
+  ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, steps), target::Target{}, "f");
+  EXPECT_NE(ir::to_string(f).find("allocate float32 B.local[1024, 64] local"), std::string::npos)
+      << ir::to_string(f);
+}
+
+}  // namespace
+}  // namespace tensortune::search

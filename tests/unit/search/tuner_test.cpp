@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuning loop end to end: real spaces, the real measurer and a real database in a temp folder.
+#include "tensortune/search/tuner.h"
+
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+#include "tensortune/te/operators.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <unistd.h>
+
+namespace tensortune::search {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TunerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tt_tuner_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    target_ = codegen::resolve_host(target::Target::parse("llvm -cores=1"));
+    key_ = {target_.to_string(), "test-machine"};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static TuneTask task(const std::string& spec) {
+    const te::WorkloadSpec s = te::parse_workload_spec(spec);
+    return {te::make_workload(s), s.to_string(), s.name, 1.0};
+  }
+  measure::MeasurerOptions measurer_options() const {
+    measure::MeasurerOptions o;
+    o.run.threads = 1;
+    o.run.timing.repeat = 3;
+    o.run.timing.min_repeat_ms = 2;
+    return o;
+  }
+  std::string db_path() const { return (dir_ / "tune.db").string(); }
+
+  fs::path dir_;
+  target::Target target_;
+  database::TargetKey key_;
+};
+
+std::set<std::string> knob_set(const std::vector<database::Record>& records) {
+  std::set<std::string> out;
+  for (const database::Record& r : records) out.insert(r.knobs);
+  return out;
+}
+
+TEST_F(TunerTest, RandomTunerStoresEveryTrialAndResumesWithoutRemeasuring) {
+  const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32")};
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o;
+  o.tuner = TunerKind::Random;
+  o.trials = 12;
+  o.batch_size = 6;
+  o.seed = 7;
+  const TuneResult first = tune(tasks, target_, key_, db, measurer, o);
+  EXPECT_EQ(first.trials, 12);
+  ASSERT_EQ(first.tasks.size(), 1u);
+  EXPECT_GT(first.tasks[0].ok, 0);
+  EXPECT_GT(first.tasks[0].best_gflops, 0);
+  const std::vector<database::Record> stored = db.history(tasks[0].workload.key(), key_);
+  ASSERT_EQ(stored.size(), 12u);
+  EXPECT_EQ(knob_set(stored).size(), 12u);
+  // The best record is the one the result names.
+  EXPECT_EQ(db.best(tasks[0].workload.key(), key_, 1).at(0).id, first.tasks[0].best_record_id);
+
+  // Same budget again: everything is already stored, nothing is measured.
+  const TuneResult again = tune(tasks, target_, key_, db, measurer, o);
+  EXPECT_EQ(again.trials, 0);
+  EXPECT_EQ(again.tasks[0].resumed, 12);
+  EXPECT_DOUBLE_EQ(again.tasks[0].best_seconds, first.tasks[0].best_seconds);
+
+  // A larger budget measures only new configurations.
+  o.trials = 18;
+  const TuneResult more = tune(tasks, target_, key_, db, measurer, o);
+  EXPECT_EQ(more.trials, 6);
+  const std::vector<database::Record> all = db.history(tasks[0].workload.key(), key_);
+  EXPECT_EQ(all.size(), 18u);
+  EXPECT_EQ(knob_set(all).size(), 18u);
+  EXPECT_EQ(db.runs().size(), 3u);
+}
+
+TEST_F(TunerTest, ModelGuidedTuningBeatsTheDefaultScheduleOfASmallMatmul) {
+  const std::vector<TuneTask> tasks{task("matmul:M=128,N=128,K=128")};
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o;
+  o.tuner = TunerKind::Xgb;
+  o.trials = 48;
+  o.batch_size = 16;
+  o.seed = 3;
+  o.xgb.threads = 1;
+  o.xgb.min_samples = 8;
+  std::vector<TuneProgress> rounds;
+  const TuneResult r = tune(tasks, target_, key_, db, measurer, o,
+                            [&](const TuneProgress& p) { rounds.push_back(p); });
+  ASSERT_EQ(rounds.size(), 3u);
+  EXPECT_EQ(rounds.back().trials, 48);
+  EXPECT_GT(rounds.back().total_times.training, 0);
+  EXPECT_GT(rounds.back().total_times.build, 0);
+  ASSERT_GT(r.tasks[0].best_seconds, 0);
+
+  // The default schedule was measured once, in the same run, as one of the trials.
+  const std::vector<database::Record> stored = db.history(tasks[0].workload.key(), key_);
+  int defaults = 0;
+  for (const database::Record& rec : stored) {
+    if (rec.knobs != "{}") continue;
+    ++defaults;
+    ASSERT_TRUE(rec.ok()) << rec.error;
+    EXPECT_LT(r.tasks[0].best_seconds, rec.median_seconds);
+  }
+  EXPECT_EQ(defaults, 1);
+  // Every stored record's knobs name a configuration of the space, and no two are equal.
+  EXPECT_EQ(knob_set(stored).size(), stored.size());
+  for (const database::Record& rec : stored) {
+    if (rec.knobs != "{}") {
+      EXPECT_TRUE(support::Json::parse(rec.knobs).contains("sketch"));
+    }
+  }
+}
+
+TEST_F(TunerTest, StopFlagEndsTheRunAfterTheBatchInFlightIsSaved) {
+  const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"), task("relu:M=64,N=64")};
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o;
+  o.tuner = TunerKind::Random;
+  o.trials = 100;
+  o.batch_size = 4;
+  std::atomic<bool> stop{false};
+  const TuneResult r = tune(tasks, target_, key_, db, measurer, o,
+                            [&](const TuneProgress&) { stop.store(true); }, &stop);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.trials, 4);
+  EXPECT_EQ(db.count_records(), 4);
+  const std::vector<database::TuningRun> runs = db.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].trials, 4);
+  EXPECT_GT(runs[0].ended, 0);
+}
+
+TEST_F(TunerTest, GridTunerWalksTheSpaceInOrderAndStopsWhenExhausted) {
+  const std::vector<TuneTask> tasks{task("relu:M=16,N=4")};
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o;
+  o.tuner = TunerKind::Grid;
+  o.trials = 100000;
+  o.batch_size = 64;
+  const TuneResult r = tune(tasks, target_, key_, db, measurer, o);
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_NE(r.stop_reason.find("exhausted"), std::string::npos);
+  EXPECT_GT(r.trials, 0);
+  // Every configuration once, plus the default schedule.
+  EXPECT_LE(static_cast<double>(r.trials), SearchSpace::generate(tasks[0].workload, target_).size() + 1);
+}
+
+TEST_F(TunerTest, BadOptionsAreUserErrors) {
+  const std::vector<TuneTask> tasks{task("matmul:M=8,N=8,K=8")};
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o;
+  o.batch_size = 0;
+  EXPECT_THROW(tune(tasks, target_, key_, db, measurer, o), UserError);
+  EXPECT_THROW(tune({}, target_, key_, db, measurer, TuneOptions{}), UserError);
+  EXPECT_THROW(parse_tuner("anneal"), UserError);
+  EXPECT_EQ(db.count_records(), 0);
+}
+
+}  // namespace
+}  // namespace tensortune::search
