@@ -10,6 +10,7 @@ PACKAGES=(
   g++ cmake ninja-build llvm-19-dev zlib1g-dev libzstd-dev
   libxgboost-dev libfmt-dev libsqlite3-dev libgtest-dev libbenchmark-dev
   libdnnl-dev libopenblas-dev python3 clang-format
+  chromium fonts-dejavu-core
 )
 
 # Root runs apt directly; anyone else goes through sudo when there is one.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tensortune command line as users and scripts see it: help, output of show and bench, and
 // the exit codes and messages of mistakes (DESIGN.md, "The command line").
+#include "cli_runner.h"
 #include "tensortune/database/database.h"
 #include "tensortune/support/json.h"
 
@@ -17,49 +18,11 @@
 namespace tensortune {
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string temp_path(const std::string& name) {
-  static int counter = 0;
-  return testing::TempDir() + "tt_cli_" + std::to_string(getpid()) + "_" +
-         std::to_string(counter++) + "_" + name;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
-
-/// Runs `tensortune ARGS` through the shell; stdout and stderr are kept apart.
-CliResult run_cli(const std::string& args) {
-  std::string err_path = temp_path("stderr.txt");
-  std::string command =
-      std::string("'") + TT_TENSORTUNE_PATH + "' " + args + " 2>'" + err_path + "'";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "popen failed for " << command;
-    return result;
-  }
-  std::array<char, 4096> chunk{};
-  for (size_t n; (n = fread(chunk.data(), 1, chunk.size(), pipe)) > 0;) {
-    result.out.append(chunk.data(), n);
-  }
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.err = read_text(err_path);
-  std::remove(err_path.c_str());
-  return result;
-}
+using e2e::CliResult;
+using e2e::read_text;
+using e2e::run_cli;
+using e2e::temp_path;
+using e2e::write_text;
 
 constexpr const char* kSmallMatmul = "--workload matmul:M=16,N=16,K=16 --target native";
 

@@ -2,6 +2,7 @@
 // `tensortune bench`: builds one kernel, checks its results against the default schedule's, times
 // it with the measurement protocol and compares the rate with the machine's measured FMA peak.
 #include "commands.h"
+#include "db_schedule.h"
 #include "peak.h"
 #include "pipeline.h"
 #include "tensortune/measure/kernel_buffers.h"
@@ -22,7 +23,8 @@ namespace tensortune::cli {
 
 ArgParser bench_parser() {
   ArgParser parser("bench",
-                   "bench --workload SPEC --target T [--schedule default|FILE.json] [--repeat N] "
+                   "bench --workload SPEC --target T [--db PATH] [--schedule default|best|FILE.json] "
+                   "[--repeat N] "
                    "[--min-repeat-ms MS] [--threads N] [--seed S] [--json]",
                    "Builds one kernel, checks its results against the default schedule's, and "
                    "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
@@ -31,6 +33,7 @@ ArgParser bench_parser() {
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
       .option("target", "T", kTargetHelp, {}, true)
       .option("schedule", "S", kScheduleHelp)
+      .option("db", "PATH", "the tuning database (read only) for --schedule best")
       .option("repeat", "N", "repeats whose times are kept (default 5)")
       .option("min-repeat-ms", "MS", "least duration of one repeat (default 50)")
       .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
@@ -72,7 +75,7 @@ std::pair<BuiltKernel, KernelBuffers> build_and_verify(const te::Workload& workl
     run_kernel(reference, expected);
     std::optional<std::string> diff = measure::compare_outputs(
         buffers, expected.output_bytes(),
-        measure::Tolerance::for_reduction(max_reduction_length(workload)));
+        measure::Tolerance::for_reduction(workload.max_reduction_length()));
     TT_USER_CHECK(!diff) << "the schedule computes wrong results: " << *diff;
     TT_LOG(1) << "results match the default schedule's";
   }
@@ -164,7 +167,7 @@ int run_bench(const std::vector<std::string>& args) {
   int threads = thread_count(requested_threads, target);
   target.cores = threads;
   tt_set_num_threads(threads);
-  ScheduleChoice choice = load_schedule(parsed->get("schedule", "default"), workload);
+  ScheduleChoice choice = choose_schedule(*parsed, workload, "bench");
 
   std::pair<BuiltKernel, KernelBuffers> built = build_and_verify(workload, choice, target, seed);
   const BuiltKernel& kernel = built.first;

@@ -6,6 +6,7 @@
 #include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
+#include "tensortune/target/target.h"
 #include "tensortune/te/operators.h"
 
 #include <fmt/format.h>
@@ -50,8 +51,10 @@ int show_records(const ArgParser::Parsed& p, bool best) {
   TT_USER_CHECK(w) << "db: no workload '" << key << "' in '" << p.get("db") << "'";
   auto k = p.get_int("k", 5, 1, 1000000);
   support::Json list = support::Json::array();
+  // Records are stored under the canonical text of the target as written (driver::target_key).
+  std::string wanted = p.has("target") ? target::Target::parse(p.get("target")).to_string() : "";
   for (const database::TargetKey& t : db.targets()) {
-    if (p.has("target") && t.target != p.get("target")) {
+    if (p.has("target") && t.target != wanted) {
       continue;
     }
     std::vector<database::Record> records = best ? db.best(key, t, k) : db.history(key, t);
@@ -162,7 +165,7 @@ ArgParser db_parser() {
   parser.option("db", "PATH", "the database file", {}, true)
       .option("workload", "SPEC", kWorkloadHelp)
       .option("key", "KEY", "a workload key, instead of --workload")
-      .option("target", "T", "only records of this target string")
+      .option("target", "T", "only records of this target (as written to tune, e.g. native)")
       .option("k", "N", "records per workload and target (best: default 5; prune: required)")
       .option("out", "FILE", "export: the JSON-lines file to write")
       .flag("json", "print one JSON document");

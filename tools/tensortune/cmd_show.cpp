@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tensortune show`: a schedule's steps, its lowered loop IR, or the code generated from it.
 #include "commands.h"
+#include "db_schedule.h"
 #include "pipeline.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/ir/ir_printer.h"
@@ -16,13 +17,16 @@ namespace tensortune::cli {
 
 ArgParser show_parser() {
   ArgParser parser("show",
-                   "show --workload SPEC --target T [--schedule default|FILE.json] "
-                   "--emit steps|ir|llvm|asm [--json]",
+                   "show --workload SPEC --target T [--schedule default|best|FILE.json | --db "
+                   "PATH --record ID|best] --emit steps|ir|llvm|asm [--json]",
                    "Prints a schedule's steps, its lowered loop IR, or the LLVM IR or assembly "
-                   "generated from it.");
+                   "generated from it. --record ID shows one record of the database; --record "
+                   "best (or --schedule best) the schedule `tensortune compile` would use.");
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
       .option("target", "T", kTargetHelp, {}, true)
       .option("schedule", "S", kScheduleHelp)
+      .option("db", "PATH", "the tuning database (read only) for --record and --schedule best")
+      .option("record", "ID", "a record id of --db, or 'best'")
       .option("emit", "WHAT", "what to print", {"steps", "ir", "llvm", "asm"}, true)
       .flag("json",
             "print one JSON document {workload, workload_key, target, schedule, emit, text}");
@@ -61,7 +65,7 @@ int run_show(const std::vector<std::string>& args) {
   te::Workload workload = te::make_workload(parsed->get("workload"));
   std::string target_text = parsed->get("target");
   target::Target target = resolve_target(target_text);
-  ScheduleChoice choice = load_schedule(parsed->get("schedule", "default"), workload);
+  ScheduleChoice choice = choose_schedule(*parsed, workload, "show");
   std::string emit = parsed->get("emit");
   std::string text = render(emit, workload, choice, target);
   if (!parsed->has("json")) {

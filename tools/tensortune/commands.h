@@ -23,6 +23,15 @@ int run_show(const std::vector<std::string>& args);
 ArgParser bench_parser();
 int run_bench(const std::vector<std::string>& args);
 
+/// `tensortune tune`: searches schedules and stores every measurement in the database.
+ArgParser tune_parser();
+int run_tune(const std::vector<std::string>& args);
+/// `tensortune report`: an HTML report and a text summary of a tuning database.
+ArgParser report_parser();
+int run_report(const std::vector<std::string>& args);
+/// `tensortune compile`: ahead-of-time build into DIR/NAME.so and DIR/NAME.h.
+ArgParser compile_parser();
+int run_compile(const std::vector<std::string>& args);
 /// `tensortune db ACTION`: queries and maintains the tuning database.
 ArgParser db_parser();
 int run_db(const std::vector<std::string>& args);
@@ -32,6 +41,7 @@ inline constexpr const char* kWorkloadHelp =
     "workload spec NAME:key=value,..., e.g. matmul:M=1024,N=1024,K=1024";
 inline constexpr const char* kTargetHelp = "target: native, 'llvm -mcpu=znver4 -cores=2', ...";
 inline constexpr const char* kScheduleHelp =
-    "'default' (no steps) or a schedule JSON file (default: default)";
+    "'default' (no steps), 'best' (the database's, as compile chooses it; needs --db) or a "
+    "schedule JSON file (default: default)";
 
 }  // namespace tensortune::cli

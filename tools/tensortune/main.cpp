@@ -30,8 +30,13 @@ struct Command {
 /// The subcommands, in the order --help lists them.
 std::vector<Command> commands() {
   return {
+      {"tune", "search schedules for workloads and store every measurement in the database",
+       run_tune},
       {"show", "print a schedule's steps, loop IR, LLVM IR or assembly", run_show},
       {"bench", "build, verify and time one kernel; compare with the FMA peak", run_bench},
+      {"compile", "build workloads with their best records into a .so and a C header",
+       run_compile},
+      {"report", "write an HTML report of a tuning database and print a summary", run_report},
       {"db", "query and maintain a tuning database (list, best, export, import, ...)", run_db},
   };
 }
@@ -77,7 +82,7 @@ int dispatch(const std::vector<std::string>& args) {
   }
   set_verbosity(std::min(verbosity, 3));
   if (i == args.size()) {
-    throw UsageError("missing command (one of: show, bench, db)", "");
+    throw UsageError("missing command (one of: tune, show, bench, compile, report, db)", "");
   }
   std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
   if (args[i] == "help") {

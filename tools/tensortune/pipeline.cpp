@@ -72,16 +72,4 @@ BuiltKernel build_kernel(const te::Workload& workload,
   return kernel;
 }
 
-int64_t max_reduction_length(const te::Workload& workload) {
-  int64_t longest = 1;
-  for (const te::OperationRef& op : workload.ops()) {
-    int64_t length = 1;
-    for (const ir::IterVar& axis : op->reduce_axes()) {
-      length *= axis.extent;
-    }
-    longest = std::max(longest, length);
-  }
-  return longest;
-}
-
 }  // namespace tensortune::cli

@@ -40,8 +40,4 @@ BuiltKernel build_kernel(const te::Workload& workload,
                          const schedule::Schedule& schedule,
                          const target::Target& target);
 
-/// The longest reduction (product of the reduction extents) of any operation in `workload`; 1
-/// when it has none. Tolerances of result checks scale with it.
-int64_t max_reduction_length(const te::Workload& workload);
-
 }  // namespace tensortune::cli

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// Convergence of the tuners: best GFLOP/s after 64, 200 and 1000 trials for XGB + annealing,
+// evolutionary search and random sampling, per workload and seed, each run in a fresh database
+// (no transfer), with same-run ratios (XGB@200 / XGB@max, XGB@200 / random@200) and the measured FMA
+// peak. Options (all --name=value): --workloads=SPEC;SPEC --tuners=xgb,xgb-evo,random
+// --seeds=0,1,2 --trials=1000 --checkpoints=64,200,1000 --threads=2 --keep=DIR (keep databases).
+#include "peak.h"
+#include "pipeline.h"
+#include "tensortune/driver/compile.h"
+#include "tensortune/search/tuner.h"
+#include "tensortune/te/operators.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+namespace tt = tensortune;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string flag(int argc, char** argv, const std::string& name, const std::string& fallback) {
+  const std::string prefix = "--" + name + "=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
+  }
+  return fallback;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, sep);) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+/// Best GFLOP/s once `trials` trials were measured, from the run's improvement curve.
+double best_at(const std::vector<std::pair<int64_t, double>>& curve, int64_t trials) {
+  double best = 0;
+  for (const auto& [t, g] : curve) {
+    if (t <= trials) best = std::max(best, g);
+  }
+  return best;
+}
+
+struct Run {
+  std::vector<std::pair<int64_t, double>> curve;
+  std::vector<std::pair<int64_t, double>> wall;  // (trials, seconds since start) per round
+  double seconds = 0;
+};
+
+Run tune_once(const std::string& spec, const std::string& tuner, uint64_t seed, int64_t trials,
+              const std::string& target_text, const tt::target::Target& target,
+              const std::string& db_path) {
+  const tt::te::WorkloadSpec s = tt::te::parse_workload_spec(spec);
+  std::vector<tt::search::TuneTask> tasks{{tt::te::make_workload(s), s.to_string(), s.name, 1.0}};
+  fs::remove(db_path);
+  tt::database::Database db = tt::database::Database::open(db_path);
+  const tt::database::TargetKey key = tt::driver::target_key(tt::target::Target::parse(target_text));
+  tt::measure::MeasurerOptions mo;
+  mo.run.threads = target.cores;
+  tt::measure::Measurer measurer(target, mo);
+  tt::search::TuneOptions o;
+  o.tuner = tt::search::parse_tuner(tuner);
+  o.trials = trials;
+  o.seed = seed;
+  o.transfer = false;
+  o.xgb.threads = 1;
+  Run run;
+  const tt::search::TuneResult r = tt::search::tune(
+      tasks, target, key, db, measurer, o, [&](const tt::search::TuneProgress& p) {
+        run.wall.emplace_back(p.measured, p.elapsed_seconds);
+        std::cerr << fmt::format("  {} {} seed {}: {:>4}/{} best {:.1f} GFLOP/s  {:.0f}s\n", s.name,
+                                 tuner, seed, p.measured, trials, p.best_gflops, p.elapsed_seconds);
+      });
+  run.curve = r.tasks.at(0).curve;
+  run.seconds = r.wall_seconds;
+  return run;
+}
+
+double seconds_at(const Run& run, int64_t trials) {
+  for (const auto& [t, s] : run.wall) {
+    if (t >= trials) return s;
+  }
+  return run.seconds;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto workloads = split(flag(argc, argv, "workloads",
+                                    "matmul:M=1024,N=1024,K=1024;"
+                                    "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1;"
+                                    "batch_matmul:B=12,M=128,N=128,K=64"),
+                               ';');
+  const auto tuners = split(flag(argc, argv, "tuners", "xgb,xgb-evo,random"), ',');
+  const auto seeds = split(flag(argc, argv, "seeds", "0,1,2"), ',');
+  const int64_t trials = std::stoll(flag(argc, argv, "trials", "1000"));
+  std::vector<int64_t> checkpoints;
+  for (const std::string& c : split(flag(argc, argv, "checkpoints", "64,200,1000"), ',')) {
+    if (std::stoll(c) <= trials) checkpoints.push_back(std::stoll(c));
+  }
+  const int threads = std::stoi(flag(argc, argv, "threads", "2"));
+  const std::string keep = flag(argc, argv, "keep", "");
+  const std::string target_text = "llvm -cores=" + std::to_string(threads);
+  const tt::target::Target target = tt::cli::resolve_target(target_text);
+  const double peak = tt::cli::measure_fma_peak(threads, 200).gflops;
+  const fs::path dir = keep.empty() ? fs::temp_directory_path() / ("tt_conv_" + std::to_string(getpid()))
+                                    : fs::path(keep);
+  fs::create_directories(dir);
+  std::cout << fmt::format("tune_convergence: {} threads, FMA peak {:.1f} GFLOP/s, {} trials\n",
+                           threads, peak, trials);
+  for (const std::string& spec : workloads) {
+    std::map<std::string, std::map<int64_t, std::vector<double>>> best;  // tuner -> trials -> per seed
+    std::map<std::string, std::map<int64_t, std::vector<double>>> wall;
+    for (const std::string& tuner : tuners) {
+      for (const std::string& seed : seeds) {
+        const std::string db = (dir / fmt::format("{}_{}_{}.db", tt::te::parse_workload_spec(spec).name,
+                                                  tuner, seed)).string();
+        const Run run = tune_once(spec, tuner, std::stoull(seed), trials, target_text, target, db);
+        for (int64_t c : checkpoints) {
+          best[tuner][c].push_back(best_at(run.curve, c));
+          wall[tuner][c].push_back(seconds_at(run, c));
+        }
+      }
+    }
+    std::cout << fmt::format("\n{} (median over {} seeds; GFLOP/s, wall seconds)\n", spec, seeds.size());
+    for (const std::string& tuner : tuners) {
+      std::string line = fmt::format("  {:<8}", tuner);
+      for (int64_t c : checkpoints) {
+        line += fmt::format("  @{:<4} {:7.1f} ({:4.0f}% peak, {:5.0f}s)", c, median(best[tuner][c]),
+                            100 * median(best[tuner][c]) / peak, median(wall[tuner][c]));
+      }
+      std::cout << line << "\n";
+    }
+    const int64_t last = checkpoints.back();
+    if (best.count("xgb") != 0 && best["xgb"].count(200) != 0) {
+      std::cout << fmt::format("  xgb@200 / xgb@{}: {:.3f}\n", last,
+                               median(best["xgb"][200]) / median(best["xgb"][last]));
+      if (best.count("random") != 0) {
+        std::cout << fmt::format("  xgb@200 / random@200: {:.3f}\n",
+                                 median(best["xgb"][200]) / median(best["random"][200]));
+      }
+    }
+  }
+  if (keep.empty()) fs::remove_all(dir);
+  return 0;
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tensortune tune` and `tensortune report` as a user runs them: JSON output, resume, SIGTERM,
+// kill -9 during a run (integrity, nothing committed lost, the rerun resumes), bad input, and the
+// HTML report rendered by headless Chromium.
+#include "cli_runner.h"
+#include "tensortune/database/database.h"
+#include "tensortune/support/json.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sqlite3.h>
+#include <thread>
+
+namespace tensortune {
+namespace {
+
+using e2e::run_cli;
+using e2e::temp_path;
+
+constexpr const char* kWorkload = "matmul:M=32,N=32,K=32";
+constexpr const char* kTarget = "llvm -cores=1";
+
+std::string tune_args(const std::string& db, int trials, int batch) {
+  return std::string("tune --workload ") + kWorkload + " --target '" + kTarget + "' --db '" + db +
+         "' --trials " + std::to_string(trials) + " --batch " + std::to_string(batch) +
+         " --tuner random --progress lines";
+}
+
+int64_t count_records(const std::string& db) {
+  if (!std::filesystem::exists(db)) return 0;
+  try {
+    return database::Database::open(db, true).count_records();
+  } catch (const std::exception&) {
+    return 0;  // the file exists but the schema is not created yet
+  }
+}
+
+std::string integrity_check(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return "open failed";
+  std::string result;
+  sqlite3_exec(
+      db, "PRAGMA integrity_check",
+      [](void* out, int, char** values, char**) {
+        *static_cast<std::string*>(out) += values[0] ? values[0] : "";
+        return 0;
+      },
+      &result, nullptr);
+  sqlite3_close(db);
+  return result;
+}
+
+/// Polls until the database holds at least `n` records (or 60 s pass).
+bool wait_for_records(const std::string& db, int64_t n) {
+  for (int i = 0; i < 600; ++i) {
+    if (count_records(db) >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+TEST(TuneCli, TunesIntoTheDatabaseAndReportsJson) {
+  const std::string db = temp_path("tune.db");
+  const e2e::CliResult r = run_cli(tune_args(db, 8, 4) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const support::Json j = support::Json::parse(r.out);
+  EXPECT_EQ(j.at("trials").as_int(), 8);
+  EXPECT_EQ(j.at("measured").as_int(), 8);
+  EXPECT_GT(j.at("best").at("gflops").as_double(), 0);
+  EXPECT_GT(j.at("best").at("seconds").as_double(), 0);
+  const int64_t best_id = j.at("best").at("record_id").as_int();
+  EXPECT_NE(r.err.find("round"), std::string::npos);  // plain progress lines off a terminal
+  const database::Database d = database::Database::open(db, true);
+  EXPECT_EQ(d.count_records(), 8);
+  EXPECT_TRUE(d.record(best_id).has_value());
+  // The same command again resumes: nothing left to measure.
+  const e2e::CliResult again = run_cli(tune_args(db, 8, 4) + " --json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(support::Json::parse(again.out).at("measured").as_int(), 0);
+  EXPECT_EQ(support::Json::parse(again.out).at("best").at("record_id").as_int(), best_id);
+}
+
+TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {
+  const std::string db = temp_path("term.db");
+  const e2e::Background p = e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget,
+                                            "--db", db, "--trials", "100000", "--batch", "4",
+                                            "--tuner", "random", "--progress", "lines"});
+  ASSERT_TRUE(wait_for_records(db, 4));
+  kill(p.pid, SIGTERM);
+  EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
+  EXPECT_NE(e2e::read_text(p.err_path).find("stopping after the batch"), std::string::npos);
+  EXPECT_NE(e2e::read_text(p.out_path).find("stopped on request"), std::string::npos);
+  const database::Database d = database::Database::open(db, true);
+  EXPECT_EQ(d.count_records() % 4, 0);  // whole batches only
+  ASSERT_EQ(d.runs().size(), 1u);
+  EXPECT_GT(d.runs()[0].ended, 0);
+  EXPECT_EQ(d.runs()[0].trials, d.count_records());
+}
+
+TEST(TuneCli, KillNineLosesNothingCommittedAndTheRerunResumes) {
+  const std::string db = temp_path("kill.db");
+  const e2e::Background p = e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget,
+                                            "--db", db, "--trials", "100000", "--batch", "4",
+                                            "--tuner", "random", "--progress", "lines"});
+  ASSERT_TRUE(wait_for_records(db, 8));
+  const int64_t committed = count_records(db);
+  kill(p.pid, SIGKILL);
+  EXPECT_EQ(e2e::wait_cli(p), 128 + SIGKILL);
+  EXPECT_EQ(integrity_check(db), "ok");
+  const int64_t after = count_records(db);
+  EXPECT_GE(after, committed);
+  // The rerun resumes: it measures exactly what the budget still allows, nothing twice.
+  const e2e::CliResult r = run_cli(tune_args(db, static_cast<int>(after + 4), 4) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(support::Json::parse(r.out).at("measured").as_int(), 4);
+  const database::Database d = database::Database::open(db, true);
+  std::set<std::string> knobs;
+  for (const database::Record& rec : d.all_records()) knobs.insert(rec.knobs);
+  EXPECT_EQ(static_cast<int64_t>(knobs.size()), d.count_records());
+}
+
+TEST(TuneCli, BadInputGetsOneLineAndANonZeroExit) {
+  const std::string db = temp_path("bad.db");
+  struct Case {
+    std::string args, needle;
+    int code;
+  };
+  const std::vector<Case> cases{
+      {"tune --workload nosuchop:M=1 --target native --db '" + db + "'", "nosuchop", 1},
+      {"tune --workload 'matmul:M=0,N=4,K=4' --target native --db '" + db + "'", "M", 1},
+      {"tune --workload matmul:M=4,N=4,K=4 --target 'llvm -speed=9' --db '" + db + "'", "speed", 1},
+      {"tune --workload matmul:M=4,N=4,K=4 --target native --tuner annealing --db '" + db + "'", "tuner", 2},
+      {"tune --workload matmul:M=4,N=4,K=4 --target native --trials -3 --db '" + db + "'", "trials", 2},
+      {"tune --target native --db '" + db + "'", "workload", 2},
+  };
+  for (const Case& c : cases) {
+    const e2e::CliResult r = run_cli(c.args);
+    EXPECT_EQ(r.exit_code, c.code) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find("tensortune: error:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(count_records(db), 0);
+}
+
+TEST(ReportCli, WritesASelfContainedPageThatChromiumRendersWithoutErrors) {
+  const std::string db = temp_path("report.db");
+  ASSERT_EQ(run_cli(tune_args(db, 6, 3)).exit_code, 0);
+  const std::string html = temp_path("report.html");
+  const e2e::CliResult r = run_cli("report --db '" + db + "' --out '" + html + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("matmul_32x32x32_float32"), std::string::npos) << r.out;
+  const std::string page = e2e::read_text(html);
+  EXPECT_NE(page.find("<svg"), std::string::npos);
+  EXPECT_NE(page.find("best GFLOP/s by trial"), std::string::npos);
+  EXPECT_NE(page.find("(no steps: the default schedule)"), std::string::npos);
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));  // no network
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+
+  const char* chromium = nullptr;
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (std::filesystem::exists(c)) chromium = c;
+  }
+  if (chromium == nullptr) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
+  const std::string png = temp_path("report.png");
+  const std::string log = temp_path("chromium.log");
+  const std::string command = std::string(chromium) +
+                              " --headless --no-sandbox --disable-gpu --hide-scrollbars "
+                              "--enable-logging=stderr --v=0 --window-size=1280,1600 --screenshot='" +
+                              png + "' 'file://" + html + "' >'" + log + "' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << e2e::read_text(log);
+  const std::string console = e2e::read_text(log);
+  EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
+  EXPECT_EQ(console.find("CONSOLE"), std::string::npos) << console;
+  const std::string check = std::string("python3 '") + TT_SOURCE_DIR + "/scripts/png_stats.py' '" + png + "'";
+  FILE* pipe = popen(check.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buffer[256] = {};
+  const size_t n = fread(buffer, 1, sizeof(buffer) - 1, pipe);
+  ASSERT_EQ(pclose(pipe), 0);
+  const support::Json s = support::Json::parse(std::string(buffer, n));
+  EXPECT_EQ(s.at("width").as_int(), 1280);
+  EXPECT_GT(s.at("colors").as_int(), 8);        // text, axes, curves: not a blank page
+  EXPECT_GT(s.at("non_white").as_double(), 0.01);
+}
+
+}  // namespace
+}  // namespace tensortune

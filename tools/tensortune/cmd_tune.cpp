@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tensortune tune`: tunes workloads into the database, resuming from what it holds, with a
+// progress bar, and stops cleanly on Ctrl-C or SIGTERM after saving the batch in flight.
+#include "commands.h"
+#include "peak.h"
+#include "pipeline.h"
+#include "progress.h"
+#include "tensortune/driver/compile.h"
+#include "tensortune/database/database.h"
+#include "tensortune/measure/measurer.h"
+#include "tensortune/search/tuner.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+#include "tensortune/te/operators.h"
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace tensortune::cli {
+
+ArgParser tune_parser() {
+  ArgParser parser(
+      "tune",
+      "tune --workload SPEC [--workload SPEC ...] --target T [--trials N] [--db PATH] "
+      "[--tuner xgb|xgb-evo|random|grid] [--seed S] [--batch N] [--json]",
+      "Generates the schedule space of each workload, searches it with the cost model and "
+      "measures candidates on this machine, writing every measurement to the database. Records "
+      "already stored count towards --trials and are never measured again, so rerunning a "
+      "stopped job finishes it. Ctrl-C or SIGTERM stops after the batch in flight is saved.");
+  parser.option("workload", "SPEC", kWorkloadHelp, {}, true, true)
+      .option("weight", "W", "weight of the matching --workload in the total latency (default 1)",
+              {}, false, true)
+      .option("target", "T", kTargetHelp, {}, true)
+      .option("trials", "N", "trial budget of the job over all workloads (default 200)")
+      .option("db", "PATH", "tuning database (default tuning_logs/tensortune.db; created)")
+      .option("tuner", "NAME", "search strategy (default xgb = XGBoost + simulated annealing)",
+              {"xgb", "xgb-evo", "random", "grid"})
+      .option("model", "NAME", "cost model for xgb/xgb-evo (default xgb)", {"xgb", "random"})
+      .option("seed", "S", "seed of every random choice (default 0)")
+      .option("batch", "N", "candidates measured per round (default 64)")
+      .option("eps-greedy", "P", "share of each guided batch drawn at random (default 0.05)")
+      .option("early-stop", "N", "stop a workload after N trials without improvement (0 = never)")
+      .option("scheduler", "NAME", "how rounds are shared among workloads (default gradient)",
+              {"gradient", "round-robin"})
+      .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
+      .option("build-timeout", "S", "seconds per candidate build (default 30)")
+      .option("run-timeout", "S", "seconds per candidate run (default 10)")
+      .option("progress", "STYLE", "auto (bar on a terminal), bar, lines or none",
+              {"auto", "bar", "lines", "none"})
+      .flag("no-transfer", "do not warm-start the model from other workloads' records")
+      .flag("json",
+            "print one JSON document {workload, target, trials, best: {seconds, gflops, "
+            "record_id}, tasks, times, ...}");
+  return parser;
+}
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int) {
+  if (g_stop.load()) {
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C aborts at once
+    std::raise(SIGINT);
+    return;
+  }
+  g_stop.store(true);
+  static const char kMessage[] =
+      "\ntensortune: stopping after the batch in flight is saved (Ctrl-C again to abort)\n";
+  (void)!write(2, kMessage, sizeof(kMessage) - 1);
+}
+
+std::vector<search::TuneTask> make_tasks(const ArgParser::Parsed& p) {
+  const std::vector<std::string> specs = p.get_all("workload");
+  const std::vector<std::string> weights = p.get_all("weight");
+  if (!weights.empty() && weights.size() != specs.size()) {
+    throw UsageError("give one --weight per --workload (" + std::to_string(specs.size()) +
+                         " workloads, " + std::to_string(weights.size()) + " weights)",
+                     "tune");
+  }
+  std::vector<search::TuneTask> tasks;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const te::WorkloadSpec spec = te::parse_workload_spec(specs[i]);
+    search::TuneTask t{te::make_workload(spec), spec.to_string(), spec.name, 1.0};
+    if (!weights.empty()) {
+      std::istringstream in(weights[i]);
+      TT_USER_CHECK((in >> t.weight) && in.eof() && t.weight > 0)
+          << "tune: --weight '" << weights[i] << "' is not a positive number";
+    }
+    tasks.push_back(std::move(t));
+  }
+  return tasks;
+}
+
+search::TuneOptions tune_options(const ArgParser::Parsed& p) {
+  search::TuneOptions o;
+  o.tuner = search::parse_tuner(p.get("tuner", "xgb"));
+  o.random_model = p.get("model", "xgb") == "random";
+  o.trials = p.get_int("trials", 200, 0, int64_t{1} << 40);
+  o.seed = static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX));
+  o.batch_size = static_cast<int>(p.get_int("batch", 64, 1, 4096));
+  o.eps_greedy = p.get_double("eps-greedy", 0.05, 0, 1);
+  o.early_stop = p.get_int("early-stop", 0, 0, int64_t{1} << 40);
+  o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
+  o.transfer = !p.has("no-transfer");
+  o.tool_version = TT_VERSION;
+  o.git_revision = TT_GIT_REVISION;
+  return o;
+}
+
+support::Json result_json(const search::TuneResult& r, const std::vector<search::TuneTask>& tasks,
+                          const target::Target& target, const std::string& db_path) {
+  support::Json out = support::Json::object();
+  const search::TaskResult& first = r.tasks.front();
+  out["workload"] = first.workload_name;
+  out["workload_key"] = first.workload_key;
+  out["target"] = target.to_string();
+  out["db"] = db_path;
+  out["trials"] = first.resumed + first.trials;
+  out["measured"] = r.trials;
+  out["run_id"] = r.run_id;
+  out["interrupted"] = r.interrupted;
+  out["stop_reason"] = r.stop_reason;
+  out["wall_seconds"] = r.wall_seconds;
+  auto best_of = [](const search::TaskResult& t) {
+    if (t.best_seconds <= 0) return support::Json();
+    support::Json b = support::Json::object();
+    b["seconds"] = t.best_seconds;
+    b["gflops"] = t.best_gflops;
+    b["record_id"] = t.best_record_id;
+    return b;
+  };
+  out["best"] = best_of(first);
+  support::Json list = support::Json::array();
+  for (size_t i = 0; i < r.tasks.size(); ++i) {
+    const search::TaskResult& t = r.tasks[i];
+    support::Json j = support::Json::object();
+    j["workload"] = t.workload_name;
+    j["workload_key"] = t.workload_key;
+    j["spec"] = tasks[i].spec;
+    j["resumed"] = t.resumed;
+    j["trials"] = t.trials;
+    j["ok"] = t.ok;
+    j["best"] = best_of(t);
+    list.push_back(std::move(j));
+  }
+  out["tasks"] = std::move(list);
+  support::Json times = support::Json::object();
+  times["search"] = r.times.search;
+  times["features"] = r.times.features;
+  times["training"] = r.times.training;
+  times["build"] = r.times.build;
+  times["run"] = r.times.run;
+  times["database"] = r.times.database;
+  out["times"] = std::move(times);
+  return out;
+}
+
+void print_text(const search::TuneResult& r, const std::string& db_path) {
+  for (const search::TaskResult& t : r.tasks) {
+    const std::string best = t.best_seconds > 0
+                                 ? fmt::format("best {:.3f} ms, {:.1f} GFLOP/s (record {})",
+                                               t.best_seconds * 1e3, t.best_gflops, t.best_record_id)
+                                 : std::string("no working candidate yet");
+    std::cout << fmt::format("{}: {} trials ({} measured now, {} ok), {}\n", t.workload_name,
+                             t.resumed + t.trials, t.trials, t.ok, best);
+  }
+  std::cout << fmt::format(
+      "time: {} (search {:.1f}s, features {:.1f}s, training {:.1f}s, build {:.1f}s, run {:.1f}s, "
+      "database {:.1f}s); records in {}\n",
+      format_duration(r.wall_seconds), r.times.search, r.times.features, r.times.training,
+      r.times.build, r.times.run, r.times.database, db_path);
+  if (!r.stop_reason.empty()) std::cout << "stopped: " << r.stop_reason << "\n";
+}
+
+}  // namespace
+
+int run_tune(const std::vector<std::string>& args) {
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(tune_parser(), args);
+  if (!parsed) return 0;
+  const ArgParser::Parsed& p = *parsed;
+  const std::vector<search::TuneTask> tasks = make_tasks(p);
+  const search::TuneOptions options = tune_options(p);
+  const target::Target target = resolve_target(p.get("target"));
+  TT_USER_CHECK(!target.is_gpu()) << "tune: target '" << p.get("target")
+                                  << "' is a GPU; this build tunes CPU targets only";
+  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  TT_USER_CHECK(!ec) << "tune: cannot create the folder '" << parent.string() << "': " << ec.message();
+  database::Database db = database::Database::open(db_path);
+  // Keyed as the driver looks records up: the target as written, plus the device fingerprint.
+  const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
+
+  measure::MeasurerOptions mo;
+  mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
+  mo.build.timeout_s = p.get_double("build-timeout", mo.build.timeout_s, 0.1, 86400);
+  mo.run.timeout_s = p.get_double("run-timeout", mo.run.timeout_s, 0.1, 86400);
+  measure::Measurer measurer(target, mo);
+
+  const ProgressStyle style = parse_progress_style(p.get("progress", "auto"));
+  const double peak = style == ProgressStyle::None ? 0.0
+                                                   : measure_fma_peak(std::max(1, target.cores), 50).gflops;
+  ProgressPrinter printer(style, peak);
+  g_stop.store(false);
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  const search::TuneResult result = search::tune(
+      tasks, target, key, db, measurer, options,
+      [&](const search::TuneProgress& pr) { printer.update(pr); }, &g_stop);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  printer.finish();
+  if (p.has("json")) {
+    std::cout << result_json(result, tasks, target, db_path).dump() << "\n";
+  } else {
+    print_text(result, db_path);
+  }
+  return 0;  // a stop on request is a clean end: everything measured is saved
+}
+
+}  // namespace tensortune::cli

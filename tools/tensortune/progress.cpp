@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuning progress bar and its plain-line form.
+#include "progress.h"
+
+#include "args.h"
+
+#include <fmt/format.h>
+#include <iostream>
+#include <unistd.h>
+
+namespace tensortune::cli {
+
+ProgressStyle parse_progress_style(const std::string& text) {
+  if (text == "bar") return ProgressStyle::Bar;
+  if (text == "lines") return ProgressStyle::Lines;
+  if (text == "none") return ProgressStyle::None;
+  if (text == "auto" || text.empty()) {
+    return isatty(STDERR_FILENO) != 0 ? ProgressStyle::Bar : ProgressStyle::Lines;
+  }
+  throw UsageError("--progress must be auto, bar, lines or none (got '" + text + "')", "tune");
+}
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+void ProgressPrinter::update(const search::TuneProgress& p) {
+  if (style_ == ProgressStyle::None) return;
+  const double share = p.budget > 0 ? static_cast<double>(p.trials) / static_cast<double>(p.budget) : 1.0;
+  const std::string peak = peak_ > 0 ? fmt::format(" ({:.0f}% of peak)", 100.0 * p.best_gflops / peak_) : "";
+  std::string eta = "-";
+  if (p.measured > 0 && p.trials < p.budget) {
+    eta = format_duration(p.elapsed_seconds / static_cast<double>(p.measured) *
+                          static_cast<double>(p.budget - p.trials));
+  }
+  if (style_ == ProgressStyle::Lines) {
+    std::cerr << fmt::format(
+        "round {:>3}  {:>5}/{} trials  {}  best {:.1f} GFLOP/s{}  ok {} err {}  "
+        "[search {:.1f}s features {:.1f}s train {:.1f}s build {:.1f}s run {:.1f}s]  ETA {}\n",
+        p.round, p.trials, p.budget, p.workload_name, p.best_gflops, peak, p.round_ok,
+        p.round_errors, p.round_times.search, p.round_times.features, p.round_times.training,
+        p.round_times.build, p.round_times.run, eta);
+    return;
+  }
+  constexpr int kWidth = 24;
+  const int filled = static_cast<int>(share * kWidth + 0.5);
+  std::cerr << fmt::format("\r[{}{}] {:>5}/{} trials  best {:.1f} GFLOP/s{}  ETA {}   ",
+                           std::string(static_cast<size_t>(std::min(filled, kWidth)), '#'),
+                           std::string(static_cast<size_t>(kWidth - std::min(filled, kWidth)), '.'),
+                           p.trials, p.budget, p.best_gflops, peak, eta)
+            << std::flush;
+  drawn_ = true;
+}
+
+void ProgressPrinter::finish() {
+  if (drawn_) std::cerr << "\n";
+  drawn_ = false;
+}
+
+}  // namespace tensortune::cli

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tuning report: per workload and target, the tuning curves, the distribution of measured
+// candidates, errors by class, and the best schedule beside the default and a chosen record;
+// optionally against a second database. One self-contained HTML file, and a text summary.
+#pragma once
+
+#include "tensortune/database/database.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensortune::cli {
+
+/// The records of one workload on one target in one database.
+struct ReportEntry {
+  std::string source;  ///< the database path (tells two databases apart)
+  database::WorkloadInfo workload;
+  database::TargetKey target;
+  std::vector<database::Record> history;  ///< insertion order
+
+  int64_t ok() const;
+  std::map<std::string, int64_t> by_status() const;
+  const database::Record* best() const;
+  /// The record of the default schedule (no steps), when one was measured.
+  const database::Record* default_record() const;
+  double gflops(const database::Record& r) const;
+};
+
+struct ReportOptions {
+  /// Workload keys or specs to include (empty = every workload with records).
+  std::vector<std::string> workloads;
+  /// Keep only targets whose string contains this text (empty = all).
+  std::string target_filter;
+  /// A record shown beside the best and the default (0 = none).
+  int64_t record_id = 0;
+};
+
+/// Collects the entries of `db` (sorted by workload name, then target). UserError when a
+/// requested workload has no records.
+std::vector<ReportEntry> collect_entries(const database::Database& db, const ReportOptions& options);
+
+/// The whole HTML document. `compare` holds the entries of a second database (may be empty).
+std::string render_html(const std::vector<ReportEntry>& entries,
+                        const std::vector<ReportEntry>& compare,
+                        const ReportOptions& options,
+                        const std::optional<database::Record>& chosen);
+
+/// A few lines per entry for the terminal.
+std::string render_text(const std::vector<ReportEntry>& entries,
+                        const std::vector<ReportEntry>& compare);
+
+}  // namespace tensortune::cli
