@@ -94,7 +94,7 @@ Footprint footprint(const AccessPattern& access,
                     const std::vector<LoopInfo>& loops,
                     size_t levels) {
   const double elem_bytes = std::max(1, access.buffer.dtype().bytes());
-  const double line = static_cast<double>(kCacheLineBytes);
+  const auto line = static_cast<double>(kCacheLineBytes);
   Footprint fp;
   double span = 1;                 // elements from the first to the last touched
   double span_bytes = elem_bytes;  // the same in bytes

@@ -26,7 +26,8 @@ CostModel::~CostModel() = default;
 double pairwise_accuracy(const std::vector<Sample>& samples, const std::vector<float>& predicted) {
   TT_CHECK(predicted.size() == samples.size())
       << predicted.size() << " predictions for " << samples.size() << " samples";
-  double pairs = 0, correct = 0;
+  double pairs = 0;
+  double correct = 0;
   for (const auto& [group, members] : by_group(samples)) {
     for (size_t a = 0; a < members.size(); ++a) {
       for (size_t b = a + 1; b < members.size(); ++b) {

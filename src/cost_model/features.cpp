@@ -134,7 +134,9 @@ std::vector<std::string> make_program_names() {
 // other features form a group; each row's kCopies is its group's size, and the program vector
 // sees one row per group with the work of all its copies, so that unrolling a loop keeps the
 // flops and bytes the model sees.
-bool is_int_op(size_t f) { return f >= kIntAddSub && f <= kIntCmp; }
+bool is_int_op(size_t f) {
+  return f >= kIntAddSub && f <= kIntCmp;
+}
 
 // A value that scales with the executions of the statement (scaled by log2(1 + x)).
 bool is_extensive(size_t f) {
@@ -154,8 +156,8 @@ std::vector<StoreRow> merge_copies(std::vector<StoreRow>& rows) {
     for (size_t f = 0; f < key.size(); ++f) {
       key[f] = is_int_op(f) ? 0.0f : key[f];
     }
-    auto [it, fresh] = group_of.emplace(std::make_pair(rows[r].buffer, std::move(key)),
-                                        groups.size());
+    auto [it, fresh] =
+        group_of.emplace(std::make_pair(rows[r].buffer, std::move(key)), groups.size());
     if (fresh) {
       groups.push_back(rows[r]);
       sizes.push_back(0);
@@ -199,8 +201,12 @@ std::vector<float> program_vector(const std::vector<StoreRow>& rows,
                                   const ir::LoweredFunc& func) {
   const size_t s = kNumStoreFeatures;
   std::vector<float> v(3 * s + kNumTotals, 0.0f);
-  double total_work = 0, flops = 0, bytes = 0, executions = 0;
-  size_t top = 0, vector_stores = 0;
+  double total_work = 0;
+  double flops = 0;
+  double bytes = 0;
+  double executions = 0;
+  size_t top = 0;
+  size_t vector_stores = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     double work = rows[r].flops + rows[r].executions;
     if (work > rows[top].flops + rows[top].executions) {

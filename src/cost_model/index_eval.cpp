@@ -138,17 +138,17 @@ int64_t eval_index(const ir::Expr& e, const EvalEnv& env, int lane) {
     case ExprKind::Max:
       return binary<ir::Max>(e, env, lane, max);
     case ExprKind::Eq:
-      return binary<ir::Eq>(e, env, lane, std::equal_to<int64_t>());
+      return binary<ir::Eq>(e, env, lane, std::equal_to<>());
     case ExprKind::Ne:
-      return binary<ir::Ne>(e, env, lane, std::not_equal_to<int64_t>());
+      return binary<ir::Ne>(e, env, lane, std::not_equal_to<>());
     case ExprKind::Lt:
-      return binary<ir::Lt>(e, env, lane, std::less<int64_t>());
+      return binary<ir::Lt>(e, env, lane, std::less<>());
     case ExprKind::Le:
-      return binary<ir::Le>(e, env, lane, std::less_equal<int64_t>());
+      return binary<ir::Le>(e, env, lane, std::less_equal<>());
     case ExprKind::Gt:
-      return binary<ir::Gt>(e, env, lane, std::greater<int64_t>());
+      return binary<ir::Gt>(e, env, lane, std::greater<>());
     case ExprKind::Ge:
-      return binary<ir::Ge>(e, env, lane, std::greater_equal<int64_t>());
+      return binary<ir::Ge>(e, env, lane, std::greater_equal<>());
     case ExprKind::And:
       return binary<ir::And>(e, env, lane, [](int64_t a, int64_t b) { return a != 0 && b != 0; });
     case ExprKind::Or:

@@ -128,8 +128,14 @@ int index_lanes(const ir::Store& store) {
 void loop_features(const StoreSite& site, StoreRow& row) {
   const std::vector<LoopInfo>& loops = site.loops;
   std::vector<float>& v = row.values;
-  double parallel_extent = 1, vector_extent = 1, unroll_extent = 1, max_step = 0;
-  int serial = 0, parallel = 0, vectorized = 0, unrolled = 0;
+  double parallel_extent = 1;
+  double vector_extent = 1;
+  double unroll_extent = 1;
+  double max_step = 0;
+  int serial = 0;
+  int parallel = 0;
+  int vectorized = 0;
+  int unrolled = 0;
   size_t first_parallel = loops.size();
   for (size_t l = 0; l < loops.size(); ++l) {
     const LoopInfo& loop = loops[l];
@@ -192,7 +198,8 @@ void context_features(const StoreSite& site,
   v[kIsScratch] = is_param(*context.func, store.buffer, false) ? 0 : 1;
   v[kIsReductionUpdate] = reads_own_element(store, ops) ? 1 : 0;
   v[kStoreContiguous] = row.lanes > 1 && std::llabs(store_access.lane_stride) == 1 ? 1 : 0;
-  double alloc_bytes = 0, local_bytes = 0;
+  double alloc_bytes = 0;
+  double local_bytes = 0;
   for (const AllocInfo& alloc : site.allocs) {
     double bytes = static_cast<double>(alloc.buffer.num_elements()) * alloc.buffer.dtype().bytes();
     alloc_bytes += bytes;

@@ -77,7 +77,7 @@ bool has_signal(const std::vector<Sample>& samples) {
 struct XGBoostModel::Impl {
   BoosterHandle booster = nullptr;
   std::atomic<bool> trained{false};  // set with the booster, under the mutex
-  mutable std::mutex mutex;  // XGBoost's prediction buffer belongs to the booster
+  mutable std::mutex mutex;          // XGBoost's prediction buffer belongs to the booster
 
   ~Impl() { reset(nullptr); }
   void reset(BoosterHandle next) {
@@ -110,7 +110,8 @@ void set_params(BoosterHandle booster, const XGBoostOptions& o) {
   auto set = [&](const char* key, const std::string& value) {
     check(XGBoosterSetParam(booster, key, value.c_str()), "XGBoosterSetParam");
   };
-  std::ostringstream eta, weight;
+  std::ostringstream eta;
+  std::ostringstream weight;
   eta.precision(17);
   weight.precision(17);
   eta << o.eta;
@@ -161,8 +162,8 @@ void XGBoostModel::train(const std::vector<Sample>& samples) {
   check(XGDMatrixSetFloatInfo(data.get(), "label", labels.data(), labels.size()), "label");
   check(XGDMatrixSetUIntInfo(data.get(), "group", group_sizes.data(), group_sizes.size()), "group");
   BoosterHandle booster = nullptr;
-  DMatrixHandle handles[] = {data.get()};
-  check(XGBoosterCreate(handles, 1, &booster), "XGBoosterCreate");
+  DMatrixHandle handle = data.get();
+  check(XGBoosterCreate(&handle, 1, &booster), "XGBoosterCreate");
   try {
     set_params(booster, options_);
     for (int round = 0; round < options_.rounds; ++round) {

@@ -106,14 +106,29 @@ std::optional<ir::LoweredFunc> CandidateEvaluator::lower_config(const Config& co
   return lower_steps(space_.steps(config));
 }
 
+std::optional<std::vector<float>> feature_vector(const te::Workload& workload,
+                                                 const std::vector<schedule::Step>& steps,
+                                                 const target::Target& target) {
+  try {
+    lower::LowerOptions options;
+    options.vectorize_and_unroll = false;
+    const ir::LoweredFunc func = lower::lower(schedule::apply_steps(workload, steps), target,
+                                              lower::function_name(workload), options);
+    return cost_model::extract_features(func).vector;
+  } catch (const ScheduleError& e) {
+    TT_LOG(3) << "search: dropped an invalid candidate: " << e.what();
+    return std::nullopt;
+  }
+}
+
 const std::vector<float>* CandidateEvaluator::features(const Config& config) {
   std::string key = space_.key(config);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second.get();
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<std::vector<float>> value;
-  if (std::optional<ir::LoweredFunc> func = lower_config(config)) {
-    value = std::make_unique<std::vector<float>>(cost_model::extract_features(*func).vector);
+  if (std::optional<std::vector<float>> f = feature_vector(workload_, space_.steps(config), target_)) {
+    value = std::make_unique<std::vector<float>>(std::move(*f));
   } else {
     ++invalid_;
   }

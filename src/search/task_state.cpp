@@ -48,10 +48,8 @@ std::optional<std::vector<float>> features_of_record(const te::Workload& workloa
                                                      const database::Record& r,
                                                      const target::Target& target) {
   try {
-    const schedule::Schedule s = schedule::parse_schedule(r.schedule);
-    const ir::LoweredFunc func = lower::lower(workload, s, target);
-    return cost_model::extract_features(func).vector;
-  } catch (const UserError& e) {  // ScheduleError derives from UserError
+    return feature_vector(workload, schedule::parse_schedule(r.schedule).steps, target);
+  } catch (const UserError& e) {  // steps that no longer parse
     TT_LOG(2) << "search: record " << r.id << " no longer applies: " << e.what();
     return std::nullopt;
   }

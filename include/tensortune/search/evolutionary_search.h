@@ -20,6 +20,14 @@
 
 namespace tensortune::search {
 
+/// The cost-model features of `steps` on `workload`, or nullopt when they do not apply or lower.
+/// Features are taken from the loop nest before the vectorize and unroll passes (vector and
+/// unrolled loops are still annotated loops there): ten times cheaper than the full lowering, and
+/// the same for every candidate, measured or predicted.
+std::optional<std::vector<float>> feature_vector(const te::Workload& workload,
+                                                 const std::vector<schedule::Step>& steps,
+                                                 const target::Target& target);
+
 /// Lowers configurations of one space and extracts their cost-model features, caching the
 /// features by configuration key. A configuration whose steps fail to apply or lower
 /// (ScheduleError) is invalid: it is dropped and counted.

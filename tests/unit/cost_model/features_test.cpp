@@ -146,6 +146,24 @@ TEST(Features, CacheWriteShowsTheLocalAllocation) {
   EXPECT_FLOAT_EQ(program_feature(f, "total.alloc_bytes"), log_scaled(8 * 16 * 4));
 }
 
+TEST(Features, UnrolledCopiesKeepTheWorkOfTheLoop) {
+  std::vector<schedule::Step> steps = testing::tiled_matmul(8, 16, 4, true, false);
+  steps.push_back(Annotate{"C", "k.i", ir::ForKind::Unrolled});
+  ProgramFeatures unrolled = extract_features(lower_steps(kMatmul, steps));
+  ProgramFeatures looped = tiled_vectorized();
+  ASSERT_EQ(unrolled.stores.size(), 5u);  // the init store and four copies of the update
+  for (size_t s = 1; s < unrolled.stores.size(); ++s) {
+    EXPECT_FLOAT_EQ(store_feature(unrolled.stores[s], "copies"), log_scaled(4));
+    EXPECT_FLOAT_EQ(store_feature(unrolled.stores[s], "flops"), log_scaled(kMatmulFlops / 4));
+  }
+  // The program vector sees the copies as one statement with the work of all four.
+  EXPECT_FLOAT_EQ(program_feature(unrolled, "top.flops"), log_scaled(kMatmulFlops));
+  EXPECT_FLOAT_EQ(program_feature(unrolled, "top.flops"), program_feature(looped, "top.flops"));
+  EXPECT_FLOAT_EQ(program_feature(unrolled, "top.copies"), log_scaled(4));
+  EXPECT_FLOAT_EQ(program_feature(looped, "top.copies"), log_scaled(1));
+  EXPECT_FLOAT_EQ(program_feature(unrolled, "total.stores"), log_scaled(5));
+}
+
 TEST(Features, GuardedTailIsPredicated) {
   ProgramFeatures f =
       extract_features(lower_steps(kMatmul, {schedule::Split{"C", "j", 24, false},

@@ -98,7 +98,7 @@ TEST_F(TunerTest, ModelGuidedTuningBeatsTheDefaultScheduleOfASmallMatmul) {
   measure::Measurer measurer(target_, measurer_options());
   TuneOptions o;
   o.tuner = TunerKind::Xgb;
-  o.trials = 48;
+  o.trials = 32;
   o.batch_size = 16;
   o.seed = 3;
   o.xgb.threads = 1;
@@ -106,8 +106,8 @@ TEST_F(TunerTest, ModelGuidedTuningBeatsTheDefaultScheduleOfASmallMatmul) {
   std::vector<TuneProgress> rounds;
   const TuneResult r = tune(tasks, target_, key_, db, measurer, o,
                             [&](const TuneProgress& p) { rounds.push_back(p); });
-  ASSERT_EQ(rounds.size(), 3u);
-  EXPECT_EQ(rounds.back().trials, 48);
+  ASSERT_EQ(rounds.size(), 2u);
+  EXPECT_EQ(rounds.back().trials, 32);
   EXPECT_GT(rounds.back().total_times.training, 0);
   EXPECT_GT(rounds.back().total_times.build, 0);
   ASSERT_GT(r.tasks[0].best_seconds, 0);
