@@ -95,8 +95,17 @@ std::vector<MeasureResult> Measurer::measure(const Reference& reference,
   std::vector<MeasureResult> results;
   results.reserve(builds.size());
   for (const BuildResult& build : builds) {
+    auto best = best_seconds_.find(reference.id);
+    runner_.set_single_call_limit(options_.single_call_factor > 0 && best != best_seconds_.end()
+                                      ? options_.single_call_factor * best->second
+                                      : 0.0);
     results.push_back(runner_.run(build, reference));
     record(results.back());
+    const MeasureResult& r = results.back();
+    if (r.ok() && r.median_seconds > 0 && r.repeats.size() > 1) {
+      double& b = best_seconds_.emplace(reference.id, r.median_seconds).first->second;
+      b = std::min(b, r.median_seconds);
+    }
   }
   totals_.wall_seconds += now_seconds() - start;
   return results;

@@ -27,6 +27,7 @@ support::Json TimingOptions::to_json() const {
   out["min_repeat_ms"] = min_repeat_ms;
   out["max_number"] = max_number;
   out["cache_flush"] = cache_flush;
+  out["single_call_above_s"] = single_call_above_s;
   return out;
 }
 
@@ -36,6 +37,9 @@ TimingOptions TimingOptions::from_json(const support::Json& json) {
   t.min_repeat_ms = json.at("min_repeat_ms").as_double("timing field 'min_repeat_ms'");
   t.max_number = json.at("max_number").as_int("timing field 'max_number'");
   t.cache_flush = json.at("cache_flush").as_bool("timing field 'cache_flush'");
+  if (json.contains("single_call_above_s")) {
+    t.single_call_above_s = json.at("single_call_above_s").as_double("timing field 'single_call_above_s'");
+  }
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include "tensortune/target/target.h"
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,6 +26,10 @@ struct MeasurerOptions {
   /// The reference kernel is checked against ir::eval when its loop nest executes at most this
   /// many stores (the interpreter is slow); larger workloads skip that check with a log line.
   int64_t interpreter_check_max_stores = int64_t{1} << 25;
+  /// A candidate whose check call is this many times slower than the best candidate measured so
+  /// far against the same reference is timed by that one call (TimingOptions::
+  /// single_call_above_s); 0 = always the full protocol.
+  double single_call_factor = 0;
 };
 
 /// Where the measurer's time went, summed over every batch.
@@ -70,6 +75,7 @@ class Measurer {
   int consecutive_errors_ = 0;
   std::array<int64_t, 6> recent_by_status_{};  // the current run of failures, by status
   std::string last_error_;
+  std::map<uint64_t, double> best_seconds_;  ///< per reference id, for single_call_factor
   std::string stop_reason_;
   MeasureTotals totals_;
 };

@@ -65,6 +65,8 @@ class Runner {
   std::vector<std::string> outputs(const BuildResult& build, uint64_t seed);
 
   const RunnerOptions& options() const { return options_; }
+  /// Changes TimingOptions::single_call_above_s for the next runs.
+  void set_single_call_limit(double seconds) { options_.timing.single_call_above_s = seconds; }
   /// How often the worker was (re)started.
   int worker_starts() const;
 

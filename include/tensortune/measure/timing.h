@@ -21,6 +21,10 @@ struct TimingOptions {
   int64_t max_number = int64_t{1} << 30;
   /// Flush the caches before every repeat (number is then 1).
   bool cache_flush = false;
+  /// When the check call (the warm-up) took longer than this many seconds, it is the only timed
+  /// call: repeats = {its time}, number = 1 (0 = always run the full protocol). A tuner sets it
+  /// to a multiple of the best time so far, so hopeless candidates cost one call.
+  double single_call_above_s = 0;
 
   support::Json to_json() const;
   /// Throws UserError naming the field for a malformed document.

@@ -162,6 +162,29 @@ TEST(Runner, CacheFlushTimesOneCallPerRepeat) {
   EXPECT_EQ(r.repeats.size(), 4U);
 }
 
+TEST(Measurer, ACandidateFarSlowerThanTheBestIsTimedByItsCheckCallAlone) {
+  te::Workload w = matmul_workload(kN);
+  MeasurerOptions options = quick_options();
+  options.single_call_factor = 1e-9;  // every candidate after the first Ok one is "far slower"
+  Measurer measurer(target::Target(), options);
+  auto reference = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(kN));
+  const ir::LoweredFunc k = tiled_matmul(w, 4, 8);
+  std::vector<MeasureResult> first = measurer.measure(*reference, {k});
+  ASSERT_TRUE(first[0].ok()) << first[0].message;
+  EXPECT_EQ(first[0].repeats.size(), static_cast<size_t>(options.run.timing.repeat));
+  std::vector<MeasureResult> second = measurer.measure(*reference, {k, default_kernel(w)});
+  for (const MeasureResult& r : second) {
+    ASSERT_TRUE(r.ok()) << r.message;  // still verified
+    ASSERT_EQ(r.repeats.size(), 1U);
+    EXPECT_EQ(r.number, 1);
+    EXPECT_DOUBLE_EQ(r.median_seconds, r.repeats[0]);
+    EXPECT_GT(r.median_seconds, 0);
+  }
+  // Another reference starts without a best: the full protocol again.
+  auto other = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(kN));
+  EXPECT_EQ(measurer.measure(*other, {k})[0].repeats.size(), static_cast<size_t>(options.run.timing.repeat));
+}
+
 TEST(Measurer, StopsAfterTooManyFailuresInARowAndSaysWhy) {
   te::Workload w = matmul_workload(kN);
   ir::LoweredFunc base = default_kernel(w);
