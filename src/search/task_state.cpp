@@ -170,6 +170,10 @@ void TaskState::note_measured(const Config* config, const std::string& schedule_
   if (top.size() > kTopKept) top.resize(kTopKept);
 }
 
+std::string TaskState::schedule_text(const Config& config) const {
+  return schedule::to_json(schedule::Schedule{task->workload.key(), space.steps(config)}).dump();
+}
+
 std::vector<Config> TaskState::top_configs(size_t n) const {
   std::vector<Config> out;
   for (size_t i = 0; i < top.size() && out.size() < n; ++i) out.push_back(top[i].second);
@@ -207,8 +211,8 @@ database::Record make_record(const TaskState& state, const Config* config,
   database::Record r;
   r.workload_key = state.task->workload.key();
   r.target = target_key;
-  const std::vector<schedule::Step> steps = config ? state.space.steps(*config) : std::vector<schedule::Step>{};
-  r.schedule = schedule::to_json(schedule::Schedule{r.workload_key, steps}).dump();
+  r.schedule = config ? state.schedule_text(*config)
+                     : schedule::to_json(schedule::Schedule{r.workload_key, {}}).dump();
   r.knobs = config ? state.space.to_json(*config).dump() : "{}";
   r.status = measure::status_name(result.status);
   r.error = result.message;

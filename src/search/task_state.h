@@ -45,6 +45,9 @@ struct TaskState {
   /// Records a measured configuration: updates measured keys, the best and the top list.
   void note_measured(const Config* config, const std::string& schedule_json, double seconds,
                      int64_t record_id, int64_t trial_index);
+  /// The schedule JSON a record of `config` stores (different configurations can give the same
+  /// steps: a knob that another knob makes irrelevant).
+  std::string schedule_text(const Config& config) const;
   /// The best measured configurations, fastest first.
   std::vector<Config> top_configs(size_t n) const;
   bool is_measured(const std::string& key) const { return measured.count(key) != 0; }

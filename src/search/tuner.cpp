@@ -106,10 +106,13 @@ std::vector<Config> propose(TaskState& state, const cost_model::CostModel* model
                             const TuneOptions& options, size_t n) {
   const MeasuredFn measured = [&](const std::string& key) { return state.is_measured(key); };
   std::vector<Config> picked;
-  std::unordered_set<std::string> taken;
+  std::unordered_set<std::string> taken, taken_schedules;
   auto take = [&](const Config& c) {
     if (picked.size() >= n || measured(state.space.key(c))) return;
     if (!taken.insert(state.space.key(c)).second) return;
+    // Another configuration with the same steps was (or is about to be) measured.
+    const std::string text = state.schedule_text(c);
+    if (state.measured_schedules.count(text) != 0 || !taken_schedules.insert(text).second) return;
     if (state.evaluator.features(c) == nullptr) return;  // invalid: dropped and counted
     picked.push_back(c);
   };
@@ -240,17 +243,18 @@ TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target
       state.reference = measurer.make_reference(
           *def, measure::Tolerance::for_reduction(state.task->workload.max_reduction_length()));
     }
-    if (!state.default_measured) {
-      funcs.push_back(*def);
-      kept.emplace_back(std::nullopt);
-      state.default_measured = true;
-    }
+    const size_t room = state.default_measured ? n : n - 1;
     for (const Config& c : batch) {
-      if (funcs.size() >= n) break;
+      if (funcs.size() >= room) break;
       if (std::optional<ir::LoweredFunc> f = state.evaluator.lower_config(c)) {
         funcs.push_back(std::move(*f));
         kept.emplace_back(c);
       }
+    }
+    if (!state.default_measured) {  // last, so a slow default costs a single call
+      funcs.push_back(*def);
+      kept.emplace_back(std::nullopt);
+      state.default_measured = true;
     }
     rt.features += now() - t0;
     const measure::MeasureTotals before = measurer.totals();
