@@ -65,6 +65,7 @@ Run tune_once(const std::string& spec, const std::string& tuner, uint64_t seed, 
   const tt::database::TargetKey key = tt::driver::target_key(tt::target::Target::parse(target_text));
   tt::measure::MeasurerOptions mo;
   mo.run.threads = target.cores;
+  mo.single_call_factor = 10;  // as tensortune tune does
   tt::measure::Measurer measurer(target, mo);
   tt::search::TuneOptions o;
   o.tuner = tt::search::parse_tuner(tuner);

@@ -50,6 +50,9 @@ ArgParser tune_parser() {
       .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
       .option("build-timeout", "S", "seconds per candidate build (default 30)")
       .option("run-timeout", "S", "seconds per candidate run (default 10)")
+      .option("single-call-factor", "F",
+              "time a candidate by its check call alone when that call is F times slower than "
+              "the best so far (default 10; 0 = always the full protocol)")
       .option("progress", "STYLE", "auto (bar on a terminal), bar, lines or none",
               {"auto", "bar", "lines", "none"})
       .flag("no-transfer", "do not warm-start the model from other workloads' records")
@@ -202,11 +205,13 @@ int run_tune(const std::vector<std::string>& args) {
   mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
   mo.build.timeout_s = p.get_double("build-timeout", mo.build.timeout_s, 0.1, 86400);
   mo.run.timeout_s = p.get_double("run-timeout", mo.run.timeout_s, 0.1, 86400);
+  // A candidate 10x slower than the best so far costs one call, not the whole protocol.
+  mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
   measure::Measurer measurer(target, mo);
 
   const ProgressStyle style = parse_progress_style(p.get("progress", "auto"));
   const double peak = style == ProgressStyle::None ? 0.0
-                                                   : measure_fma_peak(std::max(1, target.cores), 50).gflops;
+                                                   : measure_fma_peak(std::max(1, target.cores), 200).gflops;
   ProgressPrinter printer(style, peak);
   g_stop.store(false);
   std::signal(SIGINT, on_stop_signal);

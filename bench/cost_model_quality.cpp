@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cost-model quality on measured records: for each database given, every record of the CPU
+// target is re-lowered for features; a seeded 75/25 split per workload trains XGBoost on one part
+// and scores the other (pairwise ranking accuracy, top-5 peak score), next to the random model.
+// Usage: cost_model_quality DB [DB...] [--splits=10]
+#include "tensortune/cost_model/random_model.h"
+#include "tensortune/cost_model/xgboost_model.h"
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/database/database.h"
+#include "tensortune/schedule/serialize.h"
+#include "tensortune/search/evolutionary_search.h"
+#include "tensortune/support/rng.h"
+#include "tensortune/te/operators.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <iostream>
+#include <map>
+
+namespace tt = tensortune;
+
+int main(int argc, char** argv) {
+  int splits = 10;
+  std::vector<tt::cost_model::Sample> samples;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--splits=", 0) == 0) {
+      splits = std::stoi(arg.substr(9));
+      continue;
+    }
+    const tt::database::Database db = tt::database::Database::open(arg, true);
+    for (const tt::database::WorkloadInfo& w : db.workloads()) {
+      const tt::te::Workload workload = tt::te::make_workload(w.spec);
+      for (const tt::database::TargetKey& key : db.targets()) {
+        const tt::target::Target target = tt::codegen::resolve_host(tt::target::Target::parse(key.target));
+        const std::vector<tt::database::Record> records = db.history(w.key, key);
+        double best = 0;
+        for (const auto& r : records) best = std::max(best, r.ok() ? 1 / r.median_seconds : 0.0);
+        for (const auto& r : records) {
+          auto f = tt::search::feature_vector(workload, tt::schedule::parse_schedule(r.schedule).steps, target);
+          if (!f || best <= 0) continue;
+          samples.push_back({arg + "|" + w.key, std::move(*f),
+                             r.ok() ? static_cast<float>(1 / r.median_seconds / best) : 0.0f});
+        }
+      }
+    }
+  }
+  std::cout << fmt::format("cost_model_quality: {} samples, {} random 75/25 splits\n", samples.size(), splits);
+  std::vector<double> acc, top5, racc, rtop5;
+  tt::support::Rng rng(42);
+  for (int s = 0; s < splits; ++s) {
+    std::vector<tt::cost_model::Sample> train, test;
+    for (const auto& x : samples) (rng.uniform() < 0.75 ? train : test).push_back(x);
+    tt::cost_model::XGBoostOptions o;
+    o.threads = 1;
+    o.seed = static_cast<uint64_t>(s);
+    tt::cost_model::XGBoostModel model(o);
+    model.train(train);
+    std::vector<std::vector<float>> rows;
+    for (const auto& x : test) rows.push_back(x.features);
+    const std::vector<float> p = model.predict(rows);
+    acc.push_back(tt::cost_model::pairwise_accuracy(test, p));
+    top5.push_back(tt::cost_model::top_k_score(test, p, 5));
+    tt::cost_model::RandomModel random(static_cast<uint64_t>(s));
+    const std::vector<float> q = random.predict(rows);
+    racc.push_back(tt::cost_model::pairwise_accuracy(test, q));
+    rtop5.push_back(tt::cost_model::top_k_score(test, q, 5));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::cout << fmt::format("  xgb:    pairwise accuracy {:.3f}  top-5 score {:.3f}  (medians)\n", median(acc), median(top5));
+  std::cout << fmt::format("  random: pairwise accuracy {:.3f}  top-5 score {:.3f}\n", median(racc), median(rtop5));
+  return 0;
+}
