@@ -29,4 +29,5 @@ echo "== the best records"
 "$TT" db best --db "$DB" --workload "$WORKLOAD" --k 3
 echo "== the best kernel, re-timed"
 "$TT" bench --workload "$WORKLOAD" --target native --db "$DB" --schedule best
-"$TT" report --db "$DB" --out tuning_logs/report.html
+REPORT="$(dirname "$DB")/report.html"
+"$TT" report --db "$DB" --out "$REPORT"

@@ -3,6 +3,7 @@
 // plain strings and numbers (the database never interprets them).
 #pragma once
 
+#include "common/temp_dir.h"
 #include "tensortune/database/database.h"
 
 #include <sqlite3.h>
@@ -13,23 +14,7 @@
 
 namespace tensortune::database::testing {
 
-/// A path in a fresh per-test directory, removed when the object goes out of scope.
-class TempDir {
- public:
-  explicit TempDir(const std::string& stem) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("tensortune_db_" + stem + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using test::TempDir;
 
 inline WorkloadInfo workload(const std::string& op, int n) {
   WorkloadInfo w;

@@ -3,6 +3,7 @@
 // specs, and records whose schedules are real step lists serialised with schedule::to_json.
 #pragma once
 
+#include "common/temp_dir.h"
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/te/operators.h"
@@ -14,23 +15,7 @@
 
 namespace tensortune::driver::testing {
 
-/// A fresh per-test directory, removed when the object goes out of scope.
-class TempDir {
- public:
-  explicit TempDir(const std::string& stem) {
-    path_ = std::filesystem::temp_directory_path() /
-            ("tensortune_driver_" + stem + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using test::TempDir;
 
 /// Registers the workload of `spec` in `db` (name, canonical text, FLOPs, operator, spec).
 inline te::Workload put_workload(database::Database& db, const std::string& spec) {
