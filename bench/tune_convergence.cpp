@@ -58,8 +58,8 @@ struct Run {
 Run tune_once(const std::string& spec, const std::string& tuner, uint64_t seed, int64_t trials,
               const std::string& target_text, const tt::target::Target& target,
               const std::string& db_path) {
-  const tt::te::WorkloadSpec s = tt::te::parse_workload_spec(spec);
-  std::vector<tt::search::TuneTask> tasks{{tt::te::make_workload(s), s.to_string(), s.name, 1.0}};
+  std::vector<tt::search::TuneTask> tasks{tt::search::TuneTask::from_spec(spec)};
+  const std::string name = tasks[0].op;
   fs::remove(db_path);
   tt::database::Database db = tt::database::Database::open(db_path);
   const tt::database::TargetKey key = tt::driver::target_key(tt::target::Target::parse(target_text));
@@ -77,7 +77,7 @@ Run tune_once(const std::string& spec, const std::string& tuner, uint64_t seed, 
   const tt::search::TuneResult r = tt::search::tune(
       tasks, target, key, db, measurer, o, [&](const tt::search::TuneProgress& p) {
         run.wall.emplace_back(p.measured, p.elapsed_seconds);
-        std::cerr << fmt::format("  {} {} seed {}: {:>4}/{} best {:.1f} GFLOP/s  {:.0f}s\n", s.name,
+        std::cerr << fmt::format("  {} {} seed {}: {:>4}/{} best {:.1f} GFLOP/s  {:.0f}s\n", name,
                                  tuner, seed, p.measured, trials, p.best_gflops, p.elapsed_seconds);
       });
   run.curve = r.tasks.at(0).curve;

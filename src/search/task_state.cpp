@@ -76,7 +76,6 @@ int64_t resume_task(TaskState& state, const database::Database& db,
   for (const database::Record& r : records) {
     std::optional<Config> config = config_of(state.space, r);
     if (!config && is_default_schedule(r)) state.default_measured = true;
-    state.measured_schedules.insert(r.schedule);
     state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.median_seconds : 0,
                         r.id, 0);
   }
@@ -204,6 +203,12 @@ int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states, const databa
   return lowered;
 }
 
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 database::Record make_record(const TaskState& state, const Config* config,
                              const measure::MeasureResult& result,
                              const database::TargetKey& target_key, const TuneOptions& options,
@@ -224,9 +229,7 @@ database::Record make_record(const TaskState& state, const Config* config,
   r.seed = static_cast<int64_t>(options.seed);
   r.tool_version = options.tool_version;
   r.git_revision = options.git_revision;
-  r.timestamp = std::chrono::duration_cast<std::chrono::seconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+  r.timestamp = unix_now();
   r.run_id = run_id;
   return r;
 }

@@ -77,6 +77,9 @@ int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states, const databa
                    const database::TargetKey& target_key, const target::Target& target,
                    const TuneOptions& options, SampleSet& samples);
 
+/// Seconds since the Unix epoch (record timestamps, tuning run start and end).
+int64_t unix_now();
+
 /// The database record of one measured candidate; `config` is null for the default schedule.
 database::Record make_record(const TaskState& state, const Config* config,
                              const measure::MeasureResult& result,

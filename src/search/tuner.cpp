@@ -7,15 +7,16 @@
 #include "tensortune/measure/timing.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/log.h"
+#include "tensortune/te/operators.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
 namespace tensortune::search {
 
 using detail::TaskState;
+using detail::unix_now;
 
 const char* tuner_name(TunerKind kind) {
   switch (kind) {
@@ -38,6 +39,11 @@ TunerKind parse_tuner(const std::string& text) {
   throw UserError("unknown tuner '" + text + "' (expected xgb, xgb-evo, random or grid)");
 }
 
+TuneTask TuneTask::from_spec(const std::string& spec, double weight) {
+  const te::WorkloadSpec s = te::parse_workload_spec(spec);
+  return {te::make_workload(s), s.to_string(), s.name, weight};
+}
+
 PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& o) {
   search += o.search;
   features += o.features;
@@ -51,12 +57,6 @@ PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& o) {
 namespace {
 
 double now() { return measure::now_seconds(); }
-
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 void check_options(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
   TT_USER_CHECK(!tasks.empty()) << "tune: no workloads to tune";

@@ -88,8 +88,7 @@ std::vector<search::TuneTask> make_tasks(const ArgParser::Parsed& p) {
   }
   std::vector<search::TuneTask> tasks;
   for (size_t i = 0; i < specs.size(); ++i) {
-    const te::WorkloadSpec spec = te::parse_workload_spec(specs[i]);
-    search::TuneTask t{te::make_workload(spec), spec.to_string(), spec.name, 1.0};
+    search::TuneTask t = search::TuneTask::from_spec(specs[i]);
     if (!weights.empty()) {
       std::istringstream in(weights[i]);
       TT_USER_CHECK((in >> t.weight) && in.eof() && t.weight > 0)

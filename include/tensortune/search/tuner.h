@@ -39,6 +39,10 @@ struct TuneTask {
   std::string op;
   /// How often the workload runs in the model (the task scheduler's weight).
   double weight = 1.0;
+
+  /// The task of a workload spec ("matmul:M=64,N=64,K=64"): the workload, its canonical spec and
+  /// its operator name. Throws UserError on a malformed spec.
+  static TuneTask from_spec(const std::string& spec, double weight = 1.0);
 };
 
 struct TuneOptions {

@@ -32,10 +32,7 @@ class TunerTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  static TuneTask task(const std::string& spec) {
-    const te::WorkloadSpec s = te::parse_workload_spec(spec);
-    return {te::make_workload(s), s.to_string(), s.name, 1.0};
-  }
+  static TuneTask task(const std::string& spec) { return TuneTask::from_spec(spec); }
   measure::MeasurerOptions measurer_options() const {
     measure::MeasurerOptions o;
     o.run.threads = 1;
