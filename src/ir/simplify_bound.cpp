@@ -4,6 +4,9 @@
 // forms instead (linear_bound). Any overflow of int64 gives "unbounded".
 #include "simplify_internal.h"
 
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/support/error.h"
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -246,6 +249,35 @@ std::optional<ConstBound> Simplifier::bound(const Expr& e) const {
 
 std::optional<ConstBound> const_bound(const Expr& e, const VarRanges& ranges) {
   return simplify_detail::BoundCalculator(ranges).get(e);
+}
+
+std::optional<Expr> max_over(const Expr& e, const VarRanges& ranges) {
+  using simplify_detail::Linear;
+  TT_CHECK(e.type().is_int() && e.type().lanes() == 1) << "max_over of a non-scalar-integer expression";
+  Linear lf = simplify_detail::to_linear(simplify(e));
+  Linear out;
+  out.type = lf.type;
+  out.constant = lf.constant;
+  for (const auto& [atom, coeff] : lf.terms) {
+    bool ranged = false;
+    bool other = false;
+    post_order_visit(atom, [&](const Expr& node) {
+      if (const auto* v = node.as<VarNode>()) {
+        (ranges.count(v) != 0 ? ranged : other) = true;
+      }
+    });
+    if (!ranged) {
+      simplify_detail::add_term(out, atom, coeff);
+      continue;
+    }
+    std::optional<ConstBound> b = other ? std::nullopt : const_bound(atom, ranges);
+    int64_t end = 0;
+    if (!b || __builtin_mul_overflow(coeff > 0 ? b->max : b->min, coeff, &end) ||
+        __builtin_add_overflow(out.constant, end, &out.constant)) {
+      return std::nullopt;
+    }
+  }
+  return simplify_detail::from_linear(std::move(out));
 }
 
 }  // namespace tensortune::ir

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The lowering pipeline: build the loop nest, check GPU bindings, simplify, flatten storage,
-// vectorize, unroll, simplify, with ir::verify between passes (Halide's lower() in miniature).
+// unswitch split guards, vectorize, unroll, simplify, with ir::verify between passes (Halide's lower() in miniature).
 #include "tensortune/lower/lower.h"
 
 #include "tensortune/ir/ir_printer.h"
@@ -10,6 +10,7 @@
 #include "tensortune/lower/check_gpu_bindings.h"
 #include "tensortune/lower/flatten_storage.h"
 #include "tensortune/lower/unroll_loops.h"
+#include "tensortune/lower/unswitch_guards.h"
 #include "tensortune/lower/vectorize_loops.h"
 #include "tensortune/support/log.h"
 
@@ -72,6 +73,8 @@ ir::LoweredFunc lower(const schedule::LoopState& state,
   f = flatten_storage(f);
   pipeline.after("flatten_storage", f, true);
   if (options.vectorize_and_unroll) {
+    f.body = unswitch_guards(f.body);
+    pipeline.after("unswitch_guards", f, true);
     f.body = vectorize_loops(f.body);
     pipeline.after("vectorize_loops", f, true);
     f.body = unroll_loops(f.body);

@@ -3,11 +3,13 @@
 // fit the auto_unroll_max_step budget of an enclosing pragma, become copies of their body.
 #include "tensortune/lower/unroll_loops.h"
 
+#include "freshen.h"
+
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ops.h"
 
+#include <algorithm>
 #include <limits>
-#include <unordered_map>
 #include <vector>
 
 namespace tensortune::lower {
@@ -42,7 +44,8 @@ int64_t steps(const ir::Stmt& s) {
     return total;
   }
   if (const auto* op = s.as<ir::IfThenElse>()) {
-    return saturate(steps(op->then_case) + steps(op->else_case));
+    // One branch runs: an unswitched tile (then: full, else: guarded) costs its larger branch.
+    return std::max(steps(op->then_case), steps(op->else_case));
   }
   if (const auto* op = s.as<ir::Allocate>()) {
     return steps(op->body);
@@ -52,60 +55,6 @@ int64_t steps(const ir::Stmt& s) {
   }
   return 1;
 }
-
-/// A copy of a statement with the seeded variables substituted and every variable and buffer
-/// defined inside it renamed, so that copies never define the same thing twice.
-class Freshen : public ir::IRMutator {
- public:
-  explicit Freshen(ir::VarMap seed) : vars_(std::move(seed)) {}
-
- protected:
-  using ir::IRMutator::visit;
-
-  ir::Expr visit(const ir::VarNode* op, const ir::Expr& e) override {
-    auto it = vars_.find(op);
-    return it == vars_.end() ? e : it->second;
-  }
-  ir::Expr visit(const ir::Load* op, const ir::Expr& e) override {
-    const ir::Expr mutated = ir::IRMutator::visit(op, e);
-    const auto* load = mutated.as<ir::Load>();
-    return ir::Load::make(buffer(load->buffer), load->indices, load->predicate);
-  }
-  ir::Stmt visit(const ir::Store* op, const ir::Stmt& s) override {
-    const ir::Stmt mutated = ir::IRMutator::visit(op, s);
-    const auto* store = mutated.as<ir::Store>();
-    return ir::Store::make(buffer(store->buffer), store->value, store->indices, store->predicate);
-  }
-  ir::Stmt visit(const ir::For* op, const ir::Stmt&) override {
-    ir::Expr min = mutate(op->min);
-    ir::Expr extent = mutate(op->extent);
-    ir::Var var(op->var.name(), op->var.type());
-    vars_[op->var.get()] = var;
-    return ir::For::make(var, min, extent, op->for_kind, mutate(op->body),
-                         op->auto_unroll_max_step);
-  }
-  ir::Stmt visit(const ir::LetStmt* op, const ir::Stmt&) override {
-    ir::Expr value = mutate(op->value);
-    ir::Var var(op->var.name(), op->var.type());
-    vars_[op->var.get()] = var;
-    return ir::LetStmt::make(var, value, mutate(op->body));
-  }
-  ir::Stmt visit(const ir::Allocate* op, const ir::Stmt&) override {
-    const ir::Buffer& b = op->buffer;
-    ir::Buffer copy(b.name(), b.dtype(), b.shape(), b.scope());
-    buffers_[b.get()] = copy;
-    return ir::Allocate::make(copy, mutate(op->body));
-  }
-
- private:
-  ir::Buffer buffer(const ir::Buffer& b) const {
-    auto it = buffers_.find(b.get());
-    return it == buffers_.end() ? b : it->second;
-  }
-
-  ir::VarMap vars_;
-  std::unordered_map<const ir::BufferNode*, ir::Buffer> buffers_;
-};
 
 class Unroller : public ir::IRMutator {
  protected:
@@ -143,8 +92,7 @@ class Unroller : public ir::IRMutator {
     for (int64_t i = 0; i < extent; ++i) {
       ir::Expr value = ir::is_const_int(op->min, 0) ? ir::make_const(op->var.type(), i)
                                                     : op->min + ir::make_const(op->var.type(), i);
-      Freshen freshen(ir::VarMap{{op->var.get(), value}});
-      copies.push_back(freshen.mutate(body));
+      copies.push_back(freshen(body, ir::VarMap{{op->var.get(), value}}));
     }
     return ir::Seq::make(std::move(copies));
   }

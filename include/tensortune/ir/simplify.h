@@ -43,6 +43,13 @@ Expr simplify(const Expr& e, const VarRanges& ranges = {});
 /// nothing changed.
 Stmt simplify(const Stmt& s, const VarRanges& ranges = {});
 
+/// An upper bound of the integer expression `e` over the variables of `ranges`, written in its
+/// other variables: e = c + sum(k * atom) after simplification; atoms that use only ranged
+/// variables are replaced by their interval end (max for k > 0, min for k < 0), the others are
+/// kept. nullopt when an atom mixes ranged and other variables, or an interval is unbounded.
+/// Used to ask "does this guard hold for the whole tile?" with the tile's loops in `ranges`.
+std::optional<Expr> max_over(const Expr& e, const VarRanges& ranges);
+
 /// True when `condition` holds for every assignment within `ranges` (false means "not proven").
 bool can_prove(const Expr& condition, const VarRanges& ranges = {});
 

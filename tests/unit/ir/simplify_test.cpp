@@ -226,5 +226,18 @@ TEST(CanProve, ProvesOnlyWhatHoldsEverywhere) {
   EXPECT_FALSE(can_prove(i < 9));
 }
 
+TEST_F(SimplifyTest, MaxOverRangedVariablesKeepsTheOthers) {
+  // i, j in [0, 7]; f free.
+  VarRanges ij{{i.get(), {0, 7}}, {j.get(), {0, 7}}};
+  EXPECT_EQ(to_string(*max_over(f * 64 + i * 8 + j - 257, ij)), "((f*64) - 194)");
+  EXPECT_EQ(to_string(*max_over(f * 64 - i * 8 + 3, ij)), "((f*64) + 3)");
+  EXPECT_EQ(to_string(*max_over((f % 5) * 64 + i, ij)), "(((f % 5)*64) + 7)");
+  EXPECT_EQ(to_string(*max_over(i / 2 + f, ij)), "(f + 3)");
+  // An atom that mixes f and i has no bound in f alone; an unranged variable stays symbolic.
+  EXPECT_FALSE(max_over((f + i) / 3, ij).has_value());
+  EXPECT_EQ(to_string(*max_over(x + i, ij)), "(x + 7)");
+  EXPECT_FALSE(max_over(i + k, VarRanges{{i.get(), {0, 7}}, {k.get(), {0, INT64_MAX}}}).has_value());
+}
+
 }  // namespace
 }  // namespace tensortune::ir

@@ -24,12 +24,15 @@ TEST(LowerAttach, CacheWriteAtRootIsAGlobalScratch) {
 }
 
 TEST(LowerAttach, CacheWriteLocalAtATileLoop) {
-  ir::LoweredFunc f = expect_lowers_correctly(
-      matmul_workload(13, 17, 19),
-      {CacheWrite{"C", kLocal}, Tile{"C", "i", "j", 4, 8}, ComputeAt{"C.local", "C", "j.o"},
-       Split{"C.local", "k", 4}, Reorder{"C.local", {"k.o", "k.i", "i", "j"}},
-       Annotate{"C.local", "j", ir::ForKind::Vectorized}});
-  EXPECT_EQ(count_in(f, " local {"), 1) << ir::to_string(f);
+  const std::vector<schedule::Step> steps = {
+      CacheWrite{"C", kLocal}, Tile{"C", "i", "j", 4, 8}, ComputeAt{"C.local", "C", "j.o"},
+      Split{"C.local", "k", 4}, Reorder{"C.local", {"k.o", "k.i", "i", "j"}},
+      Annotate{"C.local", "j", ir::ForKind::Vectorized}};
+  ir::LoweredFunc f = expect_lowers_correctly(matmul_workload(13, 17, 19), steps);
+  // One allocation inside the tile loop; the full lowering has one per unswitched copy of the tile.
+  ir::LoweredFunc plain = lower_plain(matmul_workload(13, 17, 19), steps);
+  EXPECT_EQ(count_in(plain, " local {"), 1) << ir::to_string(plain);
+  EXPECT_EQ(count_in(f, " local {"), 4) << ir::to_string(f);
 }
 
 TEST(LowerAttach, CacheWriteLocalWithDividingTiles) {

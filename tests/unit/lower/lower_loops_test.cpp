@@ -87,8 +87,9 @@ TEST(LowerLoops, TileWithTails) {
 }
 
 TEST(LowerLoops, ReductionInitCoversTheInnerDataParallelLoops) {
-  ir::LoweredFunc f = expect_lowers_correctly(
-      matmul_workload(6, 10, 5), {Split{"C", "j", 4}, Reorder{"C", {"i", "j.o", "k", "j.i"}}});
+  const std::vector<Step> steps = {Split{"C", "j", 4}, Reorder{"C", {"i", "j.o", "k", "j.i"}}};
+  expect_lowers_correctly(matmul_workload(6, 10, 5), steps);
+  ir::LoweredFunc f = lower_plain(matmul_workload(6, 10, 5), steps);
   // One init nest over j.i, placed right before the reduction loop.
   EXPECT_EQ(count_in(f, "] = 0f"), 1) << ir::to_string(f);
   EXPECT_EQ(count_in(f, "for (j.i.init, 0, 4) {\n        if (((j.o*4) + j.i.init) < 10) {"), 1)

@@ -77,6 +77,16 @@ inline ir::LoweredFunc expect_lowers_correctly(const te::Workload& workload,
   return full;
 }
 
+/// The lowering without vectorize/unroll (and so without unswitched copies of guarded tiles): the
+/// loop structure the schedule asked for, for tests that check where things are placed.
+inline ir::LoweredFunc lower_plain(const te::Workload& workload,
+                                   const std::vector<schedule::Step>& steps) {
+  LowerOptions plain;
+  plain.vectorize_and_unroll = false;
+  return lower(schedule::apply_steps(workload, steps), target::Target(), function_name(workload),
+               plain);
+}
+
 /// matmul of [m, k] x [k, n] named A, B -> C.
 inline te::Workload matmul_workload(int64_t m, int64_t n, int64_t k) {
   te::Tensor a = te::placeholder({m, k}, ir::DataType::float32(), "A");

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tile unswitching of split guards; see unswitch_guards.h. One walker both finds the full-tile
+// predicates of the guards under a loop and, given one predicate, rewrites the guards it decides to
+// `true`; because it recomputes predicates instead of matching nodes, it works on renamed copies.
+#include "tensortune/lower/unswitch_guards.h"
+
+#include "freshen.h"
+
+#include "tensortune/ir/ir_equal.h"
+#include "tensortune/ir/ir_mutator.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/ir/simplify.h"
+
+#include <optional>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace tensortune::lower {
+namespace {
+
+/// `d < 0` is the comparison; nullopt for anything but an integer <, <=, >, >=.
+std::optional<ir::Expr> negative_form(const ir::Expr& cmp) {
+  auto scalar_int = [](const ir::Expr& a) { return a.type().is_int() && a.type().is_scalar(); };
+  if (const auto* op = cmp.as<ir::Lt>(); op != nullptr && scalar_int(op->a)) {
+    return op->a - op->b;
+  }
+  if (const auto* op = cmp.as<ir::Le>(); op != nullptr && scalar_int(op->a)) {
+    return op->a - op->b - ir::make_const(op->a.type(), int64_t{1});
+  }
+  if (const auto* op = cmp.as<ir::Gt>(); op != nullptr && scalar_int(op->a)) {
+    return op->b - op->a;
+  }
+  if (const auto* op = cmp.as<ir::Ge>(); op != nullptr && scalar_int(op->a)) {
+    return op->b - op->a - ir::make_const(op->a.type(), int64_t{1});
+  }
+  return std::nullopt;
+}
+
+/// Walks one loop body. Collect mode: gathers the distinct full-tile predicates of its guards.
+/// Assume mode: replaces each guard comparison whose predicate equals `assumed` by true.
+class GuardWalker : public ir::IRMutator {
+ public:
+  /// `outer`: the ranges of the loops around the body (the body's own loop included).
+  explicit GuardWalker(const ir::VarRanges& outer, std::optional<ir::Expr> assumed = std::nullopt)
+      : outer_(outer), assumed_(std::move(assumed)) {}
+
+  const std::vector<ir::Expr>& predicates() const { return predicates_; }
+
+ protected:
+  using ir::IRMutator::visit;
+
+  ir::Stmt visit(const ir::For* op, const ir::Stmt& s) override {
+    const int64_t* min = ir::as_const_int(op->min);
+    const int64_t* extent = ir::as_const_int(op->extent);
+    if (min != nullptr && extent != nullptr && *extent > 0) {
+      ranges_[op->var.get()] = ir::ConstBound{*min, *min + *extent - 1};
+    } else {
+      unranged_.insert(op->var.get());
+    }
+    ir::Stmt out = ir::IRMutator::visit(op, s);
+    ranges_.erase(op->var.get());
+    unranged_.erase(op->var.get());
+    return out;
+  }
+  ir::Stmt visit(const ir::LetStmt* op, const ir::Stmt& s) override {
+    unranged_.insert(op->var.get());
+    ir::Stmt out = ir::IRMutator::visit(op, s);
+    unranged_.erase(op->var.get());
+    return out;
+  }
+  ir::Stmt visit(const ir::IfThenElse* op, const ir::Stmt& s) override {
+    ir::Expr condition = rewrite(op->condition);
+    ir::Stmt then_case = mutate(op->then_case);
+    ir::Stmt else_case = op->else_case.defined() ? mutate(op->else_case) : op->else_case;
+    if (condition.same_as(op->condition) && then_case.same_as(op->then_case) &&
+        else_case.same_as(op->else_case)) {
+      return s;
+    }
+    return ir::IfThenElse::make(condition, then_case, else_case);
+  }
+
+ private:
+  ir::Expr rewrite(const ir::Expr& c) {
+    if (const auto* op = c.as<ir::And>()) {
+      ir::Expr a = rewrite(op->a);
+      ir::Expr b = rewrite(op->b);
+      return a.same_as(op->a) && b.same_as(op->b) ? c : ir::And::make(a, b);
+    }
+    std::optional<ir::Expr> p = predicate(c);
+    if (!p) {
+      return c;
+    }
+    if (assumed_) {
+      return ir::structural_equal(*p, *assumed_) ? ir::make_const(c.type(), int64_t{1}) : c;
+    }
+    for (const ir::Expr& q : predicates_) {
+      if (ir::structural_equal(*p, q)) {
+        return c;
+      }
+    }
+    predicates_.push_back(*p);
+    return c;
+  }
+
+  /// The comparison holds for every iteration of the loops around it inside the body iff the
+  /// returned predicate (in variables defined outside the body) holds. nullopt when the comparison
+  /// is not inside such a loop (then it is a per-iteration test, not a tile's) or has no bound.
+  std::optional<ir::Expr> predicate(const ir::Expr& cmp) const {
+    std::optional<ir::Expr> d = negative_form(cmp);
+    if (!d) {
+      return std::nullopt;
+    }
+    bool uses_ranged = false;
+    ir::post_order_visit(*d, [&](const ir::Expr& node) {
+      if (const auto* v = node.as<ir::VarNode>()) {
+        uses_ranged = uses_ranged || ranges_.count(v) != 0;
+      }
+    });
+    std::optional<ir::Expr> max = uses_ranged ? ir::max_over(*d, ranges_) : std::nullopt;
+    if (!max) {
+      return std::nullopt;
+    }
+    bool uses_inner = false;
+    ir::post_order_visit(*max, [&](const ir::Expr& node) {
+      if (const auto* v = node.as<ir::VarNode>()) {
+        uses_inner = uses_inner || unranged_.count(v) != 0 || ranges_.count(v) != 0;
+      }
+    });
+    if (uses_inner) {
+      return std::nullopt;
+    }
+    // max < 0, written `x < c` rather than `(x - c) < 0` when max is `x - c`.
+    ir::Expr rhs = ir::make_const(max->type(), int64_t{0});
+    ir::Expr lhs = *max;
+    if (const auto* sub = lhs.as<ir::Sub>(); sub != nullptr && ir::as_const_int(sub->b) != nullptr) {
+      rhs = sub->b;
+      lhs = sub->a;
+    }
+    return ir::simplify(lhs < rhs, outer_);
+  }
+
+  const ir::VarRanges& outer_;
+  std::optional<ir::Expr> assumed_;
+  ir::VarRanges ranges_;
+  std::unordered_set<const ir::VarNode*> unranged_;
+  std::vector<ir::Expr> predicates_;
+};
+
+bool uses_var(const ir::Expr& e, const ir::VarNode* v) {
+  bool found = false;
+  ir::post_order_visit(e, [&](const ir::Expr& node) { found = found || node.get() == v; });
+  return found;
+}
+
+int64_t count_stmts(const ir::Stmt& s) {
+  class Counter : public ir::IRVisitor {
+   public:
+    using ir::IRVisitor::visit;
+    int64_t n = 0;
+
+   protected:
+    void visit(const ir::Store* op) override {
+      ++n;
+      ir::IRVisitor::visit(op);
+    }
+    void visit(const ir::For* op) override {
+      ++n;
+      ir::IRVisitor::visit(op);
+    }
+  } counter;
+  counter.visit(s);
+  return counter.n;
+}
+
+class Unswitcher : public ir::IRMutator {
+ protected:
+  using ir::IRMutator::visit;
+
+  ir::Stmt visit(const ir::For* op, const ir::Stmt& s) override {
+    const int64_t* min = ir::as_const_int(op->min);
+    const int64_t* extent = ir::as_const_int(op->extent);
+    if (min != nullptr && extent != nullptr && *extent > 0) {
+      outer_[op->var.get()] = ir::ConstBound{*min, *min + *extent - 1};
+    }
+    // A vectorized loop turns its guards into store predicates; splitting it would only stop it
+    // from being vectorized.
+    ir::Stmt body = op->for_kind == ir::ForKind::Vectorized ? op->body
+                                                             : unswitch(op->var.get(), op->body);
+    body = mutate(body);
+    outer_.erase(op->var.get());
+    if (body.same_as(op->body)) {
+      return s;
+    }
+    return ir::For::make(op->var, op->min, op->extent, op->for_kind, body,
+                         op->auto_unroll_max_step);
+  }
+
+ private:
+  /// The body of the loop over `var` with the guards this loop decides unswitched.
+  ir::Stmt unswitch(const ir::VarNode* var, ir::Stmt body) const {
+    GuardWalker collect(outer_);
+    collect.mutate(body);
+    int unswitched = 0;
+    const int64_t stmts = count_stmts(body);
+    for (const ir::Expr& p : collect.predicates()) {
+      const int64_t* value = ir::as_const_int(p);
+      if (value != nullptr) {
+        if (*value != 0) {
+          body = ir::simplify(GuardWalker(outer_, p).mutate(body));  // holds everywhere: drop it
+        }
+        continue;
+      }
+      // Decided by an outer loop (or by none): leave it to that loop.
+      if (!uses_var(p, var) || unswitched == kMaxUnswitchPerLoop ||
+          (stmts << unswitched) > kMaxUnswitchBodyStmts) {
+        continue;
+      }
+      ir::Stmt full = GuardWalker(outer_, p).mutate(body);
+      if (full.same_as(body)) {
+        continue;
+      }
+      full = ir::simplify(full);  // `if (true)` must be gone before vectorize_loops sees it
+      body = ir::IfThenElse::make(p, full, freshen(body));
+      ++unswitched;
+    }
+    return body;
+  }
+
+  ir::VarRanges outer_;
+};
+
+}  // namespace
+
+ir::Stmt unswitch_guards(const ir::Stmt& s) {
+  Unswitcher unswitcher;
+  return unswitcher.mutate(s);
+}
+
+}  // namespace tensortune::lower

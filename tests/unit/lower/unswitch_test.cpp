@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// unswitch_guards: full tiles of a non-dividing split run guard-free code, boundary tiles keep
+// their guards, and every result computes what the reference computes.
+#include "lower_test_util.h"
+
+#include "tensortune/ir/ir_equal.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/ir/verify.h"
+#include "tensortune/lower/unswitch_guards.h"
+
+#include <vector>
+
+namespace tensortune::lower {
+namespace {
+
+using ir::Expr;
+using ir::Stmt;
+using ir::Var;
+using schedule::Annotate;
+using schedule::CacheWrite;
+using schedule::ComputeAt;
+using schedule::Fuse;
+using schedule::PragmaUnroll;
+using schedule::Reorder;
+using schedule::Split;
+
+Stmt loop(const Var& v, int64_t extent, Stmt body) {
+  return ir::For::make(v, 0, ir::IntImm::make(ir::DataType::index(), extent), ir::ForKind::Serial,
+                       std::move(body));
+}
+
+/// out[o*16 + i] = in[o*16 + i] + 1 for o*16 + i < n, over 3 tiles of 16.
+struct TiledAdd {
+  Var o{"o"};
+  Var i{"i"};
+  ir::Buffer in{"in", ir::DataType::float32(), {48}};
+  ir::Buffer out{"out", ir::DataType::float32(), {48}};
+
+  Stmt build(const Expr& guard) const {
+    Expr idx = o * 16 + i;
+    Stmt store = ir::Store::make(out, ir::Load::make(in, {idx}) + 1.0f, {idx});
+    return loop(o, 3, loop(i, 16, ir::IfThenElse::make(guard, store)));
+  }
+
+  /// Runs `s` and returns out, with -1 where nothing was written.
+  std::vector<float> run(const Stmt& s) const {
+    std::vector<float> a(48), b(48, -1.0f);
+    for (int k = 0; k < 48; ++k) {
+      a[static_cast<size_t>(k)] = static_cast<float>(k);
+    }
+    ir::LoweredFunc f{"f", {in, out}, 1, s};
+    ir::eval(f, {a.data(), b.data()});
+    return b;
+  }
+};
+
+std::vector<float> expected_tiled_add(int n) {
+  std::vector<float> b(48, -1.0f);
+  for (int k = 0; k < n; ++k) {
+    b[static_cast<size_t>(k)] = static_cast<float>(k) + 1.0f;
+  }
+  return b;
+}
+
+TEST(UnswitchGuards, FullTilesLoseTheGuardBoundaryTileKeepsIt) {
+  TiledAdd t;
+  Stmt s = t.build(t.o * 16 + t.i < 40);
+  Stmt u = unswitch_guards(s);
+  const auto* outer = u.as<ir::For>();
+  ASSERT_NE(outer, nullptr) << ir::to_string(u);
+  const auto* split = outer->body.as<ir::IfThenElse>();
+  ASSERT_NE(split, nullptr) << ir::to_string(u);
+  // then: the tile loop without any `if`; else: the original guarded loop (renamed).
+  const auto* full = split->then_case.as<ir::For>();
+  ASSERT_NE(full, nullptr) << ir::to_string(u);
+  EXPECT_NE(full->body.as<ir::Store>(), nullptr) << ir::to_string(u);
+  const auto* partial = split->else_case.as<ir::For>();
+  ASSERT_NE(partial, nullptr) << ir::to_string(u);
+  EXPECT_NE(partial->body.as<ir::IfThenElse>(), nullptr) << ir::to_string(u);
+  EXPECT_NE(partial->var.get(), full->var.get()) << "the copies must not share a loop variable";
+  EXPECT_EQ(t.run(u), expected_tiled_add(40));
+  EXPECT_EQ(t.run(s), expected_tiled_add(40));
+  ir::LoweredFunc f{"f", {t.in, t.out}, 1, u};
+  EXPECT_NO_THROW(ir::verify(f, ir::VerifyOptions{}));
+}
+
+TEST(UnswitchGuards, EveryComparisonKindAndBoundary) {
+  TiledAdd t;
+  // i + o*16 <= n-1, n > o*16 + i, n-1 >= ..., for n at and around tile boundaries.
+  for (int n : {0, 1, 15, 16, 17, 32, 47, 48}) {
+    SCOPED_TRACE(n);
+    Expr idx = t.o * 16 + t.i;
+    for (const Expr& guard : {idx < n, idx <= n - 1, Expr(n) > idx, Expr(n - 1) >= idx}) {
+      EXPECT_EQ(t.run(unswitch_guards(t.build(guard))), expected_tiled_add(n))
+          << ir::to_string(unswitch_guards(t.build(guard)));
+    }
+  }
+}
+
+TEST(UnswitchGuards, GuardThatAlwaysHoldsIsDropped) {
+  TiledAdd t;
+  Stmt u = unswitch_guards(t.build(t.o * 16 + t.i < 100));
+  EXPECT_EQ(ir::to_string(u).find("if ("), std::string::npos) << ir::to_string(u);
+  EXPECT_EQ(t.run(u), expected_tiled_add(48));
+}
+
+TEST(UnswitchGuards, NonlinearOrLoadDependentGuardsAreLeftAlone) {
+  TiledAdd t;
+  // (o*16 + i)/3 mixes the tile variable and the inner one in one atom: no full-tile predicate.
+  Stmt mixed = t.build((t.o * 16 + t.i) / 3 < 11);
+  EXPECT_TRUE(ir::structural_equal(unswitch_guards(mixed), mixed));
+  Stmt load = t.build(ir::Load::make(t.in, {t.i}) < 3.0f);
+  EXPECT_TRUE(ir::structural_equal(unswitch_guards(load), load));
+}
+
+TEST(UnswitchGuards, GuardOnALetBoundInsideIsLeftAlone) {
+  TiledAdd t;
+  Var x("x");
+  Expr idx = t.o * 16 + t.i;
+  Stmt store = ir::Store::make(t.out, ir::Load::make(t.in, {idx}) + 1.0f, {idx});
+  Stmt s = loop(t.o, 3,
+                ir::LetStmt::make(x, t.o * 2, loop(t.i, 16, ir::IfThenElse::make(x + t.i < 20, store))));
+  Stmt u = unswitch_guards(s);
+  const auto* outer = u.as<ir::For>();
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->body.as<ir::IfThenElse>(), nullptr) << ir::to_string(u);
+}
+
+/// A register-tiled matmul whose splits divide none of the extents: the full tiles must be
+/// vectorized (a float32x16 store) and everything must match the reference, with and without a
+/// local accumulator, a parallel fused outer loop and an unroll pragma.
+TEST(UnswitchGuards, OddMatmulVectorizesItsFullTiles) {
+  te::Workload w = matmul_workload(37, 45, 29);
+  std::vector<schedule::Step> tiled = {
+      Split{"C", "i", 8}, Split{"C", "j", 16}, Split{"C", "k", 8},
+      Reorder{"C", {"i.o", "j.o", "k.o", "i.i", "k.i", "j.i"}},
+      Annotate{"C", "j.i", ir::ForKind::Vectorized}};
+  ir::LoweredFunc f = expect_lowers_correctly(w, tiled);
+  // An unpredicated 16-wide store: a full tile (the boundary tiles' stores carry " if (...)").
+  EXPECT_GE(count_in(f, "= x16(0f)\n"), 1) << ir::to_string(f);
+
+  std::vector<schedule::Step> cached = {
+      CacheWrite{"C", ir::MemoryScope::Local}, Split{"C", "i", 8}, Split{"C", "j", 16},
+      Reorder{"C", {"i.o", "j.o", "i.i", "j.i"}}, Fuse{"C", {"i.o", "j.o"}},
+      Annotate{"C", "i.o@j.o", ir::ForKind::Parallel}, ComputeAt{"C.local", "C", "i.o@j.o"},
+      Split{"C.local", "k", 8}, Reorder{"C.local", {"k.o", "k.i", "i", "j"}},
+      Annotate{"C.local", "j", ir::ForKind::Vectorized},
+      PragmaUnroll{"C", "i.o@j.o", 64}};
+  ir::LoweredFunc g = expect_lowers_correctly(w, cached);
+  EXPECT_GE(count_in(g, "= x16(0f)\n"), 1) << ir::to_string(g);
+}
+
+}  // namespace
+}  // namespace tensortune::lower
