@@ -56,6 +56,28 @@ int64_t steps(const ir::Stmt& s) {
   return 1;
 }
 
+bool has_if(const ir::Stmt& s) {
+  if (!s.defined()) {
+    return false;
+  }
+  if (s.as<ir::IfThenElse>() != nullptr) {
+    return true;
+  }
+  if (const auto* op = s.as<ir::For>()) {
+    return has_if(op->body);
+  }
+  if (const auto* op = s.as<ir::Seq>()) {
+    return std::any_of(op->stmts.begin(), op->stmts.end(), [](const ir::Stmt& c) { return has_if(c); });
+  }
+  if (const auto* op = s.as<ir::Allocate>()) {
+    return has_if(op->body);
+  }
+  if (const auto* op = s.as<ir::LetStmt>()) {
+    return has_if(op->body);
+  }
+  return false;
+}
+
 class Unroller : public ir::IRMutator {
  protected:
   using ir::IRMutator::visit;
@@ -74,7 +96,10 @@ class Unroller : public ir::IRMutator {
       const int64_t total = inner > kUnbounded / *extent ? kUnbounded : *extent * inner;
       bool explicit_unroll = op->for_kind == ir::ForKind::Unrolled && *extent <= kMaxUnrollExtent &&
                              total <= kMaxUnrollSteps;
-      bool auto_unroll = op->for_kind == ir::ForKind::Serial && budget > 0 && total <= budget;
+      // Guarded nests (the boundary copies left by unswitch_guards) are not auto-unrolled: they
+      // run for a few tiles only, and unrolled they are most of the code LLVM has to compile.
+      bool auto_unroll = op->for_kind == ir::ForKind::Serial && budget > 0 && total <= budget &&
+                         !has_if(body);
       if (explicit_unroll || auto_unroll) {
         return unroll(op, body, *extent);
       }

@@ -42,9 +42,13 @@ std::optional<ir::Expr> negative_form(const ir::Expr& cmp) {
 /// Assume mode: replaces each guard comparison whose predicate equals `assumed` by true.
 class GuardWalker : public ir::IRMutator {
  public:
-  /// `outer`: the ranges of the loops around the body (the body's own loop included).
-  explicit GuardWalker(const ir::VarRanges& outer, std::optional<ir::Expr> assumed = std::nullopt)
-      : outer_(outer), assumed_(std::move(assumed)) {}
+  /// `outer`: the ranges of the loops around the body (the body's own loop included). With
+  /// `assumed`, the walker rewrites the comparisons whose predicate it is, knowing that it `holds`
+  /// (or not).
+  explicit GuardWalker(const ir::VarRanges& outer,
+                       std::optional<ir::Expr> assumed = std::nullopt,
+                       bool holds = true)
+      : outer_(outer), assumed_(std::move(assumed)), holds_(holds) {}
 
   const std::vector<ir::Expr>& predicates() const { return predicates_; }
 
@@ -59,7 +63,9 @@ class GuardWalker : public ir::IRMutator {
     } else {
       unranged_.insert(op->var.get());
     }
+    ++loops_;
     ir::Stmt out = ir::IRMutator::visit(op, s);
+    --loops_;
     ranges_.erase(op->var.get());
     unranged_.erase(op->var.get());
     return out;
@@ -88,12 +94,21 @@ class GuardWalker : public ir::IRMutator {
       ir::Expr b = rewrite(op->b);
       return a.same_as(op->a) && b.same_as(op->b) ? c : ir::And::make(a, b);
     }
-    std::optional<ir::Expr> p = predicate(c);
+    bool invariant = false;
+    std::optional<ir::Expr> p = predicate(c, &invariant);
     if (!p) {
       return c;
     }
     if (assumed_) {
-      return ir::structural_equal(*p, *assumed_) ? ir::make_const(c.type(), int64_t{1}) : c;
+      if (!ir::structural_equal(*p, *assumed_)) {
+        return c;
+      }
+      // In the else copy the predicate is false: a comparison that does not depend on the inner
+      // loops is then false as well (otherwise some iterations may still pass it).
+      if (!holds_) {
+        return invariant ? ir::make_const(c.type(), int64_t{0}) : c;
+      }
+      return ir::make_const(c.type(), int64_t{1});
     }
     for (const ir::Expr& q : predicates_) {
       if (ir::structural_equal(*p, q)) {
@@ -106,19 +121,20 @@ class GuardWalker : public ir::IRMutator {
 
   /// The comparison holds for every iteration of the loops around it inside the body iff the
   /// returned predicate (in variables defined outside the body) holds. nullopt when the comparison
-  /// is not inside such a loop (then it is a per-iteration test, not a tile's) or has no bound.
-  std::optional<ir::Expr> predicate(const ir::Expr& cmp) const {
+  /// is not inside such a loop (then it is a per-iteration test, not a tile's) or has no bound. A
+  /// comparison that does not use the inner loops' variables is hoisted out of them unchanged.
+  std::optional<ir::Expr> predicate(const ir::Expr& cmp, bool* invariant) const {
     std::optional<ir::Expr> d = negative_form(cmp);
     if (!d) {
       return std::nullopt;
     }
-    bool uses_ranged = false;
+    *invariant = true;
     ir::post_order_visit(*d, [&](const ir::Expr& node) {
       if (const auto* v = node.as<ir::VarNode>()) {
-        uses_ranged = uses_ranged || ranges_.count(v) != 0;
+        *invariant = *invariant && ranges_.count(v) == 0;
       }
     });
-    std::optional<ir::Expr> max = uses_ranged ? ir::max_over(*d, ranges_) : std::nullopt;
+    std::optional<ir::Expr> max = loops_ > 0 ? ir::max_over(*d, ranges_) : std::nullopt;
     if (!max) {
       return std::nullopt;
     }
@@ -143,9 +159,11 @@ class GuardWalker : public ir::IRMutator {
 
   const ir::VarRanges& outer_;
   std::optional<ir::Expr> assumed_;
+  bool holds_;
   ir::VarRanges ranges_;
   std::unordered_set<const ir::VarNode*> unranged_;
   std::vector<ir::Expr> predicates_;
+  int loops_ = 0;  // loops inside the body around the current node
 };
 
 bool uses_var(const ir::Expr& e, const ir::VarNode* v) {
@@ -222,7 +240,10 @@ class Unswitcher : public ir::IRMutator {
         continue;
       }
       full = ir::simplify(full);  // `if (true)` must be gone before vectorize_loops sees it
-      body = ir::IfThenElse::make(p, full, freshen(body));
+      ir::Stmt partial = ir::simplify(GuardWalker(outer_, p, false).mutate(body));
+      const auto* noop = partial.as<ir::Evaluate>();  // simplify's "nothing to do"
+      const bool nothing_left = noop != nullptr && ir::as_const_int(noop->value) != nullptr;
+      body = ir::IfThenElse::make(p, full, nothing_left ? ir::Stmt() : freshen(partial));
       ++unswitched;
     }
     return body;

@@ -161,6 +161,30 @@ TEST(VectorizeLoops, ScalarLoadUnderAMaybeEmptyPredicateIsMasked) {
   EXPECT_EQ(out[10], 0.0f);
 }
 
+TEST(UnrollLoops, PragmaUnrollsGuardFreeNestsButNotGuardedOnes) {
+  Var o("o"), i("i"), j("j");
+  ir::Buffer a("A", kF32, {4, 8});
+  // Under a pragma of 64 steps: the guard-free j nest (8 steps) is unrolled, the guarded one is not.
+  Stmt plain = loop(j, 8, ir::Store::make(a, Expr(1.0f), {o, j}));
+  Stmt guarded = loop(i, 8, ir::IfThenElse::make(i < 5, ir::Store::make(a, Expr(2.0f), {o, i})));
+  Stmt s = loop(o, 4, ir::Seq::make({plain, guarded}), ir::ForKind::Serial, 64);
+  Stmt u = unroll_loops(s);
+  const auto* outer = u.as<ir::For>();
+  ASSERT_NE(outer, nullptr) << text(u);
+  const auto* seq = outer->body.as<ir::Seq>();
+  ASSERT_NE(seq, nullptr) << text(u);
+  ASSERT_EQ(seq->stmts.size(), 9u) << text(u);  // 8 unrolled stores + the guarded loop
+  EXPECT_NE(seq->stmts.back().as<ir::For>(), nullptr) << text(u);
+  ir::LoweredFunc f{"f", {a}, 0, u};
+  std::vector<float> out(32, 0);
+  ir::eval(f, {out.data()});
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 8; ++c) {
+      EXPECT_EQ(out[static_cast<size_t>(r * 8 + c)], c < 5 ? 2.0f : 1.0f);
+    }
+  }
+}
+
 TEST(UnrollLoops, UnrolledLoopIsReplicatedWithFreshInnerVariables) {
   Var i("i"), j("j");
   ir::Buffer a("A", kF32, {3, 4});

@@ -126,6 +126,22 @@ TEST(UnswitchGuards, GuardOnALetBoundInsideIsLeftAlone) {
   EXPECT_EQ(outer->body.as<ir::IfThenElse>(), nullptr) << ir::to_string(u);
 }
 
+TEST(UnswitchGuards, InvariantGuardIsHoistedOutOfTheInnerLoopWithoutADeadCopy) {
+  // for o: for i: if (o*16 < 20) store  ->  for o: if (o*16 < 20) for i: store
+  TiledAdd t;
+  Stmt s = t.build(t.o * 16 < 20);
+  Stmt u = unswitch_guards(s);
+  const auto* outer = u.as<ir::For>();
+  ASSERT_NE(outer, nullptr) << ir::to_string(u);
+  const auto* hoisted = outer->body.as<ir::IfThenElse>();
+  ASSERT_NE(hoisted, nullptr) << ir::to_string(u);
+  EXPECT_FALSE(hoisted->else_case.defined()) << ir::to_string(u);
+  const auto* inner = hoisted->then_case.as<ir::For>();
+  ASSERT_NE(inner, nullptr) << ir::to_string(u);
+  EXPECT_NE(inner->body.as<ir::Store>(), nullptr) << ir::to_string(u);
+  EXPECT_EQ(t.run(u), expected_tiled_add(32));
+}
+
 /// A register-tiled matmul whose splits divide none of the extents: the full tiles must be
 /// vectorized (a float32x16 store) and everything must match the reference, with and without a
 /// local accumulator, a parallel fused outer loop and an unroll pragma.
