@@ -2,7 +2,9 @@
 // Cost-model quality on measured records: for each database given, every record of the CPU
 // target is re-lowered for features; a seeded 75/25 split per workload trains XGBoost on one part
 // and scores the other (pairwise ranking accuracy, top-5 peak score), next to the random model.
-// Usage: cost_model_quality DB [DB...] [--splits=10]
+// Usage: cost_model_quality DB [DB...] [--splits=10] [--rounds=N --depth=N --eta=X
+//        --min-child-weight=X --objective=rank:pairwise|reg:squarederror] (XGBoost parameters;
+//        defaults are the tuner's)
 #include "tensortune/cost_model/random_model.h"
 #include "tensortune/cost_model/xgboost_model.h"
 #include "tensortune/codegen/llvm_codegen.h"
@@ -16,16 +18,38 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
+#include <string>
 
 namespace tt = tensortune;
 
 int main(int argc, char** argv) {
   int splits = 10;
+  tt::cost_model::XGBoostOptions xgb;
+  xgb.threads = 1;
   std::vector<tt::cost_model::Sample> samples;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg.rfind("--splits=", 0) == 0) {
-      splits = std::stoi(arg.substr(9));
+    const auto value = [&](const char* flag) -> const char* {
+      const size_t n = std::char_traits<char>::length(flag);
+      return arg.compare(0, n, flag) == 0 ? arg.c_str() + n : nullptr;
+    };
+    if (const char* v = value("--splits=")) {
+      splits = std::stoi(v);
+    } else if (const char* v = value("--rounds=")) {
+      xgb.rounds = std::stoi(v);
+    } else if (const char* v = value("--depth=")) {
+      xgb.max_depth = std::stoi(v);
+    } else if (const char* v = value("--eta=")) {
+      xgb.eta = std::stod(v);
+    } else if (const char* v = value("--min-child-weight=")) {
+      xgb.min_child_weight = std::stod(v);
+    } else if (const char* v = value("--objective=")) {
+      xgb.objective = v;
+    } else if (arg.rfind("--", 0) == 0) {
+      std::cerr << "cost_model_quality: unknown option " << arg << "\n";
+      return 2;
+    }
+    if (arg.rfind("--", 0) == 0) {
       continue;
     }
     const tt::database::Database db = tt::database::Database::open(arg, true);
@@ -45,14 +69,16 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::cout << fmt::format("cost_model_quality: {} samples, {} random 75/25 splits\n", samples.size(), splits);
+  std::cout << fmt::format("cost_model_quality: {} samples, {} random 75/25 splits; xgb {} rounds, "
+                           "depth {}, eta {}, min_child_weight {}, {}\n",
+                           samples.size(), splits, xgb.rounds, xgb.max_depth, xgb.eta,
+                           xgb.min_child_weight, xgb.objective);
   std::vector<double> acc, top5, racc, rtop5;
   tt::support::Rng rng(42);
   for (int s = 0; s < splits; ++s) {
     std::vector<tt::cost_model::Sample> train, test;
     for (const auto& x : samples) (rng.uniform() < 0.75 ? train : test).push_back(x);
-    tt::cost_model::XGBoostOptions o;
-    o.threads = 1;
+    tt::cost_model::XGBoostOptions o = xgb;
     o.seed = static_cast<uint64_t>(s);
     tt::cost_model::XGBoostModel model(o);
     model.train(train);

@@ -8,7 +8,9 @@
 #include "split_factors.h"
 #include "tensortune/support/error.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tensortune::search {
 
@@ -268,6 +270,49 @@ Config SearchSpace::from_json(const support::Json& json) const {
     TT_USER_CHECK(found >= 0) << "configuration: value " << values_text(values) << " of knob '"
                               << k.name << "' is not one of its " << k.choices.size() << " choices";
     config.choice.push_back(found);
+  }
+  return config;
+}
+
+std::optional<Config> SearchSpace::nearest(const support::Json& json) const {
+  if (!json.is_object() || !json.contains("sketch") || !json.at("sketch").is_string() ||
+      !json.contains("knobs") || !json.at("knobs").is_object()) {
+    return std::nullopt;
+  }
+  const std::string& name = json.at("sketch").as_string();
+  Config config;
+  config.sketch = -1;
+  for (size_t s = 0; s < sketches_.size(); ++s) {
+    config.sketch = sketches_[s].name == name ? static_cast<int>(s) : config.sketch;
+  }
+  if (config.sketch < 0) {
+    return std::nullopt;
+  }
+  const support::Json::Object& knobs = json.at("knobs").as_object();
+  const auto log2p = [](int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 0)) + 1); };
+  for (const Knob& k : sketches_[static_cast<size_t>(config.sketch)].knobs) {
+    std::vector<int64_t> want;
+    auto it = knobs.find(k.name);
+    if (it != knobs.end() && it->second.is_array()) {
+      for (const support::Json& v : it->second.as_array()) {
+        if (!v.is_int()) return std::nullopt;
+        want.push_back(v.as_int());
+      }
+    }
+    int best = 0;
+    double best_distance = std::numeric_limits<double>::infinity();
+    for (size_t c = 0; c < k.choices.size() && !want.empty(); ++c) {
+      const std::vector<int64_t>& have = k.choices[c];
+      double d = have.size() == want.size() ? 0.0 : 1e6;
+      for (size_t i = 0; i < std::min(have.size(), want.size()); ++i) {
+        d += std::abs(log2p(have[i]) - log2p(want[i]));
+      }
+      if (d < best_distance) {
+        best_distance = d;
+        best = static_cast<int>(c);
+      }
+    }
+    config.choice.push_back(best);
   }
   return config;
 }

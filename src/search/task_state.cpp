@@ -35,6 +35,15 @@ std::optional<Config> config_of(const SearchSpace& space, const database::Record
   }
 }
 
+/// The configuration of `space` nearest to a record of another shape (SearchSpace::nearest).
+std::optional<Config> nearest_config_of(const SearchSpace& space, const database::Record& r) {
+  try {
+    return space.nearest(support::Json::parse(r.knobs));
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
 bool is_default_schedule(const database::Record& r) {
   try {
     return schedule::parse_schedule(r.schedule).steps.empty();
@@ -118,7 +127,7 @@ int64_t transfer_from(const database::WorkloadInfo& info, std::vector<std::uniqu
   for (const std::unique_ptr<TaskState>& s : states) {
     if (s->task->op != info.op || s->task->op.empty()) continue;
     for (const database::Record& r : db.best(info.key, target_key, 4)) {
-      if (std::optional<Config> c = config_of(s->space, r)) s->transfer_starts.push_back(*c);
+      if (std::optional<Config> c = nearest_config_of(s->space, r)) s->transfer_starts.push_back(*c);
     }
   }
   return lowered;

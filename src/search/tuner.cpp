@@ -128,6 +128,11 @@ std::vector<Config> propose(TaskState& state, const cost_model::CostModel* model
   const bool guided = options.tuner != TunerKind::Random && model != nullptr && model->trained();
   if (guided) {
     const auto n_random = static_cast<size_t>(std::floor(options.eps_greedy * static_cast<double>(n)));
+    // Before the task has measurements of its own, the best configurations of other shapes of
+    // the same operator (nearest in this space) are measured as they are.
+    if (state.top.empty()) {
+      for (const Config& c : state.transfer_starts) take(c);
+    }
     const ScoreFn score = [&](const std::vector<Config>& c) { return model_scores(state, *model, c); };
     const size_t wanted = n - std::min(n, n_random);
     const std::vector<Config> starts = state.top_configs(options.tuner == TunerKind::Xgb

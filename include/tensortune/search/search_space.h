@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,12 @@ class SearchSpace {
   support::Json to_json(const Config& config) const;
   /// Inverse of to_json; UserError when the sketch or a knob is unknown or a value is not a choice.
   Config from_json(const support::Json& json) const;
+  /// The configuration of this space closest to `json` (a configuration of the same operator on
+  /// another shape): same sketch, and per knob the exact value when it is a choice, else the choice
+  /// nearest in log scale (split factors compared level by level); a knob missing from `json`
+  /// takes its first choice. nullopt when the sketch is not in this space or `json` is malformed.
+  /// This is how the best records of one shape start the search of another (transfer).
+  std::optional<Config> nearest(const support::Json& json) const;
   /// A stable text identity of `config` (used to never measure a configuration twice).
   std::string key(const Config& config) const;
   /// One readable line, e.g. "C:tile-SSRSRS C.i.split=[4,8,1] C.unroll=64 ...".

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tensortune::search {
@@ -212,6 +213,35 @@ TEST(SearchSpace, JsonRoundTripsAndKeysIdentifyConfigurations) {
     EXPECT_TRUE(fresh || it->second == config) << key;
   }
   EXPECT_GT(by_key.size(), 90u);
+}
+
+TEST(SearchSpace, NearestMapsAConfigurationOfAnotherShapeIntoThisSpace) {
+  SearchSpace from = space_of("matmul:M=1024,N=1024,K=1024");
+  SearchSpace to = space_of("matmul:M=768,N=1024,K=512");
+  support::Rng rng(5);
+  int exact_n_split = 0;
+  for (int n = 0; n < 50; ++n) {
+    const Config config = from.sample(rng);
+    // Its own space gives it back unchanged.
+    EXPECT_EQ(from.nearest(from.to_json(config)), config);
+    const support::Json json = from.to_json(config);
+    std::optional<Config> mapped = to.nearest(json);
+    ASSERT_TRUE(mapped.has_value());
+    const Sketch& sketch = to.sketches()[static_cast<size_t>(mapped->sketch)];
+    EXPECT_EQ(sketch.name, json.at("sketch").as_string());
+    ASSERT_EQ(mapped->choice.size(), sketch.knobs.size());
+    support::Json back = to.to_json(*mapped);
+    EXPECT_EQ(to.from_json(back), *mapped);  // a real configuration of the new space
+    for (const Knob& k : sketch.knobs) {
+      // N is 1024 in both shapes: every j split is a choice of the new space, so it is kept.
+      if (k.name == "C.j.split") {
+        exact_n_split += back.at("knobs").at(k.name).dump() == json.at("knobs").at(k.name).dump();
+      }
+    }
+  }
+  EXPECT_EQ(exact_n_split, 50);
+  EXPECT_FALSE(to.nearest(support::Json::parse(R"({"sketch": "nope", "knobs": {}})")).has_value());
+  EXPECT_FALSE(to.nearest(support::Json::parse("[1, 2]")).has_value());
 }
 
 std::string user_error_of(const SearchSpace& space, const std::string& text) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tuning loop end to end: real spaces, the real measurer and a real database in a temp folder.
+#include "tensortune/search/search_space.h"
 #include "tensortune/search/tuner.h"
 
 #include "tensortune/codegen/llvm_codegen.h"
@@ -11,6 +12,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -125,6 +127,37 @@ TEST_F(TunerTest, ModelGuidedTuningBeatsTheDefaultScheduleOfASmallMatmul) {
     if (rec.knobs != "{}") {
       EXPECT_TRUE(support::Json::parse(rec.knobs).contains("sketch"));
     }
+  }
+}
+
+TEST_F(TunerTest, ANewShapeFirstMeasuresTheNearestOfAnotherShapesBestConfigurations) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o;
+  o.tuner = TunerKind::Xgb;
+  o.trials = 24;
+  o.batch_size = 12;
+  o.seed = 11;
+  o.xgb.threads = 1;
+  o.xgb.min_samples = 8;
+  const TuneTask source = task("matmul:M=64,N=64,K=64");
+  tune({source}, target_, key_, db, measurer, o);
+
+  const TuneTask target_task = task("matmul:M=48,N=64,K=32");
+  const SearchSpace space = SearchSpace::generate(target_task.workload, target_);
+  std::set<std::string> expected;
+  for (const database::Record& r : db.best(source.workload.key(), key_, 4)) {
+    std::optional<Config> c = space.nearest(support::Json::parse(r.knobs));
+    if (c) expected.insert(space.key(*c));
+  }
+  ASSERT_FALSE(expected.empty());
+  o.trials = 8;
+  o.batch_size = 8;
+  const TuneResult r = tune({target_task}, target_, key_, db, measurer, o);
+  EXPECT_EQ(r.trials, 8);
+  const std::set<std::string> measured = knob_set(db.history(target_task.workload.key(), key_));
+  for (const std::string& k : expected) {
+    EXPECT_EQ(measured.count(k), 1u) << k;
   }
 }
 
