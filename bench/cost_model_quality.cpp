@@ -29,21 +29,23 @@ int main(int argc, char** argv) {
   std::vector<tt::cost_model::Sample> samples;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    const auto value = [&](const char* flag) -> const char* {
+    std::string v;
+    const auto value = [&](const char* flag) {
       const size_t n = std::char_traits<char>::length(flag);
-      return arg.compare(0, n, flag) == 0 ? arg.c_str() + n : nullptr;
+      v = arg.compare(0, n, flag) == 0 ? arg.substr(n) : "";
+      return !v.empty();
     };
-    if (const char* v = value("--splits=")) {
+    if (value("--splits=")) {
       splits = std::stoi(v);
-    } else if (const char* v = value("--rounds=")) {
+    } else if (value("--rounds=")) {
       xgb.rounds = std::stoi(v);
-    } else if (const char* v = value("--depth=")) {
+    } else if (value("--depth=")) {
       xgb.max_depth = std::stoi(v);
-    } else if (const char* v = value("--eta=")) {
+    } else if (value("--eta=")) {
       xgb.eta = std::stod(v);
-    } else if (const char* v = value("--min-child-weight=")) {
+    } else if (value("--min-child-weight=")) {
       xgb.min_child_weight = std::stod(v);
-    } else if (const char* v = value("--objective=")) {
+    } else if (value("--objective=")) {
       xgb.objective = v;
     } else if (arg.rfind("--", 0) == 0) {
       std::cerr << "cost_model_quality: unknown option " << arg << "\n";
