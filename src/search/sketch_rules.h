@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to src/search: the CPU sketch rules. The compute DAG is analysed once (which stages
+// Private to src/search: the sketch rules (CPU; GPU in sketch_rules_gpu.cpp). The compute DAG is analysed once (which stages
 // reduce, which have data reuse, who reads whom); a sketch is a list of stage plans, one per
 // compute stage (inline, generic, multi-level tiling), each owning its knobs and emitting its
 // schedule steps for chosen knob values.
@@ -143,8 +143,11 @@ void emit_split_chain(const std::string& stage,
                       const std::vector<int64_t>& inner,
                       Steps& out);
 
-/// Every sketch of `workload` for a CPU `target` (the rules' combinations of tiling variants and
-/// optional inlining, at most kMaxSketches).
+/// The sketch of `workload` for a GPU target (sketch_rules_gpu.cpp).
+std::vector<Sketch> gpu_sketches(const te::Workload& workload);
+
+/// Every sketch of `workload` for `target`: for a CPU the rules' combinations of tiling variants
+/// and optional inlining (at most kMaxSketches); for a GPU target, gpu_sketches().
 std::vector<Sketch> generate_sketches(const te::Workload& workload, const target::Target& target);
 
 inline constexpr size_t kMaxSketches = 32;

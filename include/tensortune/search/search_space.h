@@ -65,9 +65,9 @@ struct Sketch {
 
 class SearchSpace {
  public:
-  /// Applies the sketch rules to `workload`'s compute DAG for `target` (CPU rules; GPU targets
-  /// throw UserError until the GPU rules exist). Never empty: a compute nobody wrote rules for gets
-  /// the generic rules.
+  /// Applies the sketch rules to `workload`'s compute DAG for `target` (the CPU rules, or the GPU
+  /// rules for a cuda target: blocks, threads, per-thread accumulators). Never empty: a compute
+  /// nobody wrote rules for gets the generic rules.
   static SearchSpace generate(const te::Workload& workload, const target::Target& target);
 
   const std::string& workload_key() const { return workload_key_; }

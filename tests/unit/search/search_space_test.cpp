@@ -298,16 +298,6 @@ TEST(SearchSpace, OutOfRangeConfigurationIsAnInternalError) {
   EXPECT_THROW(space.neighbours(Config{0, {0}}), InternalError);
 }
 
-TEST(SearchSpace, GpuTargetsAreAUserErrorUntilGpuRulesExist) {
-  te::Workload w = te::make_workload("matmul:M=8,N=8,K=8");
-  try {
-    SearchSpace::generate(w, target::Target::parse("cuda -arch=sm_80"));
-    FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("GPU"), std::string::npos) << e.what();
-  }
-}
-
 TEST(SplitFactors, ChoicesAreOrderedFactorizationsWithABoundedInnermostFactor) {
   auto choices = detail::split_choices(1024, 3);
   EXPECT_TRUE(std::is_sorted(choices.begin(), choices.end()));

@@ -2,6 +2,8 @@
 // The sketch rules on every operator of the library and on computes nobody wrote rules for:
 // sampled configurations of every sketch apply, lower for the CPU and compute what the naive
 // reference computes (ir::eval), or are refused with a ScheduleError; most must lower.
+#include "search_test_util.h"
+
 #include "common/reference.h"
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ir_printer.h"
@@ -22,45 +24,6 @@
 
 namespace tensortune::search {
 namespace {
-
-/// Tiny instances of every named workload (odd extents, so non-dividing splits are exercised).
-const std::map<std::string, std::vector<std::string>>& tiny_specs() {
-  static const std::map<std::string, std::vector<std::string>> kSpecs = {
-      {"matmul", {"matmul:M=7,N=9,K=11", "matmul:M=8,N=16,K=4,transpose_b=1"}},
-      {"batch_matmul", {"batch_matmul:B=2,M=5,N=6,K=3"}},
-      {"dense", {"dense:M=5,N=6,K=7,bias=1,epilogue=gelu", "dense:M=4,N=8,K=3,epilogue=relu"}},
-      {"conv2d",
-       {"conv2d:N=1,C=2,H=5,W=6,K=3,R=3,S=3,pad=1",
-        "conv2d:N=1,C=3,H=5,W=4,K=4,R=3,S=3,pad=1,"
-        "stride=2,layout=NHWC"}},
-      {"depthwise_conv2d", {"depthwise_conv2d:N=1,C=3,H=5,W=5,R=3,S=3,pad=1"}},
-      {"pool2d",
-       {"pool2d:kind=avg,N=1,C=2,H=5,W=6,R=3,S=3,pad=1",
-        "pool2d:N=1,C=2,H=4,W=4,R=2,S=2,"
-        "stride=2"}},
-      {"softmax", {"softmax:M=3,N=10"}},
-      {"layer_norm", {"layer_norm:M=3,N=10"}},
-      {"add", {"add:M=3,N=17,broadcast=1"}},
-      {"mul", {"mul:M=4,N=5"}},
-      {"relu", {"relu:M=5,N=3"}},
-      {"gelu", {"gelu:M=2,N=33"}},
-      {"transpose", {"transpose:M=6,N=5"}},
-      {"pad", {"pad:N=1,C=2,H=3,W=4,pad=1"}},
-  };
-  return kSpecs;
-}
-
-void poison_outputs(testing::HostBuffers& buffers) {
-  for (size_t i = buffers.num_inputs(); i < buffers.size(); ++i) {
-    for (size_t n = 0; n < buffers.num_elements(i); ++n) {
-      if (buffers.dtype(i) == ir::DataType::float32()) {
-        static_cast<float*>(buffers.data(i))[n] = std::numeric_limits<float>::quiet_NaN();
-      } else if (buffers.dtype(i) == ir::DataType::int32()) {
-        static_cast<int32_t*>(buffers.data(i))[n] = -123456789;
-      }
-    }
-  }
-}
 
 struct SampleStats {
   int lowered = 0;
