@@ -138,7 +138,7 @@ TEST(Cli, CommandLineMistakesAreUsageErrors) {
              "unknown option '--bogus'"},
         Case{"show --workload", "needs a value"},
         Case{"show --target native --emit ir", "missing required option"},
-        Case{"show --workload matmul:M=4,N=4,K=4 --target native --emit cuda", "expects one of"},
+        Case{"show --workload matmul:M=4,N=4,K=4 --target native --emit wasm", "expects one of"},
         Case{"bench --workload matmul:M=4,N=4,K=4 --target native --repeat x", "--repeat"},
         Case{"frobnicate", "unknown command 'frobnicate'"}, Case{"", "missing command"}}) {
     CliResult r = run_cli(c.args);
@@ -146,6 +146,26 @@ TEST(Cli, CommandLineMistakesAreUsageErrors) {
     EXPECT_EQ(r.err.rfind("tensortune: error: ", 0), 0U) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find("--help"), std::string::npos) << c.args << ": " << r.err;
+  }
+}
+
+TEST(Cli, ShowEmitsCudaForAGpuTargetOnly) {
+  const std::string gpu = "show --workload matmul:M=16,N=16,K=16 --target 'cuda -arch=sm_90' ";
+  CliResult cuda = run_cli(gpu + "--emit cuda");
+  EXPECT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_NE(cuda.out.find("// kernel matmul_16x16x16_float32_kernel0: grid (1, 1, 1)"),
+            std::string::npos)
+      << cuda.out;
+  EXPECT_NE(cuda.out.find("extern \"C\" __global__ void"), std::string::npos) << cuda.out;
+  for (const char* args : {"--emit llvm", "--emit asm"}) {
+    CliResult r = run_cli(gpu + args);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("needs a CPU target"), std::string::npos) << args << ": " << r.err;
+  }
+  for (const char* args : {"--emit cuda", "--emit ptx"}) {
+    CliResult r = run_cli(std::string("show ") + kSmallMatmul + " " + args);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("needs a CUDA target"), std::string::npos) << args << ": " << r.err;
   }
 }
 
@@ -260,6 +280,25 @@ TEST(CliDb, BadInputIsAOneLineErrorAndStoredDataSurvives) {
   EXPECT_EQ(run_cli("db import --db '" + db + "' '" + temp_path("none.jsonl") + "'").exit_code, 1);
   EXPECT_EQ(run_cli("db frobnicate --db '" + db + "'").exit_code, 2);
   EXPECT_EQ(run_cli("db best --db '" + db + "' --workload 'matmul:M=0'").exit_code, 1);
+}
+
+// The CUDA driver and NVRTC are loaded with dlopen when a GPU target asks for them: linking either
+// would stop the binary from starting on a machine without a driver or without CUDA.
+TEST(Cli, BinaryDoesNotLinkTheCudaDriverOrNvrtc) {
+  std::string command = std::string("ldd '") + TT_TENSORTUNE_PATH + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string libraries;
+  std::array<char, 4096> chunk{};
+  size_t n = 0;
+  while ((n = fread(chunk.data(), 1, chunk.size(), pipe)) > 0) {
+    libraries.append(chunk.data(), n);
+  }
+  ASSERT_EQ(pclose(pipe), 0) << libraries;
+  EXPECT_NE(libraries.find("libc.so"), std::string::npos) << libraries;
+  EXPECT_EQ(libraries.find("libcuda"), std::string::npos) << libraries;
+  EXPECT_EQ(libraries.find("libnvrtc"), std::string::npos) << libraries;
+  EXPECT_EQ(libraries.find("libcudart"), std::string::npos) << libraries;
 }
 
 }  // namespace

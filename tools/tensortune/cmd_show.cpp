@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "db_schedule.h"
 #include "pipeline.h"
+#include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/lower/lower.h"
@@ -18,16 +19,17 @@ namespace tensortune::cli {
 ArgParser show_parser() {
   ArgParser parser("show",
                    "show --workload SPEC --target T [--schedule default|best|FILE.json | --db "
-                   "PATH --record ID|best] --emit steps|ir|llvm|asm [--json]",
-                   "Prints a schedule's steps, its lowered loop IR, or the LLVM IR or assembly "
-                   "generated from it. --record ID shows one record of the database; --record "
-                   "best (or --schedule best) the schedule `tensortune compile` would use.");
+                   "PATH --record ID|best] --emit steps|ir|llvm|asm|cuda|ptx [--json]",
+                   "Prints a schedule's steps, its lowered loop IR, or the code generated from "
+                   "it: LLVM IR or assembly for a CPU target, CUDA C or PTX for a CUDA target. "
+                   "--record ID shows one record of the database; --record best (or --schedule "
+                   "best) the schedule `tensortune compile` would use.");
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
       .option("target", "T", kTargetHelp, {}, true)
       .option("schedule", "S", kScheduleHelp)
       .option("db", "PATH", "the tuning database (read only) for --record and --schedule best")
       .option("record", "ID", "a record id of --db, or 'best'")
-      .option("emit", "WHAT", "what to print", {"steps", "ir", "llvm", "asm"}, true)
+      .option("emit", "WHAT", "what to print", {"steps", "ir", "llvm", "asm", "cuda", "ptx"}, true)
       .flag("json",
             "print one JSON document {workload, workload_key, target, schedule, emit, text}");
   return parser;
@@ -46,6 +48,15 @@ std::string render(const std::string& emit,
   ir::LoweredFunc func = lower::lower(workload, choice.schedule, target);
   if (emit == "ir") {
     return ir::to_string(func);
+  }
+  if (emit == "cuda" || emit == "ptx") {
+    TT_USER_CHECK(target.is_gpu()) << "--emit " << emit << " needs a CUDA target (e.g. 'cuda "
+                                   << "-arch=sm_90'), not the CPU target '" << target.mcpu << "'";
+    codegen::CudaModule module = codegen::generate_cuda(func, target);
+    if (emit == "ptx") {
+      return codegen::compile_cuda(module.source, target, false).ptx;
+    }
+    return codegen::launch_summary(module) + module.source;
   }
   TT_USER_CHECK(!target.is_gpu()) << "--emit " << emit << " needs a CPU target; '"
                                   << target.to_string() << "' is a GPU target";

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where __syncthreads() goes. Outside the thread-bound loops all threads of a block run the same
+// statements, so a barrier there is legal; each thread-bound nest (and each store) is one unit.
+// A unit needs a barrier before it when it reads a shared buffer written, or writes one read or
+// written, by an earlier unit since the last barrier. Serial loops are iterated to a fixed point,
+// which adds the barrier that keeps the next iteration's fetch from overwriting data in use.
+#include "codegen/cuda_codegen_internal.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/support/error.h"
+
+namespace tensortune::codegen::cuda {
+namespace {
+
+/// Shared buffers read and written since the last barrier (or by one unit).
+struct Access {
+  std::set<const ir::BufferNode*> reads, writes;
+
+  bool empty() const { return reads.empty() && writes.empty(); }
+  bool operator==(const Access& o) const { return reads == o.reads && writes == o.writes; }
+  void merge(const Access& o) {
+    reads.insert(o.reads.begin(), o.reads.end());
+    writes.insert(o.writes.begin(), o.writes.end());
+  }
+};
+
+bool intersects(const std::set<const ir::BufferNode*>& a,
+                const std::set<const ir::BufferNode*>& b) {
+  for (const ir::BufferNode* x : a) {
+    if (b.count(x) != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// True when `next` can race with what happened since the last barrier.
+bool conflicts(const Access& since_barrier, const Access& next) {
+  return intersects(next.reads, since_barrier.writes) ||
+         intersects(next.writes, since_barrier.writes) ||
+         intersects(next.writes, since_barrier.reads);
+}
+
+class SharedAccess : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  Access access;
+
+ protected:
+  void visit(const ir::Load* op) override {
+    if (op->buffer.scope() == ir::MemoryScope::Shared) {
+      access.reads.insert(op->buffer.get());
+    }
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    if (op->buffer.scope() == ir::MemoryScope::Shared) {
+      access.writes.insert(op->buffer.get());
+    }
+    ir::IRVisitor::visit(op);
+  }
+};
+
+bool is_thread_kind(ir::ForKind k) {
+  return k == ir::ForKind::ThreadX || k == ir::ForKind::ThreadY || k == ir::ForKind::ThreadZ;
+}
+
+/// True for a nest every thread runs alike with no thread sharing data inside it: no loop bound
+/// to threadIdx, and shared memory read only inside stores to shared or global memory, which one
+/// thread alone executes (the single-writer guard). Such a nest is one unit, not one per store.
+class SingleThreadNest : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  bool ok = true;
+
+ protected:
+  void visit(const ir::For* op) override {
+    ok = ok && !is_thread_kind(op->for_kind);
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    if (op->buffer.scope() == ir::MemoryScope::Local) {
+      ir::IRVisitor::visit(op);
+    }
+  }
+  void visit(const ir::Load* op) override {
+    ok = ok && op->buffer.scope() != ir::MemoryScope::Shared;
+    ir::IRVisitor::visit(op);
+  }
+};
+
+class Planner {
+ public:
+  std::set<const ir::StmtNode*> before;
+
+  /// The accesses since the last barrier after `s`, given those before it.
+  Access plan(const ir::Stmt& s, const Access& in) {
+    if (!s.defined()) {
+      return in;
+    }
+    switch (s.kind()) {
+      case ir::StmtKind::For: {
+        const auto* op = s.as<ir::For>();
+        if (is_thread_kind(op->for_kind)) {
+          return unit(s, in);
+        }
+        SingleThreadNest nest;
+        nest.visit(s);
+        return nest.ok ? unit(s, in) : loop(op, in);
+      }
+      case ir::StmtKind::Store:
+      case ir::StmtKind::Evaluate:
+        return unit(s, in);
+      case ir::StmtKind::Allocate:
+        return plan(s.as<ir::Allocate>()->body, in);
+      case ir::StmtKind::LetStmt:
+        return plan(s.as<ir::LetStmt>()->body, in);
+      case ir::StmtKind::IfThenElse: {
+        const auto* op = s.as<ir::IfThenElse>();
+        Access out = plan(op->then_case, in);
+        out.merge(op->else_case.defined() ? plan(op->else_case, in) : in);
+        return out;
+      }
+      case ir::StmtKind::Seq: {
+        Access state = in;
+        for (const ir::Stmt& child : s.as<ir::Seq>()->stmts) {
+          state = plan(child, state);
+        }
+        return state;
+      }
+    }
+    return in;
+  }
+
+ private:
+  Access unit(const ir::Stmt& s, Access in) {
+    SharedAccess collector;
+    collector.visit(s);
+    if (collector.access.empty()) {
+      return in;
+    }
+    if (conflicts(in, collector.access)) {
+      before.insert(s.get());
+      in = Access();
+    }
+    in.merge(collector.access);
+    return in;
+  }
+
+  // An iteration starts with what preceded the loop or what the previous iteration left; the
+  // barriers only grow, so this reaches a fixed point.
+  Access loop(const ir::For* op, const Access& in) {
+    Access state = in;
+    for (int round = 0; round < 64; ++round) {
+      size_t barriers = before.size();
+      Access out = plan(op->body, state);
+      Access next = in;
+      next.merge(out);
+      if (before.size() == barriers && next == state) {
+        const int64_t* extent = ir::as_const_int(op->extent);
+        return extent != nullptr && *extent > 0 ? out : next;
+      }
+      state = next;
+    }
+    TT_CHECK(false) << "cuda codegen: barrier placement did not converge for loop '"
+                    << op->var.name() << "'";
+    return in;
+  }
+};
+
+}  // namespace
+
+std::set<const ir::StmtNode*> plan_barriers(const ir::Stmt& kernel) {
+  Planner planner;
+  planner.plan(kernel, Access());
+  return planner.before;
+}
+
+}  // namespace tensortune::codegen::cuda

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to the CUDA C generator: identifiers, the helper functions a module needs, where the
+// barriers go, and the printer of one kernel's body.
+#pragma once
+
+#include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/ir/simplify.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tensortune::codegen::cuda {
+
+/// The name of the lane counter of scalarised vector statements (reserved, never an IR name).
+inline constexpr const char* kLane = "tt_lane";
+
+/// Device helper functions used by the generated code; emitted once, only those used.
+struct Helpers {
+  bool floordiv = false;
+  bool floormod = false;
+  bool float_floormod = false;
+  bool min = false;
+  bool max = false;
+  bool abs = false;
+};
+
+/// The definitions of the used helpers (empty when none is used).
+std::string helper_source(const Helpers& helpers);
+
+/// Valid, unique C identifiers for IR objects (variables and buffers, keyed by node address),
+/// made from their name hints: "i.o@j.o" -> "i_o_j_o", a clash or a keyword gets a suffix.
+class NameTable {
+ public:
+  /// The name of `key`, assigned from `hint` on first use.
+  std::string get(const void* key, const std::string& hint);
+  /// The name of `key` when it has one; nullptr otherwise.
+  const std::string* find(const void* key) const;
+
+ private:
+  std::map<const void*, std::string> names_;
+  std::set<std::string> used_;
+};
+
+/// The C spelling of a scalar element type; UserError for float16/bfloat16 (naming `what`).
+std::string c_type(ir::DataType t, const std::string& what);
+
+/// An identifier made of [A-Za-z0-9_] that is no C++/CUDA keyword or builtin.
+std::string sanitize(const std::string& hint);
+
+/// The statements before which a kernel needs __syncthreads(): a shared buffer written by one
+/// statement and read (or overwritten) by a later one, at the level where both are siblings
+/// outside every thread-bound loop, including from one iteration of a serial loop to the next.
+std::set<const ir::StmtNode*> plan_barriers(const ir::Stmt& kernel);
+
+/// The kernel with each local buffer that is allocated outside the threadIdx loops, and whose
+/// accesses all add the same linear function of the thread indices, reduced to the slice one
+/// thread touches (the thread part subtracted): an accumulator tile becomes per-thread registers.
+ir::Stmt shrink_local_buffers(const ir::Stmt& kernel);
+
+/// What the printer of one kernel needs from the module.
+struct KernelContext {
+  std::string kernel_name;
+  std::array<int64_t, 3> grid{{1, 1, 1}};
+  std::array<int64_t, 3> block{{1, 1, 1}};
+  /// Module buffers (params and global scratch) -> index into CudaModule::buffers.
+  const std::map<const ir::BufferNode*, int>* module_buffers = nullptr;
+  std::set<const ir::StmtNode*> barriers;
+  Helpers* helpers = nullptr;
+};
+
+/// Prints one kernel's body; the names of module buffers are given in `names`.
+class KernelPrinter {
+ public:
+  KernelPrinter(KernelContext context, NameTable names);
+
+  /// Prints `kernel` (the top-level nest) as the body of the __global__ function.
+  void print_kernel(const ir::Stmt& kernel);
+
+  std::string body() const { return os_.str(); }
+  /// `__shared__` declarations, hoisted to the top of the kernel.
+  const std::vector<std::string>& shared_declarations() const { return shared_; }
+  int64_t shared_bytes() const { return shared_bytes_; }
+  /// Indices (into CudaModule::buffers) of the module buffers the kernel reads or writes.
+  const std::set<int>& used_buffers() const { return used_; }
+
+  /// The C text of `e`; for a vector expression, its lane `lane` (an expression, e.g. kLane).
+  std::string expr(const ir::Expr& e, const std::string& lane = "");
+
+ private:
+  // Statements (cuda_codegen_stmt.cpp).
+  void stmt(const ir::Stmt& s, bool sole_in_scope);
+  void for_loop(const ir::For* op, bool sole_in_scope);
+  void bound_loops(const ir::For* op, bool sole_in_scope);
+  void store(const ir::Store* op);
+  void vector_store(const ir::Store* op, const std::string& guard);
+  void allocate(const ir::Allocate* op, bool sole_in_scope);
+  void let(const ir::LetStmt* op, bool sole_in_scope);
+  std::string single_writer_guard(const ir::Buffer& buffer) const;
+  void line(const std::string& text);
+  void open(const std::string& text);
+  void close();
+  void enter_range(const ir::Var& var, const ir::Expr& min, const ir::Expr& extent);
+
+  // Expressions (cuda_codegen_expr.cpp).
+  std::string var_name(const ir::VarNode* v);
+  std::string buffer_name(const ir::Buffer& b);
+  std::string constant(const ir::Expr& e);
+  std::string arith(const ir::Expr& e, const std::string& lane);
+  std::string div_mod(const ir::Expr& e, const std::string& lane);
+  std::string compare(const ir::Expr& e, const std::string& lane);
+  std::string load(const ir::Load* op, const std::string& lane);
+  std::string call(const ir::Call* op, const std::string& lane);
+  std::string cast(const ir::Cast* op, const std::string& lane);
+  bool non_negative(const ir::Expr& e) const;
+
+  KernelContext ctx_;
+  NameTable names_;
+  std::ostringstream os_;
+  int indent_ = 1;
+  ir::VarRanges ranges_;
+  /// How many enclosing loops bind each ForKind (indexed by the enum value).
+  std::array<int, 10> bound_{};
+  int thread_depth_ = 0;
+  std::vector<std::string> shared_;
+  int64_t shared_bytes_ = 0;
+  std::set<int> used_;
+};
+
+}  // namespace tensortune::codegen::cuda

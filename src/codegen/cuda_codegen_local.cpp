@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+// Thread-private slices of local buffers. A local buffer allocated outside the threadIdx loops
+// (e.g. an accumulator tile computed at a block loop) becomes one array per thread, of which each
+// thread touches only the elements at offset c.x*threadIdx.x + c.y*threadIdx.y + c.z*threadIdx.z.
+// When every access has that same thread part (and the bound loops start at 0), subtracting it
+// maps each thread's elements one to one onto a much smaller array, often a single register.
+#include "codegen/cuda_codegen_internal.h"
+#include "tensortune/ir/ir_mutator.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/ops.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace tensortune::codegen::cuda {
+namespace {
+
+bool is_thread_kind(ir::ForKind k) {
+  return k == ir::ForKind::ThreadX || k == ir::ForKind::ThreadY || k == ir::ForKind::ThreadZ;
+}
+
+/// What the accesses of one local buffer allow so far.
+struct LocalUse {
+  bool ok = true;
+  bool seen = false;
+  std::map<ir::ForKind, int64_t> thread_part;  // coefficient per threadIdx dimension
+  int64_t size = 0;                            // elements the reduced index needs
+};
+
+class Analysis : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+
+  std::map<const ir::BufferNode*, LocalUse> uses;
+  /// Every thread-bound loop variable -> 0 (the substitution that removes the thread part).
+  ir::VarMap zero;
+
+ protected:
+  void visit(const ir::For* op) override {
+    bool thread = is_thread_kind(op->for_kind);
+    if (thread) {
+      thread_vars_[op->var.get()] = op->for_kind;
+      zero[op->var.get()] = ir::make_const(op->var.type(), int64_t{0});
+      if (!ir::is_const_int(op->min, 0)) {
+        offset_vars_.insert(op->var.get());
+      }
+    }
+    const int64_t* min = ir::as_const_int(op->min);
+    const int64_t* extent = ir::as_const_int(op->extent);
+    if (min != nullptr && extent != nullptr && *extent >= 1) {
+      ranges_[op->var.get()] = ir::ConstBound{*min, *min + *extent - 1};
+    }
+    thread_depth_ += thread ? 1 : 0;
+    ir::IRVisitor::visit(op);
+    thread_depth_ -= thread ? 1 : 0;
+    ranges_.erase(op->var.get());
+  }
+  void visit(const ir::LetStmt* op) override {
+    std::optional<ir::ConstBound> bound = ir::const_bound(op->value, ranges_);
+    if (bound.has_value()) {
+      ranges_[op->var.get()] = *bound;
+    }
+    ir::IRVisitor::visit(op);
+    ranges_.erase(op->var.get());
+  }
+  void visit(const ir::Allocate* op) override {
+    if (op->buffer.scope() == ir::MemoryScope::Local && thread_depth_ == 0) {
+      uses[op->buffer.get()] = LocalUse();
+    }
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::Load* op) override {
+    access(op->buffer, op->indices);
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    access(op->buffer, op->indices);
+    ir::IRVisitor::visit(op);
+  }
+
+ private:
+  void access(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) {
+    auto it = uses.find(buffer.get());
+    if (it == uses.end() || !it->second.ok) {
+      return;
+    }
+    LocalUse& use = it->second;
+    std::map<ir::ForKind, int64_t> part;
+    use.ok = indices.size() == 1 && indices[0].type().is_scalar() && split(indices[0], 1, &part);
+    for (auto p = part.begin(); p != part.end();) {
+      p = p->second == 0 ? part.erase(p) : std::next(p);
+    }
+    use.ok = use.ok && (!use.seen || part == use.thread_part);
+    if (!use.ok) {
+      return;
+    }
+    use.seen = true;
+    use.thread_part = part;
+    ir::Expr rest = ir::simplify(ir::substitute(indices[0], zero), ranges_);
+    std::optional<ir::ConstBound> bound = ir::const_bound(rest, ranges_);
+    use.ok = bound.has_value() && bound->min >= 0;
+    use.size = use.ok ? std::max(use.size, bound->max + 1) : use.size;
+  }
+
+  /// Adds `scale` times the thread part of `e` to `part`; false when a thread index appears in
+  /// `e` other than as a term of a sum with a constant coefficient.
+  bool split(const ir::Expr& e, int64_t scale, std::map<ir::ForKind, int64_t>* part) const {
+    if (const auto* v = e.as<ir::VarNode>()) {
+      auto it = thread_vars_.find(v);
+      if (it != thread_vars_.end()) {
+        (*part)[it->second] += scale;
+        return offset_vars_.count(v) == 0;
+      }
+      return true;
+    }
+    if (const auto* op = e.as<ir::Add>()) {
+      return split(op->a, scale, part) && split(op->b, scale, part);
+    }
+    if (const auto* op = e.as<ir::Sub>()) {
+      return split(op->a, scale, part) && split(op->b, -scale, part);
+    }
+    if (const auto* op = e.as<ir::Mul>()) {
+      if (const int64_t* c = ir::as_const_int(op->b)) {
+        return split(op->a, scale * *c, part);
+      }
+      if (const int64_t* c = ir::as_const_int(op->a)) {
+        return split(op->b, scale * *c, part);
+      }
+    }
+    bool mentions = false;
+    ir::post_order_visit(e, [&](const ir::Expr& x) {
+      const auto* v = x.as<ir::VarNode>();
+      mentions = mentions || (v != nullptr && thread_vars_.count(v) != 0);
+    });
+    return !mentions;
+  }
+
+  std::unordered_map<const ir::VarNode*, ir::ForKind> thread_vars_;
+  std::set<const ir::VarNode*> offset_vars_;
+  ir::VarRanges ranges_;
+  int thread_depth_ = 0;
+};
+
+class Shrink : public ir::IRMutator {
+ public:
+  Shrink(std::map<const ir::BufferNode*, ir::Buffer> replacements, ir::VarMap zero)
+      : replacements_(std::move(replacements)), zero_(std::move(zero)) {}
+
+ protected:
+  using ir::IRMutator::visit;
+
+  ir::Expr visit(const ir::Load* op, const ir::Expr& e) override {
+    auto it = replacements_.find(op->buffer.get());
+    if (it == replacements_.end()) {
+      return ir::IRMutator::visit(op, e);
+    }
+    return ir::Load::make(it->second, {reduced(op->indices[0])}, mutate(op->predicate));
+  }
+  ir::Stmt visit(const ir::Store* op, const ir::Stmt& s) override {
+    auto it = replacements_.find(op->buffer.get());
+    if (it == replacements_.end()) {
+      return ir::IRMutator::visit(op, s);
+    }
+    return ir::Store::make(it->second, mutate(op->value), {reduced(op->indices[0])},
+                           mutate(op->predicate));
+  }
+  ir::Stmt visit(const ir::Allocate* op, const ir::Stmt& s) override {
+    auto it = replacements_.find(op->buffer.get());
+    if (it == replacements_.end()) {
+      return ir::IRMutator::visit(op, s);
+    }
+    return ir::Allocate::make(it->second, mutate(op->body));
+  }
+
+ private:
+  ir::Expr reduced(const ir::Expr& index) {
+    return mutate(ir::simplify(ir::substitute(index, zero_)));
+  }
+
+  std::map<const ir::BufferNode*, ir::Buffer> replacements_;
+  ir::VarMap zero_;
+};
+
+}  // namespace
+
+ir::Stmt shrink_local_buffers(const ir::Stmt& kernel) {
+  Analysis analysis;
+  analysis.visit(kernel);
+  std::map<const ir::BufferNode*, ir::Buffer> replacements;
+  for (const auto& [node, use] : analysis.uses) {
+    int64_t elements = 1;
+    for (int64_t d : node->shape) {
+      elements *= d;
+    }
+    if (use.ok && use.seen && !use.thread_part.empty() && use.size < elements) {
+      replacements.emplace(node, ir::Buffer(node->name, node->dtype, {use.size}, node->scope));
+    }
+  }
+  if (replacements.empty()) {
+    return kernel;
+  }
+  Shrink shrink(std::move(replacements), analysis.zero);
+  return shrink.mutate(kernel);
+}
+
+}  // namespace tensortune::codegen::cuda
