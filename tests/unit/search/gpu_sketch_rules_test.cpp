@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU sketch rules on every operator of the library: sampled configurations bind blocks and
-// threads, lower for "cuda -arch=sm_80" within the device limits, and compute what the naive
-// reference computes (ir::eval runs bound loops one iteration after another).
+// threads, lower for "cuda -arch=sm_80" within the device limits, compute what the naive
+// reference computes (ir::eval runs bound loops one iteration after another), and their CUDA C
+// compiles to PTX through NVRTC.
 #include "search_test_util.h"
 
+#include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/lower/lower.h"
@@ -57,6 +59,16 @@ int check_gpu_space(const std::string& spec, int wanted, int attempts, uint64_t 
     poison_outputs(buffers);
     ir::eval(f, buffers.args());
     EXPECT_TRUE(testing::outputs_match_reference(w, buffers)) << ir::to_string(f);
+    // The CUDA C of the lowered function, and its PTX where NVRTC loads (every CI machine with
+    // CUDA installed; elsewhere generation alone is checked).
+    const codegen::CudaModule module = codegen::generate_cuda(f, gpu());
+    EXPECT_FALSE(module.kernels.empty());
+    if (codegen::nvrtc_available()) {
+      const codegen::NvrtcOutput out = codegen::compile_cuda(module.source, gpu(), false);
+      for (const codegen::CudaKernel& k : module.kernels) {
+        EXPECT_NE(out.ptx.find(".entry " + k.name), std::string::npos) << module.source;
+      }
+    }
     if (::testing::Test::HasFailure()) {
       break;
     }
@@ -67,7 +79,7 @@ int check_gpu_space(const std::string& spec, int wanted, int attempts, uint64_t 
   return lowered;
 }
 
-TEST(GpuSketchRules, TwentySampledConfigurationsOfEveryOperatorLowerAndComputeTheReference) {
+TEST(GpuSketchRules, TwentySampledConfigurationsOfEveryOperatorComputeTheReferenceAndCompile) {
   uint64_t seed = 3;
   for (const auto& [name, specs] : tiny_specs()) {
     for (const std::string& spec : specs) {
