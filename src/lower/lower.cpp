@@ -73,8 +73,12 @@ ir::LoweredFunc lower(const schedule::LoopState& state,
   f = flatten_storage(f);
   pipeline.after("flatten_storage", f, true);
   if (options.vectorize_and_unroll) {
-    f.body = unswitch_guards(f.body);
-    pipeline.after("unswitch_guards", f, true);
+    // Not on GPUs: a tile predicate there can depend on threadIdx, and the copies of a body
+    // holding __syncthreads() would put barriers in divergent branches.
+    if (!target.is_gpu()) {
+      f.body = unswitch_guards(f.body);
+      pipeline.after("unswitch_guards", f, true);
+    }
     f.body = vectorize_loops(f.body);
     pipeline.after("vectorize_loops", f, true);
     f.body = unroll_loops(f.body);

@@ -166,5 +166,20 @@ TEST(UnswitchGuards, OddMatmulVectorizesItsFullTiles) {
   EXPECT_GE(count_in(g, "= x16(0f)\n"), 1) << ir::to_string(g);
 }
 
+TEST(UnswitchGuards, GpuKernelsKeepTheirGuardsInPlace) {
+  // On a GPU a tile predicate may depend on threadIdx; copies of a body with barriers in
+  // divergent branches would be undefined behaviour, so lower() does not unswitch there.
+  te::Workload w = matmul_workload(37, 45, 29);
+  const std::vector<schedule::Step> steps = {
+      Split{"C", "i", 8}, Split{"C", "j", 16}, Reorder{"C", {"i.o", "j.o", "i.i", "j.i", "k"}},
+      Annotate{"C", "i.o", ir::ForKind::BlockY}, Annotate{"C", "j.o", ir::ForKind::BlockX},
+      Annotate{"C", "i.i", ir::ForKind::ThreadY}, Annotate{"C", "j.i", ir::ForKind::ThreadX}};
+  ir::LoweredFunc f = lower(schedule::apply_steps(w, steps), target::Target::parse("cuda -arch=sm_80"),
+                            function_name(w));
+  EXPECT_EQ(count_in(f, "} else {"), 0) << ir::to_string(f);
+  EXPECT_GE(count_in(f, "if ("), 1) << ir::to_string(f);
+  EXPECT_TRUE(runs_like_reference(w, f));
+}
+
 }  // namespace
 }  // namespace tensortune::lower
