@@ -5,6 +5,7 @@
 
 #include "codegen/codegen_llvm_internal.h"
 #include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/runtime/cuda_driver.h"
 
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -174,6 +175,15 @@ std::string cpu_model_name() {
 
 std::string device_fingerprint(const target::Target& target) {
   if (target.is_gpu()) {
+    if (runtime::cuda_unavailable_reason().empty()) {
+      try {
+        runtime::CudaDevice device(0);
+        const runtime::CudaDeviceInfo& info = device.info();
+        return "gpu=" + info.name + "; cc=" + std::to_string(info.major) + "." +
+               std::to_string(info.minor) + "; sms=" + std::to_string(info.multiprocessors);
+      } catch (const runtime::CudaError&) {  // a device that fails to open: as without one
+      }
+    }
     return "gpu=cuda; arch=" + target.arch;
   }
   detail::init_llvm();

@@ -3,7 +3,9 @@
 // processes, one thread per worker feeding it candidates from a shared queue.
 #include "tensortune/measure/builder.h"
 
+#include "measure/gpu_image.h"
 #include "measure/worker_process.h"
+#include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/measure/timing.h"
 #include "tensortune/measure/worker.h"
@@ -35,9 +37,15 @@ BuildResult BuildResult::from_json(const support::Json& json, std::string object
 }
 
 Builder::Builder(const target::Target& target, BuilderOptions options)
-    : target_(codegen::resolve_host(target)), options_(std::move(options)) {
-  TT_USER_CHECK(!target_.is_gpu()) << "measure: the CPU builder cannot build for '"
-                                   << target_.to_string() << "'";
+    : target_(target.is_gpu() ? target : codegen::resolve_host(target)),
+      options_(std::move(options)) {
+  if (target_.is_gpu()) {  // NVRTC builds in this process: no build workers
+    std::string why;
+    TT_USER_CHECK(codegen::nvrtc_available(&why))
+        << "measure: cannot build for '" << target_.to_string() << "': nvrtc: not available: "
+        << why;
+    return;
+  }
   std::string path = find_worker(options_.worker_path);
   int n = options_.workers > 0 ? options_.workers
                                : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
@@ -93,6 +101,12 @@ BuildResult Builder::build_one(const ir::LoweredFunc& func, WorkerProcess& worke
 
 std::vector<BuildResult> Builder::build(const std::vector<ir::LoweredFunc>& candidates) {
   std::vector<BuildResult> results(candidates.size());
+  if (target_.is_gpu()) {  // serial: NVRTC takes tens of milliseconds per candidate
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      results[i] = detail::build_gpu(candidates[i], target_);
+    }
+    return results;
+  }
   std::atomic<size_t> next{0};
   std::vector<std::string> startup_errors(workers_.size());
   auto serve = [&](size_t w) {

@@ -7,6 +7,7 @@
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/measure/kernel_buffers.h"
+#include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/log.h"
 
@@ -56,10 +57,23 @@ void check_with_interpreter(const ir::LoweredFunc& func,
                   << "' disagrees with the interpreter (compiled vs interpreted): " << *diff;
 }
 
+/// `options` for `target`: GPU targets run in a GPU worker. Checks for a device first, so a
+/// machine without one fails before anything is built or started.
+MeasurerOptions for_target(MeasurerOptions options, const target::Target& target) {
+  options.run.gpu = target.is_gpu();
+  if (options.run.gpu) {
+    std::string why = runtime::cuda_unavailable_reason();
+    TT_USER_CHECK(why.empty()) << "measure: no CUDA device: " << why;
+  }
+  return options;
+}
+
 }  // namespace
 
 Measurer::Measurer(const target::Target& target, MeasurerOptions options)
-    : options_(std::move(options)), builder_(target, options_.build), runner_(options_.run) {}
+    : options_(for_target(std::move(options), target)),
+      builder_(target, options_.build),
+      runner_(options_.run) {}
 
 std::shared_ptr<const Reference> Measurer::make_reference(const ir::LoweredFunc& default_func,
                                                           const Tolerance& tolerance) {

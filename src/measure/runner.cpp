@@ -5,6 +5,7 @@
 
 #include "measure/worker_process.h"
 #include "tensortune/measure/worker.h"
+#include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
@@ -32,22 +33,47 @@ MeasureResult read_reply(const support::Json& header, const MeasureResult& so_fa
 }
 
 /// A run request for a built kernel on the inputs of `seed`; callers add what to do with it.
-detail::Message run_request(const BuildResult& build, uint64_t seed) {
+detail::Message run_request(const BuildResult& build, uint64_t seed, bool gpu) {
   detail::Message request;
   request.header = support::Json::object();
   request.header["op"] = "run";
+  if (gpu) {
+    request.header["gpu"] = true;
+  }
   request.header["signature"] = build.signature.to_json();
   request.header["seed"] = static_cast<int64_t>(seed);
   request.blobs.push_back(build.object);
   return request;
 }
 
+/// Sends a run request. A GPU worker that lost its CUDA context replies, then exits: reap it
+/// now so the next request starts a fresh one.
+WorkerProcess::Exchange exchange(WorkerProcess& worker,
+                                 const detail::Message& request,
+                                 double timeout_s) {
+  WorkerProcess::Exchange ex = worker.request(request, timeout_s);
+  if (ex.outcome == WorkerProcess::Outcome::Reply && ex.reply.header.contains("context_lost")) {
+    worker.stop();
+  }
+  return ex;
+}
+
+/// The GPU worker's command line: no address-space limit (the CUDA driver reserves far more
+/// virtual memory than it uses) and one host thread.
+std::vector<std::string> gpu_worker_args() {
+  return {"--memory-limit-mb", "0", "--threads", "1"};
+}
+
 }  // namespace
 
 Runner::Runner(RunnerOptions options) : options_(std::move(options)) {
+  if (options_.gpu) {
+    std::string why = runtime::cuda_unavailable_reason();
+    TT_USER_CHECK(why.empty()) << "measure: no CUDA device: " << why;
+  }
   worker_ = std::make_unique<WorkerProcess>(
       find_worker(options_.worker_path),
-      worker_args(options_.memory_limit_mb, options_.threads));
+      options_.gpu ? gpu_worker_args() : worker_args(options_.memory_limit_mb, options_.threads));
 }
 
 Runner::~Runner() = default;
@@ -92,13 +118,13 @@ MeasureResult Runner::run(const BuildResult& build, const Reference& reference) 
     return result;
   }
   double start = now_seconds();
-  detail::Message request = run_request(build, reference.seed);
+  detail::Message request = run_request(build, reference.seed, options_.gpu);
   request.header["reference"] = static_cast<int64_t>(reference.id);
   request.header["timing"] = options_.timing.to_json();
   WorkerProcess::Exchange ex;
   for (int attempt = 0; attempt < 2; ++attempt) {
     send_reference(reference);
-    ex = worker_->request(request, options_.timeout_s);
+    ex = exchange(*worker_, request, options_.timeout_s);
     if (ex.outcome != WorkerProcess::Outcome::Reply ||
         !ex.reply.header.contains("missing_reference")) {
       break;
@@ -128,9 +154,9 @@ MeasureResult Runner::run(const BuildResult& build, const Reference& reference) 
 std::vector<std::string> Runner::outputs(const BuildResult& build, uint64_t seed) {
   TT_USER_CHECK(build.ok()) << "measure: kernel '" << build.signature.name
                             << "' did not build: " << build.message;
-  detail::Message request = run_request(build, seed);
+  detail::Message request = run_request(build, seed, options_.gpu);
   request.header["return_outputs"] = true;
-  WorkerProcess::Exchange ex = worker_->request(request, std::max(options_.timeout_s, 600.0));
+  WorkerProcess::Exchange ex = exchange(*worker_, request, std::max(options_.timeout_s, 600.0));
   TT_USER_CHECK(ex.outcome == WorkerProcess::Outcome::Reply)
       << "measure: kernel '" << build.signature.name << "' "
       << (ex.outcome == WorkerProcess::Outcome::Timeout

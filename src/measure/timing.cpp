@@ -61,6 +61,14 @@ TimingResult time_calls(const std::function<void()>& call,
                         double warmup_seconds,
                         const TimingOptions& options,
                         const std::function<void()>& flush) {
+  return time_batches([&](int64_t number) { return run_batch(call, number); }, warmup_seconds,
+                      options, flush);
+}
+
+TimingResult time_batches(const std::function<double(int64_t)>& batch,
+                          double warmup_seconds,
+                          const TimingOptions& options,
+                          const std::function<void()>& flush) {
   TimingResult result;
   const int repeat = std::max(1, options.repeat);
   if (options.cache_flush) {
@@ -69,7 +77,7 @@ TimingResult time_calls(const std::function<void()>& call,
       if (flush) {
         flush();
       }
-      result.repeats.push_back(run_batch(call, 1));
+      result.repeats.push_back(batch(1));
     }
     result.total_calls = repeat;
     result.median_seconds = median(result.repeats);
@@ -82,7 +90,7 @@ TimingResult time_calls(const std::function<void()>& call,
   auto guess = static_cast<int64_t>(std::ceil(min_seconds / per_call));
   int64_t number = std::clamp<int64_t>(guess, 1, max_number);
   for (;;) {
-    double elapsed = run_batch(call, number);
+    double elapsed = batch(number);
     result.total_calls += number;
     if (elapsed >= min_seconds || number == max_number) {
       result.repeats.push_back(elapsed / static_cast<double>(number));
@@ -95,7 +103,7 @@ TimingResult time_calls(const std::function<void()>& call,
   }
   result.number = number;
   while (static_cast<int>(result.repeats.size()) < repeat) {
-    result.repeats.push_back(run_batch(call, number) / static_cast<double>(number));
+    result.repeats.push_back(batch(number) / static_cast<double>(number));
     result.total_calls += number;
   }
   result.median_seconds = median(result.repeats);

@@ -4,6 +4,7 @@
 // reply, except what kills the process, which the parent reads from the exit status.
 #include "tensortune/measure/worker.h"
 
+#include "measure/gpu_worker.h"
 #include "measure/protocol.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/measure/kernel_buffers.h"
@@ -26,11 +27,7 @@ namespace tensortune::measure {
 namespace {
 
 using detail::Message;
-
-struct StoredReference {
-  std::vector<std::string> outputs;
-  Tolerance tolerance;
-};
+using detail::StoredReference;
 
 /// Exits when the parent goes away (the socket may stay open while a kernel spins for ever).
 void watch_parent(pid_t parent) {
@@ -206,6 +203,7 @@ int worker_main(int argc, char** argv) {
     return 1;
   }
   std::map<uint64_t, StoredReference> references;
+  detail::GpuWorker gpu;
   for (;;) {
     Message request;
     if (detail::read_message(fd, -1, &request) != detail::ReadStatus::Ok) {
@@ -223,7 +221,8 @@ int worker_main(int argc, char** argv) {
       reply.header["ok"] = true;
     } else if (op == "run") {
       try {
-        reply = handle_run(request, references);
+        reply = request.header.contains("gpu") ? gpu.run(request, references)
+                                               : handle_run(request, references);
       } catch (const std::exception& e) {
         reply = result_reply(failure(MeasureStatus::RuntimeError, e.what()));
       }
@@ -231,8 +230,8 @@ int worker_main(int argc, char** argv) {
       std::cerr << "tensortune-worker: unknown request '" << op << "'\n";
       return 1;
     }
-    if (!detail::write_message(fd, reply)) {
-      return 0;
+    if (!detail::write_message(fd, reply) || gpu.context_lost()) {
+      return 0;  // a lost CUDA context cannot be recovered in this process
     }
   }
 }

@@ -189,8 +189,15 @@ int run_tune(const std::vector<std::string>& args) {
   const std::vector<search::TuneTask> tasks = make_tasks(p);
   const search::TuneOptions options = tune_options(p);
   const target::Target target = resolve_target(p.get("target"));
-  TT_USER_CHECK(!target.is_gpu()) << "tune: target '" << p.get("target")
-                                  << "' is a GPU; this build tunes CPU targets only";
+  measure::MeasurerOptions mo;
+  mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
+  mo.build.timeout_s = p.get_double("build-timeout", mo.build.timeout_s, 0.1, 86400);
+  mo.run.timeout_s = p.get_double("run-timeout", mo.run.timeout_s, 0.1, 86400);
+  // A candidate 10x slower than the best so far costs one call, not the whole protocol.
+  mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
+  // Before the database: a machine that cannot measure (no GPU, no NVRTC) must not create one.
+  measure::Measurer measurer(target, mo);
+
   const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
   const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
   std::error_code ec;
@@ -200,17 +207,11 @@ int run_tune(const std::vector<std::string>& args) {
   // Keyed as the driver looks records up: the target as written, plus the device fingerprint.
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
 
-  measure::MeasurerOptions mo;
-  mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
-  mo.build.timeout_s = p.get_double("build-timeout", mo.build.timeout_s, 0.1, 86400);
-  mo.run.timeout_s = p.get_double("run-timeout", mo.run.timeout_s, 0.1, 86400);
-  // A candidate 10x slower than the best so far costs one call, not the whole protocol.
-  mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
-  measure::Measurer measurer(target, mo);
-
   const ProgressStyle style = parse_progress_style(p.get("progress", "auto"));
-  const double peak = style == ProgressStyle::None ? 0.0
-                                                   : measure_fma_peak(std::max(1, target.cores), 200).gflops;
+  // The progress line's % of peak is the host's FMA peak: meaningless for a GPU target.
+  const double peak = style == ProgressStyle::None || target.is_gpu()
+                          ? 0.0
+                          : measure_fma_peak(std::max(1, target.cores), 200).gflops;
   ProgressPrinter printer(style, peak);
   g_stop.store(false);
   std::signal(SIGINT, on_stop_signal);

@@ -14,8 +14,9 @@ namespace tensortune::codegen {
 /// ISA features that change generated code, sorted>; cores=<hardware threads>", e.g.
 /// "cpu=AMD EPYC 9R14; mcpu=znver4; features=avx,avx2,avx512f,...,fma; cores=2". The same
 /// machine always gives the same text; the target's own -mcpu/-mattr/-cores are not part of it
-/// (they are in the target string). For a CUDA target: "gpu=cuda; arch=<arch>" (this build does
-/// not query the device).
+/// (they are in the target string). For a CUDA target, device 0 when one is usable:
+/// "gpu=<name>; cc=<major.minor>; sms=<multiprocessors>", e.g. "gpu=NVIDIA H100 80GB HBM3;
+/// cc=9.0; sms=132"; without a device "gpu=cuda; arch=<arch>".
 std::string device_fingerprint(const target::Target& target);
 
 }  // namespace tensortune::codegen

@@ -31,7 +31,8 @@ struct BuildResult {
   KernelSignature signature;
   MeasureStatus status = MeasureStatus::Ok;
   std::string message;
-  /// An ELF relocatable object defining `signature.name` (empty unless Ok).
+  /// An ELF relocatable object defining `signature.name`, or for a CUDA target the kernels'
+  /// cubin with their launch shapes (empty unless Ok).
   std::string object;
   /// Code generation in this process plus compilation in the worker.
   double build_seconds = 0;
@@ -44,7 +45,10 @@ struct BuildResult {
 
 class Builder {
  public:
-  /// `target` must be a CPU target; it is resolved against the host once, here.
+  /// A CPU target is resolved against the host once, here. A CUDA target builds in this process
+  /// with NVRTC (CUDA C to cubin, no device needed; BuildResult::object is then the cubin with
+  /// its launch description, and the build timeout does not apply); UserError "measure: cannot
+  /// build for '...': nvrtc: not available: ..." when NVRTC cannot be loaded.
   Builder(const target::Target& target, BuilderOptions options = {});
   ~Builder();
   Builder(const Builder&) = delete;

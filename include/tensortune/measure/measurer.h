@@ -44,12 +44,19 @@ struct MeasureTotals {
 
 class Measurer {
  public:
+  /// For a CUDA target ("cuda -arch=sm_90") the candidates build with NVRTC in this process and
+  /// run in a GPU-owning worker (RunnerOptions::gpu is set here). Throws UserError "measure: no
+  /// CUDA device: <why>" when no device is usable, before starting anything, and the Builder's
+  /// UserError when NVRTC is missing.
   Measurer(const target::Target& target, MeasurerOptions options = {});
 
   /// Builds the default schedule's kernel, runs it in the worker and keeps its outputs as the
   /// reference of every candidate of this workload; first checks that kernel against the
-  /// interpreter (see interpreter_check_max_stores). Throws UserError when the default kernel
-  /// fails to build or run, InternalError when it disagrees with the interpreter.
+  /// interpreter (see interpreter_check_max_stores). For a CUDA target the default schedule runs
+  /// on the device as it was lowered (no thread bindings: one thread, slow but simple), so the
+  /// reference also checks the GPU path end to end against the interpreter. Throws UserError when
+  /// the default kernel fails to build or run, InternalError when it disagrees with the
+  /// interpreter.
   std::shared_ptr<const Reference> make_reference(const ir::LoweredFunc& default_func,
                                                   const Tolerance& tolerance);
 

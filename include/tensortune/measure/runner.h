@@ -33,6 +33,10 @@ struct RunnerOptions {
   uint64_t seed = 1;
   /// The tensortune-worker executable; empty = find_worker().
   std::string worker_path;
+  /// Run GPU candidates (BuildResults of a CUDA target): the worker owns the CUDA device, has no
+  /// memory limit (the driver reserves much address space) and times calls with CUDA events.
+  /// The Runner then throws UserError "measure: no CUDA device: ..." when there is none.
+  bool gpu = false;
 };
 
 /// The outputs every candidate of one workload must reproduce, computed once.
@@ -49,6 +53,7 @@ struct Reference {
 
 class Runner {
  public:
+  /// Starts nothing yet; UserError when options.gpu is set and no CUDA device is usable.
   explicit Runner(RunnerOptions options = {});
   ~Runner();
   Runner(const Runner&) = delete;

@@ -51,6 +51,13 @@ TimingResult time_calls(const std::function<void()>& call,
                         const TimingOptions& options,
                         const std::function<void()>& flush = {});
 
+/// time_calls with the batches timed by `batch`, which makes `number` calls and returns the
+/// seconds they took in all (the GPU runner times batches with device events).
+TimingResult time_batches(const std::function<double(int64_t)>& batch,
+                          double warmup_seconds,
+                          const TimingOptions& options,
+                          const std::function<void()>& flush = {});
+
 /// Runs `call` once as the warm-up, timing it, then time_calls.
 TimingResult time_with_warmup(const std::function<void()>& call,
                               const TimingOptions& options,

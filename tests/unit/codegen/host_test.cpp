@@ -4,6 +4,7 @@
 #include "tensortune/codegen/host.h"
 
 #include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
@@ -55,8 +56,24 @@ TEST(DeviceFingerprint, ListsEnabledFeaturesSortedAndIgnoresTheTargetOptions) {
   EXPECT_EQ(device_fingerprint(target::Target::parse("llvm -mcpu=x86-64 -cores=1")), fp);
 }
 
-TEST(DeviceFingerprint, NamesTheArchitectureOfAGpuTarget) {
+TEST(DeviceFingerprint, NamesTheArchitectureOfAGpuTargetWithoutADevice) {
+  if (runtime::cuda_unavailable_reason().empty()) {
+    GTEST_SKIP() << "a CUDA device is present: the fingerprint names it";
+  }
   EXPECT_EQ(device_fingerprint(target::Target::parse("cuda -arch=sm_80")), "gpu=cuda; arch=sm_80");
+}
+
+TEST(DeviceFingerprint, NamesTheDeviceOfAGpuTarget) {
+  std::string why = runtime::cuda_unavailable_reason();
+  if (!why.empty()) {
+    GTEST_SKIP() << "no CUDA device: " << why;
+  }
+  runtime::CudaDevice device(0);
+  const runtime::CudaDeviceInfo& info = device.info();
+  std::string fp = device_fingerprint(target::Target::parse("cuda -arch=sm_80"));
+  EXPECT_EQ(fp, "gpu=" + info.name + "; cc=" + std::to_string(info.major) + "." +
+                    std::to_string(info.minor) + "; sms=" + std::to_string(info.multiprocessors));
+  EXPECT_EQ(device_fingerprint(target::Target::parse("cuda -arch=sm_90")), fp);
 }
 
 TEST(FindRuntimeArchive, FindsTheBuiltArchiveAndChecksAnExplicitPath) {

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// GPU candidates built in-process (NVRTC is thread-safe and needs no device) and their blob form.
+#include "measure/gpu_image.h"
+
+#include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/measure/timing.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+
+#include <cstring>
+
+namespace tensortune::measure::detail {
+namespace {
+
+constexpr char kMagic[4] = {'T', 'T', 'G', '1'};
+
+support::Json extents_json(const std::array<int64_t, 3>& extents) {
+  support::Json out = support::Json::array();
+  for (int64_t e : extents) {
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::array<int64_t, 3> extents_of(const support::Json& json, const char* what) {
+  const support::Json::Array& list = json.as_array(what);
+  TT_USER_CHECK(list.size() == 3) << "gpu image: " << what << " has " << list.size()
+                                  << " extents, not 3";
+  std::array<int64_t, 3> out{};
+  for (size_t d = 0; d < 3; ++d) {
+    out[d] = list[d].as_int(what);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string GpuImage::encode() const {
+  KernelSignature all;  // the buffers travel in the signature's JSON form
+  all.name = "gpu";
+  all.params = buffers;
+  all.num_inputs = num_params;
+  support::Json header = support::Json::object();
+  header["buffers"] = all.to_json();
+  support::Json list = support::Json::array();
+  for (const GpuLaunch& k : kernels) {
+    support::Json entry = support::Json::object();
+    entry["name"] = k.name;
+    entry["grid"] = extents_json(k.grid);
+    entry["block"] = extents_json(k.block);
+    entry["shared_bytes"] = k.shared_bytes;
+    support::Json params = support::Json::array();
+    for (int p : k.params) {
+      params.push_back(static_cast<int64_t>(p));
+    }
+    entry["params"] = std::move(params);
+    list.push_back(std::move(entry));
+  }
+  header["kernels"] = std::move(list);
+  std::string text = header.dump();
+  std::string out(kMagic, sizeof(kMagic));
+  uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
+  }
+  return out + text + cubin;
+}
+
+GpuImage GpuImage::decode(const std::string& blob) {
+  TT_USER_CHECK(blob.size() >= 12 && std::memcmp(blob.data(), kMagic, 4) == 0)
+      << "gpu image: not a GPU candidate (" << blob.size() << " bytes)";
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) {
+    n |= static_cast<uint64_t>(static_cast<unsigned char>(blob[4 + i])) << (8 * i);
+  }
+  TT_USER_CHECK(n <= blob.size() - 12) << "gpu image: truncated header";
+  support::Json header = support::Json::parse(blob.substr(12, n));
+  GpuImage image;
+  KernelSignature all = KernelSignature::from_json(header.at("buffers"));
+  image.buffers = std::move(all.params);
+  image.num_params = all.num_inputs;
+  for (const support::Json& entry : header.at("kernels").as_array("gpu image field 'kernels'")) {
+    GpuLaunch k;
+    k.name = entry.at("name").as_string("kernel field 'name'");
+    k.grid = extents_of(entry.at("grid"), "kernel field 'grid'");
+    k.block = extents_of(entry.at("block"), "kernel field 'block'");
+    k.shared_bytes = entry.at("shared_bytes").as_int("kernel field 'shared_bytes'");
+    for (const support::Json& p : entry.at("params").as_array("kernel field 'params'")) {
+      int64_t index = p.as_int("a kernel parameter");
+      TT_USER_CHECK(index >= 0 && static_cast<size_t>(index) < image.buffers.size())
+          << "gpu image: kernel '" << k.name << "' names buffer " << index << " of "
+          << image.buffers.size();
+      k.params.push_back(static_cast<int>(index));
+    }
+    image.kernels.push_back(std::move(k));
+  }
+  image.cubin = blob.substr(12 + n);
+  return image;
+}
+
+BuildResult build_gpu(const ir::LoweredFunc& func, const target::Target& target) {
+  double start = now_seconds();
+  BuildResult result;
+  result.signature = KernelSignature::of(func);
+  try {
+    codegen::CudaModule module = codegen::generate_cuda(func, target);
+    codegen::NvrtcOutput compiled = codegen::compile_cuda(module.source, target, true);
+    GpuImage image;
+    for (const ir::Buffer& b : module.buffers) {
+      image.buffers.push_back(BufferSpec{b.name(), b.dtype(), b.shape()});
+    }
+    image.num_params = static_cast<size_t>(module.num_params);
+    for (const codegen::CudaKernel& k : module.kernels) {
+      image.kernels.push_back(GpuLaunch{k.name, k.grid, k.block, k.shared_bytes, k.params});
+    }
+    image.cubin = std::move(compiled.cubin);
+    TT_CHECK(!image.cubin.empty()) << "nvrtc returned no cubin for '" << func.name << "'";
+    result.object = image.encode();
+  } catch (const std::exception& e) {  // as on the CPU path: a failed candidate is a record
+    result.status = MeasureStatus::CompileError;
+    result.message = std::string("code generation failed: ") + e.what();
+  }
+  result.build_seconds = now_seconds() - start;
+  return result;
+}
+
+}  // namespace tensortune::measure::detail

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tensortune tune` for a CUDA target as a user runs it: without a device, one error line, exit 1
+// and no database touched; with one (label gpu), a short tuning run that stores records.
+#include "cli_runner.h"
+#include "tensortune/runtime/cuda_driver.h"
+#include "tensortune/support/json.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+namespace tensortune {
+namespace {
+
+using e2e::run_cli;
+using e2e::temp_path;
+
+std::string gpu_tune_args(const std::string& db) {
+  return "tune --workload matmul:M=256,N=256,K=256 --target 'cuda -arch=sm_90' --db '" + db +
+         "' --trials 4 --batch 4 --tuner random --progress none";
+}
+
+TEST(GpuTuneCli, WithoutADeviceOneErrorLineAndNoDatabase) {
+  const std::string why = runtime::cuda_unavailable_reason();
+  if (why.empty()) {
+    GTEST_SKIP() << "a CUDA device is present";
+  }
+  // A database in a folder that does not exist yet: neither may be created.
+  const std::string folder = temp_path("gpu_tune_no_device");
+  std::filesystem::remove_all(folder);
+  const std::string db = folder + "/gpu.db";
+  e2e::CliResult r = run_cli(gpu_tune_args(db));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "tensortune: error: measure: no CUDA device: " + why + "\n");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(folder));
+
+  // An existing file is left byte for byte as it was.
+  const std::string existing = temp_path("gpu_tune_existing.db");
+  e2e::write_text(existing, "not a database, and not to be touched\n");
+  r = run_cli(gpu_tune_args(existing));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(e2e::read_text(existing), "not a database, and not to be touched\n");
+}
+
+TEST(GpuTuneCli, TunesAMatmulOnTheDevice) {
+  const std::string why = runtime::cuda_unavailable_reason();
+  if (!why.empty()) {
+    GTEST_SKIP() << "no CUDA device: " << why;
+  }
+  const std::string db = temp_path("gpu_tune.db");
+  std::filesystem::remove(db);
+  e2e::CliResult r = run_cli(gpu_tune_args(db) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  support::Json out = support::Json::parse(r.out);
+  EXPECT_EQ(out.at("trials").as_int(), 4);
+  EXPECT_GT(out.at("best").at("seconds").as_double(), 0);
+  EXPECT_TRUE(std::filesystem::exists(db));
+}
+
+}  // namespace
+}  // namespace tensortune

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// The measurer's GPU path: without a device it refuses cleanly; NVRTC builds GPU candidates into
+// the blob the GPU worker runs; with a device (label gpu, skipped otherwise) GPU-space schedules
+// are verified and timed, and wrong, crashing and unlaunchable kernels each cost one record.
+#include "candidates.h"
+#include "measure/gpu_image.h"
+#include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/measure/measurer.h"
+#include "tensortune/runtime/cuda_driver.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/rng.h"
+
+#include <gtest/gtest.h>
+
+namespace tensortune::measure {
+namespace {
+
+using namespace testing;  // NOLINT(google-build-using-namespace)
+
+constexpr int kN = 64;
+
+target::Target gpu_target() {
+  return target::Target::parse("cuda -arch=sm_90");
+}
+
+ir::LoweredFunc lower_gpu(const te::Workload& w, std::vector<schedule::Step> steps) {
+  return lower::lower(w, schedule::Schedule{w.key(), std::move(steps)}, gpu_target());
+}
+
+/// Up to `count` schedules of the GPU search space (fixed seed) that lower.
+std::vector<ir::LoweredFunc> sampled_gpu_kernels(const te::Workload& w, size_t count) {
+  search::SearchSpace space = search::SearchSpace::generate(w, gpu_target());
+  support::Rng rng(7);
+  std::vector<ir::LoweredFunc> out;
+  for (int tries = 0; tries < 50 && out.size() < count; ++tries) {
+    try {
+      out.push_back(lower_gpu(w, space.steps(space.sample(rng))));
+    } catch (const ScheduleError&) {  // the search drops these too
+    }
+  }
+  return out;
+}
+
+MeasurerOptions quick_options() {
+  MeasurerOptions options;
+  options.run.timing.repeat = 3;
+  options.run.timing.min_repeat_ms = 1;
+  options.run.timeout_s = 30;
+  return options;
+}
+
+/// Why the GPU tests cannot run here (no device, no NVRTC), or empty when they can.
+std::string gpu_missing() {
+  std::string why = runtime::cuda_unavailable_reason();
+  if (!why.empty()) {
+    return "no CUDA device: " + why;
+  }
+  return codegen::nvrtc_available(&why) ? std::string() : "no NVRTC: " + why;
+}
+
+TEST(GpuMeasurer, WithoutADeviceConstructionIsAClearUserError) {
+  std::string why = runtime::cuda_unavailable_reason();
+  if (why.empty()) {
+    GTEST_SKIP() << "a CUDA device is present";
+  }
+  try {
+    Measurer measurer(gpu_target(), quick_options());
+    FAIL() << "a Measurer for a GPU target was built without a device";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), "measure: no CUDA device: " + why);
+  }
+  RunnerOptions run;
+  run.gpu = true;
+  EXPECT_THROW(Runner runner(run), UserError);
+}
+
+TEST(GpuBuilder, BuildsTheCubinAndLaunchShapesOfEveryKernel) {
+  std::string why;
+  if (!codegen::nvrtc_available(&why)) {
+    GTEST_SKIP() << "no NVRTC: " << why;
+  }
+  te::Workload w = matmul_workload(kN);
+  std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 2);
+  candidates.insert(candidates.begin(), lower_gpu(w, {}));
+  Builder builder(gpu_target());
+  EXPECT_EQ(builder.num_workers(), 0);
+  std::vector<BuildResult> built = builder.build(candidates);
+  ASSERT_EQ(built.size(), candidates.size());
+  for (size_t i = 0; i < built.size(); ++i) {
+    ASSERT_TRUE(built[i].ok()) << built[i].message;
+    codegen::CudaModule module = codegen::generate_cuda(candidates[i], gpu_target());
+    detail::GpuImage image = detail::GpuImage::decode(built[i].object);
+    EXPECT_FALSE(image.cubin.empty());
+    EXPECT_EQ(image.num_params, 3U);
+    EXPECT_EQ(image.buffers.size(), module.buffers.size());
+    EXPECT_EQ(image.buffers[2], built[i].signature.params[2]);
+    ASSERT_EQ(image.kernels.size(), module.kernels.size());
+    for (size_t k = 0; k < image.kernels.size(); ++k) {
+      EXPECT_EQ(image.kernels[k].name, module.kernels[k].name);
+      EXPECT_EQ(image.kernels[k].grid, module.kernels[k].grid);
+      EXPECT_EQ(image.kernels[k].block, module.kernels[k].block);
+      EXPECT_EQ(image.kernels[k].shared_bytes, module.kernels[k].shared_bytes);
+      EXPECT_EQ(image.kernels[k].params, module.kernels[k].params);
+    }
+    // The blob survives a round trip unchanged.
+    EXPECT_EQ(image.encode(), built[i].object);
+  }
+}
+
+TEST(GpuBuilder, ACandidateCudaCannotExpressIsACompileErrorWithTheReason) {
+  std::string why;
+  if (!codegen::nvrtc_available(&why)) {
+    GTEST_SKIP() << "no NVRTC: " << why;
+  }
+  te::Workload w = matmul_workload(8);
+  ir::LoweredFunc base = lower_gpu(w, {});
+  ir::Var i("i");
+  ir::LoweredFunc bad = with_body(  // a parallel loop: on a GPU it must be bound instead
+      base, ir::For::make(i, 0, 8, ir::ForKind::Parallel, store1(output_of(base), 1.0f, i)));
+  Builder builder(gpu_target());
+  std::vector<BuildResult> built = builder.build({bad, base});
+  EXPECT_EQ(built[0].status, MeasureStatus::CompileError);
+  EXPECT_NE(built[0].message.find("code generation failed: cuda codegen: loop 'i'"),
+            std::string::npos)
+      << built[0].message;
+  EXPECT_NE(built[0].message.find("is parallel"), std::string::npos) << built[0].message;
+  EXPECT_TRUE(built[0].object.empty());
+  EXPECT_TRUE(built[1].ok()) << built[1].message;
+}
+
+TEST(GpuImage, RejectsABlobThatIsNotAGpuImage) {
+  EXPECT_THROW(detail::GpuImage::decode("\x7f"
+                                        "ELF and more bytes"),
+               UserError);
+  detail::GpuImage image;
+  image.buffers.push_back(BufferSpec{"A", ir::DataType::float32(), {4}});
+  image.num_params = 1;
+  image.kernels.push_back(detail::GpuLaunch{"k0", {{2, 1, 1}}, {{32, 1, 1}}, 0, {0}});
+  image.cubin = "cubin bytes";
+  std::string blob = image.encode();
+  detail::GpuImage back = detail::GpuImage::decode(blob);
+  EXPECT_EQ(back.cubin, "cubin bytes");
+  EXPECT_EQ(back.kernels[0].grid[0], 2);
+  EXPECT_EQ(back.kernels[0].block[0], 32);
+  EXPECT_THROW(detail::GpuImage::decode(blob.substr(0, 20)), UserError);
+}
+
+TEST(TimeBatches, GrowsNumberUntilARepeatLastsLongEnough) {
+  TimingOptions options;
+  options.repeat = 4;
+  options.min_repeat_ms = 20;
+  std::vector<int64_t> batches;
+  auto batch = [&](int64_t number) {  // a device that takes exactly 1 ms per call
+    batches.push_back(number);
+    return 1e-3 * static_cast<double>(number);
+  };
+  TimingResult r = time_batches(batch, 1e-2, options);
+  EXPECT_EQ(batches.front(), 2);  // the 10 ms warm-up suggests 2 calls
+  EXPECT_GE(r.number, 20);
+  ASSERT_EQ(r.repeats.size(), 4U);
+  EXPECT_DOUBLE_EQ(r.median_seconds, 1e-3);
+}
+
+TEST(GpuMeasurer, DefaultAndGpuSpaceSchedulesAreVerifiedAndTimed) {
+  if (std::string why = gpu_missing(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  te::Workload w = matmul_workload(kN);
+  Measurer measurer(gpu_target(), quick_options());
+  auto reference = measurer.make_reference(lower_gpu(w, {}), Tolerance::for_reduction(kN));
+  std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 3);
+  ASSERT_EQ(candidates.size(), 3U);
+  candidates.insert(candidates.begin(), lower_gpu(w, {}));
+  std::vector<MeasureResult> results = measurer.measure(*reference, candidates);
+  for (const MeasureResult& r : results) {
+    ASSERT_TRUE(r.ok()) << status_name(r.status) << ": " << r.message;
+    EXPECT_EQ(r.repeats.size(), 3U);
+    EXPECT_GT(r.median_seconds, 0);
+    EXPECT_DOUBLE_EQ(r.median_seconds, median(r.repeats));
+  }
+  EXPECT_EQ(measurer.runner().worker_starts(), 1);
+}
+
+TEST(GpuMeasurer, WrongCrashingAndUnlaunchableKernelsCostOneRecordEach) {
+  if (std::string why = gpu_missing(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  te::Workload w = matmul_workload(kN);
+  ir::LoweredFunc base = lower_gpu(w, {});
+  Measurer measurer(gpu_target(), quick_options());
+  auto reference = measurer.make_reference(base, Tolerance::for_reduction(kN));
+  ir::Var tx("tx");
+  ir::LoweredFunc too_many_threads =
+      with_body(base, ir::For::make(tx, 0, 4096, ir::ForKind::ThreadX,
+                                    store1(output_of(base), ir::Expr(1.0f), tx)));
+  std::vector<MeasureResult> r = measurer.measure(
+      *reference,
+      {wrong_values_kernel(base), base, segfault_kernel(base), base, too_many_threads, base});
+  ASSERT_EQ(r.size(), 6U);
+  EXPECT_EQ(r[0].status, MeasureStatus::WrongResult) << r[0].message;
+  EXPECT_EQ(r[2].status, MeasureStatus::RuntimeError) << r[2].message;
+  EXPECT_NE(r[2].message.find("CUDA error"), std::string::npos) << r[2].message;
+  // Too many threads per block: refused by code generation or by the launch check, never a crash.
+  EXPECT_TRUE(r[4].status == MeasureStatus::CompileError ||
+              r[4].status == MeasureStatus::RuntimeError)
+      << status_name(r[4].status) << ": " << r[4].message;
+  for (size_t i : {size_t{1}, size_t{3}, size_t{5}}) {
+    EXPECT_TRUE(r[i].ok()) << i << ": " << status_name(r[i].status) << ": " << r[i].message;
+  }
+  EXPECT_EQ(measurer.runner().worker_starts(), 2);  // the illegal address cost one restart
+}
+
+}  // namespace
+}  // namespace tensortune::measure
