@@ -4,6 +4,7 @@
 #include "measure/gpu_worker.h"
 
 #include "measure/gpu_image.h"
+#include "measure/worker_reply.h"
 #include "tensortune/measure/kernel_buffers.h"
 #include "tensortune/measure/measure_result.h"
 #include "tensortune/measure/timing.h"
@@ -34,20 +35,6 @@ struct DeviceBuffers {
     }
   }
 };
-
-Message reply_of(const MeasureResult& result, std::vector<std::string> outputs = {}) {
-  Message reply;
-  reply.header = result.to_json();
-  reply.blobs = std::move(outputs);
-  return reply;
-}
-
-MeasureResult failure(MeasureStatus status, std::string message) {
-  MeasureResult result;
-  result.status = status;
-  result.message = std::move(message);
-  return result;
-}
 
 /// CUDA errors after which the context still works: checks before a launch, and a module the
 /// device cannot load. Every other error may be sticky, so the worker restarts.
@@ -136,10 +123,10 @@ Message run_image(runtime::CudaDevice& device,
     outputs = host.output_bytes();
   }
   if (!result.ok() || !h.contains("timing")) {
-    return reply_of(result, std::move(outputs));
+    return result_reply(result, std::move(outputs));
   }
   time_on_device(device, call, warmup_seconds, TimingOptions::from_json(h.at("timing")), &result);
-  return reply_of(result, std::move(outputs));
+  return result_reply(result, std::move(outputs));
 }
 
 }  // namespace
@@ -174,7 +161,7 @@ Message GpuWorker::run(const Message& request,
           << "run: GPU buffer '" << image.buffers[i].name << "' differs from the signature's";
     }
   } catch (const std::exception& e) {
-    return reply_of(
+    return result_reply(
         failure(MeasureStatus::CompileError, std::string("loading failed: ") + e.what()));
   }
   try {
@@ -185,11 +172,11 @@ Message GpuWorker::run(const Message& request,
   } catch (const runtime::CudaError& e) {
     if (leaves_context_usable(e)) {
       std::string what = e.call() == "launch" ? "invalid launch: " : "CUDA error: ";
-      return reply_of(failure(MeasureStatus::RuntimeError, what + e.what()));
+      return result_reply(failure(MeasureStatus::RuntimeError, what + e.what()));
     }
     context_lost_ = true;
     Message reply =
-        reply_of(failure(MeasureStatus::RuntimeError,
+        result_reply(failure(MeasureStatus::RuntimeError,
                          std::string("CUDA error: ") + e.what() + " (the GPU worker restarts)"));
     reply.header["context_lost"] = true;
     return reply;

@@ -6,6 +6,7 @@
 
 #include "measure/gpu_worker.h"
 #include "measure/protocol.h"
+#include "measure/worker_reply.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/measure/kernel_buffers.h"
 #include "tensortune/measure/measure_result.h"
@@ -28,6 +29,8 @@ namespace {
 
 using detail::Message;
 using detail::StoredReference;
+using detail::failure;
+using detail::result_reply;
 
 /// Exits when the parent goes away (the socket may stay open while a kernel spins for ever).
 void watch_parent(pid_t parent) {
@@ -57,21 +60,6 @@ Message handle_build(const Message& request) {
   }
   reply.header["seconds"] = now_seconds() - start;
   return reply;
-}
-
-/// The reply to a run request: the result in MeasureResult's JSON form, then any output bytes.
-Message result_reply(const MeasureResult& result, std::vector<std::string> outputs = {}) {
-  Message reply;
-  reply.header = result.to_json();
-  reply.blobs = std::move(outputs);
-  return reply;
-}
-
-MeasureResult failure(MeasureStatus status, std::string message) {
-  MeasureResult result;
-  result.status = status;
-  result.message = std::move(message);
-  return result;
 }
 
 /// Times the loaded kernel after its check run; RuntimeError when a timed call fails.
