@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
-#include <optional>
 
 namespace tensortune::measure::detail {
 namespace {
@@ -49,10 +48,7 @@ void time_on_device(runtime::CudaDevice& device,
                     double warmup_seconds,
                     const TimingOptions& timing,
                     MeasureResult* result) {
-  if (timing.single_call_above_s > 0 && warmup_seconds > timing.single_call_above_s) {
-    result->repeats = {warmup_seconds};  // hopeless: the check call is its one measurement
-    result->number = 1;
-    result->median_seconds = warmup_seconds;
+  if (timed_by_check_call(warmup_seconds, timing, result)) {
     return;
   }
   double start = now_seconds();
@@ -109,19 +105,8 @@ Message run_image(runtime::CudaDevice& device,
     device.copy_to_host(host.data(i), buffers.pointers[i],
                         static_cast<size_t>(image.buffers[i].num_bytes()));
   }
-  MeasureResult result;
-  if (reference != nullptr) {
-    std::optional<std::string> diff =
-        compare_outputs(host, reference->outputs, reference->tolerance);
-    if (diff) {
-      result = failure(MeasureStatus::WrongResult, "wrong result: " + *diff);
-    }
-  }
-  result.verify_seconds = now_seconds() - verify_start;
   std::vector<std::string> outputs;
-  if (h.contains("return_outputs") && h.at("return_outputs").as_bool()) {
-    outputs = host.output_bytes();
-  }
+  MeasureResult result = check_outputs(host, reference, h, verify_start, &outputs);
   if (!result.ok() || !h.contains("timing")) {
     return result_reply(result, std::move(outputs));
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "measure/protocol.h"
+#include "measure/worker_reply.h"
 #include "tensortune/measure/measure_input.h"
 
 #include <cstdint>
@@ -18,12 +19,6 @@ class CudaDevice;
 }
 
 namespace tensortune::measure::detail {
-
-/// Reference outputs the worker keeps by id (the "reference" request).
-struct StoredReference {
-  std::vector<std::string> outputs;
-  Tolerance tolerance;
-};
 
 class GpuWorker {
  public:

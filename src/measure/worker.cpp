@@ -29,8 +29,10 @@ namespace {
 
 using detail::Message;
 using detail::StoredReference;
+using detail::check_outputs;
 using detail::failure;
 using detail::result_reply;
+using detail::timed_by_check_call;
 
 /// Exits when the parent goes away (the socket may stay open while a kernel spins for ever).
 void watch_parent(pid_t parent) {
@@ -120,26 +122,11 @@ Message handle_run(const Message& request, const std::map<uint64_t, StoredRefere
     return result_reply(
         failure(MeasureStatus::RuntimeError, "the kernel returned status " + std::to_string(rc)));
   }
-  MeasureResult result;
-  if (reference != nullptr) {
-    std::optional<std::string> diff =
-        compare_outputs(buffers, reference->outputs, reference->tolerance);
-    if (diff) {
-      result = failure(MeasureStatus::WrongResult, "wrong result: " + *diff);
-    }
-  }
-  result.verify_seconds = now_seconds() - verify_start;
   std::vector<std::string> outputs;
-  if (h.contains("return_outputs") && h.at("return_outputs").as_bool()) {
-    outputs = buffers.output_bytes();
-  }
+  MeasureResult result = check_outputs(buffers, reference, h, verify_start, &outputs);
   if (result.ok() && h.contains("timing")) {
     const TimingOptions timing = TimingOptions::from_json(h.at("timing"));
-    if (timing.single_call_above_s > 0 && warmup_seconds > timing.single_call_above_s) {
-      result.repeats = {warmup_seconds};  // hopeless: the check call is its one measurement
-      result.number = 1;
-      result.median_seconds = warmup_seconds;
-    } else {
+    if (!timed_by_check_call(warmup_seconds, timing, &result)) {
       time_kernel(kernel, buffers, warmup_seconds, timing, &result);
     }
   }

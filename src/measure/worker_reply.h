@@ -1,15 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to src/measure: the reply a worker (CPU or GPU) sends for a run request.
+// Private to src/measure: what the CPU and GPU sides of the worker share for a run request: the
+// stored reference, the check of the outputs, the single-call timing shortcut and the reply.
 #pragma once
 
 #include "measure/protocol.h"
+#include "tensortune/measure/kernel_buffers.h"
+#include "tensortune/measure/measure_input.h"
 #include "tensortune/measure/measure_result.h"
+#include "tensortune/measure/timing.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace tensortune::measure::detail {
+
+/// Reference outputs the worker keeps by id (the "reference" request).
+struct StoredReference {
+  std::vector<std::string> outputs;
+  Tolerance tolerance;
+};
 
 /// The result in MeasureResult's JSON form, then any output bytes.
 inline Message result_reply(const MeasureResult& result, std::vector<std::string> outputs = {}) {
@@ -25,6 +36,43 @@ inline MeasureResult failure(MeasureStatus status, std::string message) {
   result.status = status;
   result.message = std::move(message);
   return result;
+}
+
+/// The check after a candidate's first call: Ok, or WrongResult when its outputs in `buffers`
+/// differ from `reference` (none: Ok), with verify_seconds counted from `verify_start`. Puts the
+/// output bytes in `outputs` when the request `header` asks for them.
+inline MeasureResult check_outputs(const KernelBuffers& buffers,
+                                   const StoredReference* reference,
+                                   const support::Json& header,
+                                   double verify_start,
+                                   std::vector<std::string>* outputs) {
+  MeasureResult result;
+  if (reference != nullptr) {
+    std::optional<std::string> diff =
+        compare_outputs(buffers, reference->outputs, reference->tolerance);
+    if (diff) {
+      result = failure(MeasureStatus::WrongResult, "wrong result: " + *diff);
+    }
+  }
+  result.verify_seconds = now_seconds() - verify_start;
+  if (header.contains("return_outputs") && header.at("return_outputs").as_bool()) {
+    *outputs = buffers.output_bytes();
+  }
+  return result;
+}
+
+/// TimingOptions::single_call_above_s: a check call this slow is the candidate's one measurement.
+/// Returns true (and fills `result`) when it applies.
+inline bool timed_by_check_call(double check_seconds,
+                                const TimingOptions& timing,
+                                MeasureResult* result) {
+  if (timing.single_call_above_s <= 0 || check_seconds <= timing.single_call_above_s) {
+    return false;
+  }
+  result->repeats = {check_seconds};  // hopeless: the check call is its one measurement
+  result->number = 1;
+  result->median_seconds = check_seconds;
+  return true;
 }
 
 }  // namespace tensortune::measure::detail
