@@ -43,6 +43,17 @@ class TunerTest : public ::testing::Test {
     return o;
   }
   std::string db_path() const { return (dir_ / "tune.db").string(); }
+  /// Options of a small deterministic run (XGBoost single-threaded, trained from 8 samples).
+  static TuneOptions run_options(TunerKind tuner, int64_t trials, int batch, uint64_t seed = 0) {
+    TuneOptions o;
+    o.tuner = tuner;
+    o.trials = trials;
+    o.batch_size = batch;
+    o.seed = seed;
+    o.xgb.threads = 1;
+    o.xgb.min_samples = 8;
+    return o;
+  }
 
   fs::path dir_;
   target::Target target_;
@@ -59,11 +70,7 @@ TEST_F(TunerTest, RandomTunerStoresEveryTrialAndResumesWithoutRemeasuring) {
   const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32")};
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
-  TuneOptions o;
-  o.tuner = TunerKind::Random;
-  o.trials = 12;
-  o.batch_size = 6;
-  o.seed = 7;
+  TuneOptions o = run_options(TunerKind::Random, 12, 6, 7);
   const TuneResult first = tune(tasks, target_, key_, db, measurer, o);
   EXPECT_EQ(first.trials, 12);
   ASSERT_EQ(first.tasks.size(), 1u);
@@ -95,13 +102,7 @@ TEST_F(TunerTest, ModelGuidedTuningBeatsTheDefaultScheduleOfASmallMatmul) {
   const std::vector<TuneTask> tasks{task("matmul:M=128,N=128,K=128")};
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
-  TuneOptions o;
-  o.tuner = TunerKind::Xgb;
-  o.trials = 32;
-  o.batch_size = 16;
-  o.seed = 3;
-  o.xgb.threads = 1;
-  o.xgb.min_samples = 8;
+  TuneOptions o = run_options(TunerKind::Xgb, 32, 16, 3);
   std::vector<TuneProgress> rounds;
   const TuneResult r = tune(tasks, target_, key_, db, measurer, o,
                             [&](const TuneProgress& p) { rounds.push_back(p); });
@@ -133,13 +134,7 @@ TEST_F(TunerTest, ModelGuidedTuningBeatsTheDefaultScheduleOfASmallMatmul) {
 TEST_F(TunerTest, ANewShapeFirstMeasuresTheNearestOfAnotherShapesBestConfigurations) {
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
-  TuneOptions o;
-  o.tuner = TunerKind::Xgb;
-  o.trials = 24;
-  o.batch_size = 12;
-  o.seed = 11;
-  o.xgb.threads = 1;
-  o.xgb.min_samples = 8;
+  TuneOptions o = run_options(TunerKind::Xgb, 24, 12, 11);
   const TuneTask source = task("matmul:M=64,N=64,K=64");
   tune({source}, target_, key_, db, measurer, o);
 
@@ -165,10 +160,7 @@ TEST_F(TunerTest, StopFlagEndsTheRunAfterTheBatchInFlightIsSaved) {
   const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"), task("relu:M=64,N=64")};
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
-  TuneOptions o;
-  o.tuner = TunerKind::Random;
-  o.trials = 100;
-  o.batch_size = 4;
+  TuneOptions o = run_options(TunerKind::Random, 100, 4);
   std::atomic<bool> stop{false};
   const TuneResult r = tune(tasks, target_, key_, db, measurer, o,
                             [&](const TuneProgress&) { stop.store(true); }, &stop);
@@ -185,10 +177,7 @@ TEST_F(TunerTest, GridTunerWalksTheSpaceInOrderAndStopsWhenExhausted) {
   const std::vector<TuneTask> tasks{task("relu:M=16,N=4")};
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
-  TuneOptions o;
-  o.tuner = TunerKind::Grid;
-  o.trials = 100000;
-  o.batch_size = 64;
+  TuneOptions o = run_options(TunerKind::Grid, 100000, 64);
   const TuneResult r = tune(tasks, target_, key_, db, measurer, o);
   EXPECT_FALSE(r.interrupted);
   EXPECT_NE(r.stop_reason.find("exhausted"), std::string::npos);
