@@ -236,13 +236,19 @@ support::Json SearchSpace::to_json(const Config& config) const {
   return json;
 }
 
+int SearchSpace::sketch_index(const std::string& name) const {
+  for (size_t s = 0; s < sketches_.size(); ++s) {
+    if (sketches_[s].name == name) {
+      return static_cast<int>(s);
+    }
+  }
+  return -1;
+}
+
 Config SearchSpace::from_json(const support::Json& json) const {
   const std::string& name = json.at("sketch").as_string("configuration field 'sketch'");
   Config config;
-  config.sketch = -1;
-  for (size_t s = 0; s < sketches_.size(); ++s) {
-    config.sketch = sketches_[s].name == name ? static_cast<int>(s) : config.sketch;
-  }
+  config.sketch = sketch_index(name);
   TT_USER_CHECK(config.sketch >= 0)
       << "configuration: unknown sketch '" << name << "' for workload " << workload_key_;
   const Sketch& sketch = sketches_[static_cast<size_t>(config.sketch)];
@@ -281,10 +287,7 @@ std::optional<Config> SearchSpace::nearest(const support::Json& json) const {
   }
   const std::string& name = json.at("sketch").as_string();
   Config config;
-  config.sketch = -1;
-  for (size_t s = 0; s < sketches_.size(); ++s) {
-    config.sketch = sketches_[s].name == name ? static_cast<int>(s) : config.sketch;
-  }
+  config.sketch = sketch_index(name);
   if (config.sketch < 0) {
     return std::nullopt;
   }

@@ -127,19 +127,7 @@ class SketchAssembly {
         }
       }
     }
-    Sketch sketch;
-    sketch.name = labels_.empty() ? "generic" : join_labels();
-    sketch.knobs = knobs.take();
-    sketch.build = [plans](const Values& values) {
-      Steps steps;
-      for (Phase phase : {Phase::CacheWrite, Phase::CacheRead, Phase::Inline, Phase::Loops}) {
-        for (const PlanRef& plan : plans) {
-          plan->emit(phase, values, steps);
-        }
-      }
-      return steps;
-    };
-    return sketch;
+    return make_sketch(labels_.empty() ? "generic" : join_labels(), knobs, std::move(plans));
   }
 
  private:
@@ -178,6 +166,22 @@ std::vector<Sketch> cpu_sketches(const te::Workload& workload) {
 }
 
 }  // namespace
+
+Sketch make_sketch(std::string name, KnobTable& knobs, std::vector<PlanRef> plans) {
+  Sketch sketch;
+  sketch.name = std::move(name);
+  sketch.knobs = knobs.take();
+  sketch.build = [plans = std::move(plans)](const Values& values) {
+    Steps steps;
+    for (Phase phase : {Phase::CacheWrite, Phase::CacheRead, Phase::Inline, Phase::Loops}) {
+      for (const PlanRef& plan : plans) {
+        plan->emit(phase, values, steps);
+      }
+    }
+    return steps;
+  };
+  return sketch;
+}
 
 std::vector<Sketch> generate_sketches(const te::Workload& workload, const target::Target& target) {
   if (target.is_gpu()) {

@@ -106,6 +106,10 @@ class StagePlan {
 
 using PlanRef = std::shared_ptr<const StagePlan>;
 
+/// The sketch named `name` with the knobs collected in `knobs`, whose steps are every plan's
+/// steps phase by phase (cache stages, inlining, then loops), plans in the given order.
+Sketch make_sketch(std::string name, KnobTable& knobs, std::vector<PlanRef> plans);
+
 /// The unroll budgets an Unroll knob offers (0 = none).
 const std::vector<int64_t>& unroll_choices();
 

@@ -172,19 +172,7 @@ std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
       plans.push_back(std::make_shared<GpuGenericPlan>(s, knobs));
     }
   }
-  Sketch sketch;
-  sketch.name = name.empty() ? "gpu-generic" : name;
-  sketch.knobs = knobs.take();
-  sketch.build = [plans](const Values& values) {
-    Steps steps;
-    for (Phase phase : {Phase::CacheWrite, Phase::CacheRead, Phase::Inline, Phase::Loops}) {
-      for (const PlanRef& plan : plans) {
-        plan->emit(phase, values, steps);
-      }
-    }
-    return steps;
-  };
-  return {sketch};
+  return {make_sketch(name.empty() ? "gpu-generic" : name, knobs, std::move(plans))};
 }
 
 }  // namespace tensortune::search::detail

@@ -109,6 +109,8 @@ class SearchSpace {
  private:
   /// The sketch of `config`; InternalError when the config is out of range.
   const Sketch& checked(const Config& config) const;
+  /// The index of the sketch named `name`, or -1.
+  int sketch_index(const std::string& name) const;
 
   std::string workload_key_;
   std::vector<Sketch> sketches_;
