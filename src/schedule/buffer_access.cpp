@@ -14,7 +14,8 @@ namespace {
 
 class LoadRedirector final : public ir::IRMutator {
  public:
-  LoadRedirector(ir::Buffer from, ir::Buffer to) : from_(std::move(from)), to_(std::move(to)) {}
+  LoadRedirector(ir::Buffer from, ir::Buffer to, IndexMap map)
+      : from_(std::move(from)), to_(std::move(to)), map_(std::move(map)) {}
 
  protected:
   using ir::IRMutator::visit;
@@ -24,11 +25,12 @@ class LoadRedirector final : public ir::IRMutator {
     if (load == nullptr || !load->buffer.same_as(from_)) {
       return mutated;
     }
-    return ir::Load::make(to_, load->indices, load->predicate);
+    return ir::Load::make(to_, map_ ? map_(load->indices) : load->indices, load->predicate);
   }
 
  private:
   ir::Buffer from_, to_;
+  IndexMap map_;
 };
 
 }  // namespace
@@ -61,8 +63,11 @@ std::vector<ir::Buffer> buffers_read(const te::Operation& op) {
   return result;
 }
 
-ir::Expr redirect_loads(const ir::Expr& e, const ir::Buffer& from, const ir::Buffer& to) {
-  LoadRedirector redirector(from, to);
+ir::Expr redirect_loads(const ir::Expr& e,
+                        const ir::Buffer& from,
+                        const ir::Buffer& to,
+                        const IndexMap& map) {
+  LoadRedirector redirector(from, to, map);
   return redirector.mutate(e);
 }
 

@@ -7,6 +7,7 @@
 #include "tensortune/ir/expr.h"
 #include "tensortune/te/tensor.h"
 
+#include <functional>
 #include <vector>
 
 namespace tensortune::schedule {
@@ -16,8 +17,14 @@ namespace tensortune::schedule {
 bool reads_buffer(const te::Operation& op, const ir::Buffer& buffer);
 /// The buffers `op`'s body loads from, each once, in first-read order.
 std::vector<ir::Buffer> buffers_read(const te::Operation& op);
-/// `e` with every Load of `from` replaced by the same Load of `to`; everything
-/// else untouched.
-ir::Expr redirect_loads(const ir::Expr& e, const ir::Buffer& from, const ir::Buffer& to);
+/// Maps the indices of a load of one buffer to those of another.
+using IndexMap = std::function<std::vector<ir::Expr>(const std::vector<ir::Expr>&)>;
+
+/// `e` with every Load of `from` replaced by a Load of `to` at the same indices (or at
+/// `map(indices)` when a map is given); everything else untouched.
+ir::Expr redirect_loads(const ir::Expr& e,
+                        const ir::Buffer& from,
+                        const ir::Buffer& to,
+                        const IndexMap& map = {});
 
 }  // namespace tensortune::schedule

@@ -64,14 +64,30 @@ void fill(Json& j, const ComputeInline& s) {
 void fill(Json& j, const ComputeRoot& s) {
   j["stage"] = s.stage;
 }
+/// "blocks": [[dim, factor], ...], absent for the plain layout so older records keep their text.
+void fill_blocks(Json& j, const std::vector<LayoutBlock>& blocks) {
+  if (blocks.empty()) {
+    return;
+  }
+  Json out = Json::array();
+  for (const LayoutBlock& b : blocks) {
+    Json pair = Json::array();
+    pair.push_back(b.dim);
+    pair.push_back(b.factor);
+    out.push_back(std::move(pair));
+  }
+  j["blocks"] = std::move(out);
+}
 void fill(Json& j, const CacheWrite& s) {
   j["stage"] = s.stage;
   j["scope"] = scope_name(s.scope);
+  fill_blocks(j, s.blocks);
 }
 void fill(Json& j, const CacheRead& s) {
   j["stage"] = s.stage;
   j["scope"] = scope_name(s.scope);
   j["readers"] = names_json(s.readers);
+  fill_blocks(j, s.blocks);
 }
 
 // Reads the fields of one step object, remembering which were read so leftovers
@@ -112,6 +128,26 @@ class StepReader {
         fail("field '" + key + "' must be an array of strings");
       }
       out.push_back(item.as_string());
+    }
+    return out;
+  }
+  /// An optional array of [dim, factor] pairs; empty when absent.
+  std::vector<LayoutBlock> blocks(const std::string& key) {
+    std::vector<LayoutBlock> out;
+    if (!json_.contains(key)) {
+      return out;
+    }
+    const Json& v = field(key);
+    const std::string shape = "field '" + key + "' must be an array of [dim, factor] integer pairs";
+    if (!v.is_array()) {
+      fail(shape);
+    }
+    for (const Json& item : v.as_array()) {
+      if (!item.is_array() || item.as_array().size() != 2 || !item.as_array()[0].is_int() ||
+          !item.as_array()[1].is_int()) {
+        fail(shape);
+      }
+      out.push_back(LayoutBlock{item.as_array()[0].as_int(), item.as_array()[1].as_int()});
     }
     return out;
   }
@@ -176,10 +212,10 @@ Step read_step(StepReader& r, const std::string& kind) {
     return ComputeRoot{r.string("stage")};
   }
   if (kind == "cache_write") {
-    return CacheWrite{r.string("stage"), r.scope("scope")};
+    return CacheWrite{r.string("stage"), r.scope("scope"), r.blocks("blocks")};
   }
   if (kind == "cache_read") {
-    return CacheRead{r.string("stage"), r.scope("scope"), r.strings("readers")};
+    return CacheRead{r.string("stage"), r.scope("scope"), r.strings("readers"), r.blocks("blocks")};
   }
   ir::ForKind annotation = ir::ForKind::Serial;
   if (parse_annotation(kind, &annotation)) {

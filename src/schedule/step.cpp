@@ -46,10 +46,11 @@ bool fields_equal(const ComputeRoot& a, const ComputeRoot& b) {
   return a.stage == b.stage;
 }
 bool fields_equal(const CacheWrite& a, const CacheWrite& b) {
-  return std::tie(a.stage, a.scope) == std::tie(b.stage, b.scope);
+  return std::tie(a.stage, a.scope, a.blocks) == std::tie(b.stage, b.scope, b.blocks);
 }
 bool fields_equal(const CacheRead& a, const CacheRead& b) {
-  return std::tie(a.stage, a.scope, a.readers) == std::tie(b.stage, b.scope, b.readers);
+  return std::tie(a.stage, a.scope, a.readers, a.blocks) ==
+         std::tie(b.stage, b.scope, b.readers, b.blocks);
 }
 
 const char* kind_word(const Split& /*step*/) {
@@ -131,11 +132,18 @@ void describe(std::ostream& os, const ComputeInline& s) {
 void describe(std::ostream& os, const ComputeRoot& s) {
   os << "compute_root " << s.stage;
 }
+void describe_blocks(std::ostream& os, const std::vector<LayoutBlock>& blocks) {
+  for (const LayoutBlock& b : blocks) {
+    os << " block " << b.dim << "/" << b.factor;
+  }
+}
 void describe(std::ostream& os, const CacheWrite& s) {
   os << "cache_write " << s.stage << " " << scope_name(s.scope);
+  describe_blocks(os, s.blocks);
 }
 void describe(std::ostream& os, const CacheRead& s) {
   os << "cache_read " << s.stage << " " << scope_name(s.scope);
+  describe_blocks(os, s.blocks);
   if (!s.readers.empty()) {
     os << " for " << list(s.readers);
   }

@@ -69,20 +69,35 @@ struct ComputeRoot {
   std::string stage;
 };
 
+/// One blocked dimension of a cache stage's buffer (cache_read, cache_write): dimension `dim` of
+/// the tensor becomes dim / factor in place, and dim % factor a new dimension after the tensor's
+/// own (the copy of conv weights OIHW with block {0, 16} is OIHW16o). `factor` must divide the
+/// dimension's extent.
+struct LayoutBlock {
+  int64_t dim = 0;
+  int64_t factor = 1;
+  bool operator==(const LayoutBlock& o) const { return dim == o.dim && factor == o.factor; }
+};
+
 /// Adds stage "<stage>.local" (or ".shared"/".global" by scope) that computes the stage's value
 /// into a scratch buffer; the original stage becomes a copy from it. The stage must be untouched
-/// by earlier steps.
+/// by earlier steps. With `blocks` (see LayoutBlock), the scratch buffer has that blocked layout
+/// and the new stage's axes are the blocked ones (axis "<name>.b" for the block of "<name>").
 struct CacheWrite {
   std::string stage;
   ir::MemoryScope scope = ir::MemoryScope::Local;
+  std::vector<LayoutBlock> blocks = {};
 };
 
 /// Adds stage "<stage>.local"/".shared"/".global" copying tensor `stage`; `readers` (all consumers
-/// when empty) read the copy instead.
+/// when empty) read the copy instead. With `blocks`, the copy has that blocked layout (its new
+/// innermost dimensions in listed order; axis "<name>.b" for the block of axis "<name>") and the
+/// readers' indices are mapped to it.
 struct CacheRead {
   std::string stage;
   ir::MemoryScope scope = ir::MemoryScope::Local;
   std::vector<std::string> readers;
+  std::vector<LayoutBlock> blocks = {};
 };
 
 using Step = std::variant<Split,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // cache_read: a new stage "T.<scope>" copies tensor T into a buffer of that
 // scope, and the chosen readers load from the copy instead (their ops are
-// rebuilt with the loads redirected).
+// rebuilt with the loads redirected). A blocked copy (CacheRead::blocks) has the layout the
+// blocks give, and the readers' indices are mapped to it: index x of a dimension blocked by f
+// becomes x / f in place and x % f in the block's dimension at the end.
 #include "../buffer_access.h"
 #include "primitives.h"
 #include "tensortune/support/error.h"
@@ -32,21 +34,26 @@ std::vector<std::string> copy_axis_names(const te::Operation& producer) {
 
 std::shared_ptr<te::Operation> make_copy_op(const te::OperationRef& producer,
                                             const std::string& name,
-                                            ir::MemoryScope scope) {
+                                            const CacheRead& step) {
   auto copy = std::make_shared<te::Operation>();
   copy->kind = te::OpKind::Compute;
   copy->name = name;
   copy->tag = "cache_copy";
   const ir::Buffer& source = producer->output;
-  copy->output = ir::Buffer(name, source.dtype(), source.shape(), scope);
+  check_layout_blocks("cache_read", step.stage, step.blocks, source.shape());
+  std::vector<ir::IterVar> axes;
   std::vector<std::string> names = copy_axis_names(*producer);
-  std::vector<ir::Expr> indices;
   for (size_t d = 0; d < names.size(); ++d) {
-    ir::Var var(names[d]);
-    copy->axes.push_back(ir::IterVar{var, source.shape()[d], ir::IterKind::DataPar});
-    indices.push_back(var);
+    axes.push_back(ir::IterVar{ir::Var(names[d]), source.shape()[d], ir::IterKind::DataPar});
   }
-  copy->body = ir::Load::make(source, std::move(indices));
+  BlockedAxes blocked = blocked_axes(axes, step.blocks);
+  std::vector<int64_t> shape;
+  for (const ir::IterVar& a : blocked.axes) {
+    shape.push_back(a.extent);
+  }
+  copy->output = ir::Buffer(name, source.dtype(), shape, step.scope);
+  copy->axes = blocked.axes;
+  copy->body = ir::Load::make(source, blocked.source);
   copy->inputs = {producer};
   return copy;
 }
@@ -76,9 +83,16 @@ std::vector<std::string> checked_readers(const LoopState& state, const CacheRead
 // The reader's op, loading from `cache` where it loaded from the producer.
 te::OperationRef redirect_reader(const te::Operation& reader,
                                  const ir::Buffer& from,
-                                 const te::OperationRef& cache) {
+                                 const te::OperationRef& cache,
+                                 const std::vector<LayoutBlock>& blocks) {
   auto op = std::make_shared<te::Operation>(reader);
-  op->body = redirect_loads(reader.body, from, cache->output);
+  IndexMap map;
+  if (!blocks.empty()) {
+    map = [&blocks](const std::vector<ir::Expr>& i) {
+      return blocked_indices(blocks, i);
+    };
+  }
+  op->body = redirect_loads(reader.body, from, cache->output, map);
   for (te::OperationRef& input : op->inputs) {
     if (input->output.same_as(from)) {
       input = cache;
@@ -98,7 +112,7 @@ LoopState apply_primitive(const LoopState& state, const CacheRead& step) {
   std::vector<std::string> readers = checked_readers(next, step);
   std::string name = unique_stage_name(next, step.stage + "." + scope_name(step.scope));
   te::OperationRef producer = stage.op;
-  std::shared_ptr<te::Operation> copy = make_copy_op(producer, name, step.scope);
+  std::shared_ptr<te::Operation> copy = make_copy_op(producer, name, step);
 
   Stage cache_stage;
   cache_stage.name = name;
@@ -106,7 +120,8 @@ LoopState apply_primitive(const LoopState& state, const CacheRead& step) {
   cache_stage.root_iters = root_iters_of(*copy);
   cache_stage.leaf_iters = cache_stage.root_iters;
   for (const std::string& reader : readers) {
-    next.replace_op(reader, redirect_reader(*next.stage(reader).op, producer->output, copy));
+    next.replace_op(reader,
+                    redirect_reader(*next.stage(reader).op, producer->output, copy, step.blocks));
   }
   next.insert_stage(static_cast<size_t>(next.stage_index(step.stage)) + 1, std::move(cache_stage));
   return next;

@@ -2,8 +2,11 @@
 // cache_write: stage C's value is computed into a scratch buffer by a new stage
 // "C.<scope>" (the original op under a new name and buffer), and C becomes an
 // element-wise copy out of it, keeping its output buffer so the function's
-// parameters do not change.
+// parameters do not change. With blocks, the scratch buffer has that blocked
+// layout (a conv accumulator vectorized over output channels keeps them
+// innermost) and the op computes over the blocked axes.
 #include "primitives.h"
+#include "tensortune/ir/ir_mutator.h"
 #include "tensortune/support/error.h"
 
 #include <memory>
@@ -37,10 +40,21 @@ LoopState apply_primitive(const LoopState& state, const CacheWrite& step) {
   const te::Operation& original = *stage.op;
   std::string cache_name = unique_stage_name(next, step.stage + "." + scope_name(step.scope));
 
+  check_layout_blocks("cache_write", step.stage, step.blocks, original.output.shape());
   auto cache = std::make_shared<te::Operation>(original);
   cache->name = cache_name;
-  cache->output =
-      ir::Buffer(cache_name, original.output.dtype(), original.output.shape(), step.scope);
+  BlockedAxes blocked = blocked_axes(original.axes, step.blocks);
+  std::vector<int64_t> shape;
+  ir::VarMap to_blocked;
+  for (size_t d = 0; d < blocked.axes.size(); ++d) {
+    shape.push_back(blocked.axes[d].extent);
+    if (d < original.axes.size() && !blocked.source[d].same_as(original.axes[d].var)) {
+      to_blocked[original.axes[d].var.get()] = blocked.source[d];
+    }
+  }
+  cache->axes = blocked.axes;
+  cache->body = to_blocked.empty() ? original.body : ir::substitute(original.body, to_blocked);
+  cache->output = ir::Buffer(cache_name, original.output.dtype(), shape, step.scope);
 
   auto copy = std::make_shared<te::Operation>();
   copy->kind = te::OpKind::Compute;
@@ -52,7 +66,7 @@ LoopState apply_primitive(const LoopState& state, const CacheWrite& step) {
   for (const ir::IterVar& axis : original.axes) {
     indices.push_back(axis.var);
   }
-  copy->body = ir::Load::make(cache->output, std::move(indices));
+  copy->body = ir::Load::make(cache->output, blocked_indices(step.blocks, std::move(indices)));
   copy->inputs = {cache};
 
   Stage cache_stage;

@@ -26,6 +26,26 @@ LoopState apply_primitive(const LoopState& state, const ComputeRoot& step);
 LoopState apply_primitive(const LoopState& state, const CacheWrite& step);
 LoopState apply_primitive(const LoopState& state, const CacheRead& step);
 
+/// ScheduleError ("<what>: ...") unless every block names a distinct dimension of `shape` and
+/// its factor divides the extent.
+void check_layout_blocks(const char* what,
+                         const std::string& tensor,
+                         const std::vector<LayoutBlock>& blocks,
+                         const std::vector<int64_t>& shape);
+/// Where the element at `indices` lives in the blocked layout: x / f in place of a blocked x, then
+/// x % f for each block in order.
+std::vector<ir::Expr> blocked_indices(const std::vector<LayoutBlock>& blocks,
+                                      std::vector<ir::Expr> indices);
+/// The axes of a blocked layout of a tensor whose axes are `axes` (checked blocks): a blocked axis
+/// is replaced by a variable of the same name over extent / f, and "<name>.b" over f is appended
+/// per block; `source[d]` is the original index d in terms of them (outer * f + inner).
+struct BlockedAxes {
+  std::vector<ir::IterVar> axes;
+  std::vector<ir::Expr> source;
+};
+BlockedAxes blocked_axes(const std::vector<ir::IterVar>& axes,
+                         const std::vector<LayoutBlock>& blocks);
+
 /// "a, b, c".
 std::string join_names(const std::vector<std::string>& names);
 /// The names of the stage's leaf axes, outermost first.

@@ -24,10 +24,12 @@ TEST(LowerAttach, CacheWriteAtRootIsAGlobalScratch) {
 }
 
 TEST(LowerAttach, CacheWriteLocalAtATileLoop) {
-  const std::vector<schedule::Step> steps = {
-      CacheWrite{"C", kLocal}, Tile{"C", "i", "j", 4, 8}, ComputeAt{"C.local", "C", "j.o"},
-      Split{"C.local", "k", 4}, Reorder{"C.local", {"k.o", "k.i", "i", "j"}},
-      Annotate{"C.local", "j", ir::ForKind::Vectorized}};
+  const std::vector<schedule::Step> steps = {CacheWrite{"C", kLocal},
+                                             Tile{"C", "i", "j", 4, 8},
+                                             ComputeAt{"C.local", "C", "j.o"},
+                                             Split{"C.local", "k", 4},
+                                             Reorder{"C.local", {"k.o", "k.i", "i", "j"}},
+                                             Annotate{"C.local", "j", ir::ForKind::Vectorized}};
   ir::LoweredFunc f = expect_lowers_correctly(matmul_workload(13, 17, 19), steps);
   // One allocation inside the tile loop; the full lowering has one per unswitched copy of the tile.
   ir::LoweredFunc plain = lower_plain(matmul_workload(13, 17, 19), steps);
@@ -49,6 +51,45 @@ TEST(LowerAttach, CacheReadAtAReductionTileLoop) {
       {CacheRead{"A", kLocal, {}}, CacheRead{"B", kLocal, {}}, Tile{"C", "i", "j", 4, 8},
        Split{"C", "k", 5}, Reorder{"C", {"i.o", "j.o", "k.o", "i.i", "k.i", "j.i"}},
        ComputeAt{"A.local", "C", "k.o"}, ComputeAt{"B.local", "C", "k.o"}});
+}
+
+TEST(LowerAttach, BlockedCopiesOfTheOperands) {
+  // Packed B panels [k, j / 8, j % 8] read by a vectorized 8-wide j tile, at the root and at a
+  // tile loop; and a blocked A (rows in blocks of 4) with its block dimension innermost.
+  te::Workload w = matmul_workload(12, 24, 10);
+  expect_lowers_correctly(
+      w, {CacheRead{"B", kLocal, {}, {{1, 8}}}, Split{"C", "j", 8},
+          Reorder{"C", {"i", "j.o", "k", "j.i"}}, Annotate{"C", "j.i", ir::ForKind::Vectorized}});
+  expect_lowers_correctly(
+      w, {CacheRead{"B", kLocal, {}, {{1, 8}}}, Tile{"C", "i", "j", 4, 8},
+          Reorder{"C", {"i.o", "j.o", "i.i", "k", "j.i"}}, ComputeAt{"B.local", "C", "j.o"},
+          Annotate{"C", "j.i", ir::ForKind::Vectorized}});
+  expect_lowers_correctly(
+      w, {CacheRead{"A", kLocal, {}, {{0, 4}}}, CacheRead{"B", kLocal, {}, {{1, 8}, {0, 2}}},
+          Split{"C", "i", 4}, Reorder{"C", {"i.o", "j", "k", "i.i"}},
+          Annotate{"C", "i.i", ir::ForKind::Vectorized}});
+}
+
+TEST(LowerAttach, ConvolutionWithBlockedWeightsVectorizedOverOutputChannels) {
+  te::Workload w = te::make_workload("conv2d:N=1,C=3,H=6,W=5,K=8,R=3,S=3,stride=1,pad=1");
+  expect_lowers_correctly(
+      w, {CacheRead{"weight", kLocal, {}, {{0, 4}}}, ComputeInline{"conv_pad"},
+          Split{"conv", "f", 4}, Reorder{"conv", {"n", "f.o", "y", "rc", "ry", "rx", "x", "f.i"}},
+          Annotate{"conv", "f.i", ir::ForKind::Vectorized}});
+}
+
+TEST(LowerAttach, BlockedAccumulatorComputedAtATile) {
+  // The accumulator of a conv vectorized over output channels: blocked by 4 channels, computed at
+  // a tile of 8 channels x 3 columns, reading weights blocked the same way.
+  te::Workload w = te::make_workload("conv2d:N=1,C=3,H=5,W=6,K=16,R=3,S=3,stride=1,pad=1");
+  expect_lowers_correctly(
+      w,
+      {CacheWrite{"conv", kLocal, {{1, 4}}}, CacheRead{"weight", kLocal, {"conv.local"}, {{0, 4}}},
+       ComputeInline{"conv_pad"}, Split{"conv", "f", 8}, Split{"conv", "x", 3},
+       Reorder{"conv", {"n", "f.o", "y", "x.o", "f.i", "x.i"}},
+       ComputeAt{"conv.local", "conv", "x.o"}, Split{"conv.local", "f", 1},
+       Reorder{"conv.local", {"rc", "ry", "rx", "f.o", "f.i", "x", "f.b"}},
+       Annotate{"conv.local", "f.b", ir::ForKind::Vectorized}});
 }
 
 TEST(LowerAttach, NestedAttachment) {

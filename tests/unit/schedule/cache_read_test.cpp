@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // cache_read: the copy stage, the redirected readers, and its errors.
+#include "tensortune/ir/ir_printer.h"
+#include "tensortune/ir/ir_visitor.h"
 #include "tensortune/schedule/schedule.h"
 #include "unit/schedule/test_workloads.h"
 
@@ -93,6 +95,45 @@ TEST(CacheRead, RejectsAReaderListedTwiceAndATensorWithoutConsumers) {
     apply_steps(testing::matmul_relu(), {CacheRead{"D", ir::MemoryScope::Local, {}}});
   });
   EXPECT_EQ(none, "cache_read: stage 'D' has no consumers");
+}
+
+TEST(CacheRead, ABlockedCopyHasTheBlockedShapeAndReadersMapTheirIndices) {
+  te::Workload w = testing::matmul_relu();  // A [64, 32], B [32, 48]
+  LoopState state = apply_steps(w, {CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16}}}});
+  const te::Operation& copy = *state.stage("B.local").op;
+  EXPECT_EQ(copy.output.shape(), (std::vector<int64_t>{32, 3, 16}));
+  EXPECT_EQ(leaves(state, "B.local"), (std::vector<std::string>{"i:32", "j:3", "j.b:16"}));
+  // copy[i, j, j.b] = B[i, j * 16 + j.b]
+  const auto* load = copy.body.as<ir::Load>();
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(ir::to_string(load->indices[1]), "((j*16) + j.b)");
+  // C reads B.local[k, j / 16, j % 16].
+  bool found = false;
+  ir::post_order_visit(state.stage("C").op->body, [&](const ir::Expr& e) {
+    const auto* l = e.as<ir::Load>();
+    if (l != nullptr && l->buffer.same_as(copy.output)) {
+      found = true;
+      ASSERT_EQ(l->indices.size(), 3U);
+      EXPECT_EQ(ir::to_string(l->indices[1]), "(j/16)");
+      EXPECT_EQ(ir::to_string(l->indices[2]), "(j % 16)");
+    }
+  });
+  EXPECT_TRUE(found);
+}
+
+TEST(CacheRead, RejectsBlocksThatDoNotFitTheTensor) {
+  auto error = [](std::vector<LayoutBlock> blocks) {
+    return schedule_error([&] {
+      apply_steps(testing::matmul_relu(), {CacheRead{"B", ir::MemoryScope::Local, {}, blocks}});
+    });
+  };
+  EXPECT_EQ(error({{1, 5}}),
+            "cache_read: block factor 5 does not divide dimension 1 of 'B' (extent 48)");
+  EXPECT_EQ(error({{2, 4}}),
+            "cache_read: block dimension 2 of 'B' is out of range (it has 2 dimensions)");
+  EXPECT_EQ(error({{0, 4}, {0, 2}}), "cache_read: dimension 0 of 'B' is blocked twice");
+  EXPECT_EQ(error({{0, 0}}),
+            "cache_read: block factor 0 does not divide dimension 0 of 'B' (extent 32)");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // cache_write: the new cache stage, the rewritten original stage, and its errors.
+#include "tensortune/ir/ir_printer.h"
 #include "tensortune/schedule/schedule.h"
 #include "unit/schedule/test_workloads.h"
 
@@ -99,6 +100,22 @@ TEST(CacheWrite, RejectsAPlaceholder) {
     apply_steps(testing::matmul(), {CacheWrite{"A", ir::MemoryScope::Local}});
   });
   EXPECT_NE(message.find("cache_write: stage 'A' is a placeholder"), std::string::npos) << message;
+}
+
+TEST(CacheWrite, ABlockedCacheComputesOverTheBlockedAxes) {
+  te::Workload w = testing::matmul_relu();  // C [64, 48]
+  LoopState state = apply_steps(w, {CacheWrite{"C", ir::MemoryScope::Local, {{0, 16}}}});
+  const te::Operation& cache = *state.stage("C.local").op;
+  EXPECT_EQ(cache.output.shape(), (std::vector<int64_t>{4, 48, 16}));
+  EXPECT_EQ(leaves(state, "C.local"), (std::vector<std::string>{"i:4", "j:48", "i.b:16", "k:32"}));
+  // The body reads A at row i * 16 + i.b; C copies C.local[i / 16, j, i % 16].
+  EXPECT_NE(ir::to_string(cache.body).find("((i*16) + i.b)"), std::string::npos)
+      << ir::to_string(cache.body);
+  EXPECT_EQ(ir::to_string(state.stage("C").op->body), "C.local[(i/16), j, (i % 16)]");
+  std::string bad = schedule_error([] {
+    apply_steps(testing::matmul_relu(), {CacheWrite{"C", ir::MemoryScope::Local, {{1, 7}}}});
+  });
+  EXPECT_EQ(bad, "cache_write: block factor 7 does not divide dimension 1 of 'C' (extent 48)");
 }
 
 }  // namespace

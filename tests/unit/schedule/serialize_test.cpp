@@ -63,6 +63,9 @@ TEST(Serialize, UsesTheDocumentedFieldNames) {
             R"({"kind":"compute_at","stage":"B","target_axis":"i","target_stage":"C"})");
   EXPECT_EQ(to_json(CacheRead{"A", ir::MemoryScope::Shared, {"C"}}).dump(),
             R"({"kind":"cache_read","readers":["C"],"scope":"shared","stage":"A"})");
+  EXPECT_EQ(
+      to_json(CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16}, {0, 2}}}).dump(),
+      R"({"blocks":[[1,16],[0,2]],"kind":"cache_read","readers":[],"scope":"local","stage":"B"})");
   EXPECT_EQ(to_json(Schedule{"w", {ComputeRoot{"B"}}}).dump(),
             R"({"steps":[{"kind":"compute_root","stage":"B"}],"version":1,"workload_key":"w"})");
 }
@@ -110,6 +113,10 @@ TEST(Serialize, RejectsAMistypedFieldNamingTheStepAndField) {
   EXPECT_EQ(parse_error(with_steps(R"({"kind":"split","stage":"C","axis":"i","factor":2,)"
                                    R"("nparts":1})")),
             "schedule step 0 (split): field 'nparts' must be true or false");
+  EXPECT_EQ(parse_error(with_steps(R"({"kind":"cache_read","stage":"B","scope":"local",)"
+                                   R"("readers":[],"blocks":[[1]]})")),
+            "schedule step 0 (cache_read): field 'blocks' must be an array of [dim, factor] "
+            "integer pairs");
 }
 
 TEST(Serialize, RejectsAMissingField) {

@@ -54,6 +54,8 @@ TEST(Step, ToStringGivesOneReadableLine) {
   EXPECT_EQ(to_string(CacheRead{"A", ir::MemoryScope::Shared, {"C", "D"}}),
             "cache_read A shared for C, D");
   EXPECT_EQ(to_string(CacheRead{"A", ir::MemoryScope::Shared, {}}), "cache_read A shared");
+  EXPECT_EQ(to_string(CacheRead{"W", ir::MemoryScope::Local, {"conv"}, {{0, 16}}}),
+            "cache_read W local block 0/16 for conv");
 }
 
 TEST(Step, EqualityComparesKindAndEveryField) {
@@ -69,6 +71,8 @@ TEST(Step, EqualityComparesKindAndEveryField) {
   Step split_b = Split{"C", "i", 4, false};
   Step read_some = CacheRead{"A", ir::MemoryScope::Local, {"C"}};
   Step read_all = CacheRead{"A", ir::MemoryScope::Local, {}};
+  Step read_blocked = CacheRead{"A", ir::MemoryScope::Local, {}, {{0, 4}}};
+  EXPECT_FALSE(read_all == read_blocked);
   Step tile_a = Tile{"C", "i", "j", 8, 4};
   Step tile_b = Tile{"C", "i", "j", 8, 4};
   EXPECT_FALSE(split_a == split_nparts);
