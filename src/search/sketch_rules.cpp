@@ -7,6 +7,7 @@
 
 #include "tensortune/support/error.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -29,23 +30,50 @@ constexpr TileOption kTileOptions[] = {
     {TileVariant::Fused, 3, "tile+fuse@S2"},
 };
 
-/// A structural decision: a reuse stage's tiling variant, or inlining an element-wise stage that
-/// has several consumers or feeds a tiled stage (pad into conv: inlined, or computed apart).
+enum class Decision : uint8_t { Tiling, VectorAxis, Inlining };
+
+/// A structural decision: a reuse stage's tiling variant; which axis of a reuse stage is
+/// vectorized (option 0: the last); or inlining an element-wise stage that has several consumers
+/// or feeds a tiled stage (pad into conv: inlined, or computed apart).
 struct DecisionPoint {
   const StageInfo* stage = nullptr;
-  bool tiling = false;
+  Decision kind = Decision::Tiling;
   size_t options = 0;
+  /// VectorAxis: the alternatives to the last axis (option k is vector_axes[k - 1]).
+  std::vector<StageInfo::VectorAxis> vector_axes;
 };
 
 bool elementwise(const StageInfo& s) {
   return !s.is_reduction && !s.is_output;
 }
 
-std::vector<DecisionPoint> decision_points(const DagInfo& dag) {
+/// The stage's vector axes worth a sketch of their own: only when the last axis does not fill
+/// whole vectors of `lanes` (56 of a conv's width) and the candidate does (64 output channels),
+/// and every tensor to block is an input of the workload (blocked once, ahead of the loops).
+std::vector<StageInfo::VectorAxis> worthwhile_vector_axes(const DagInfo& dag,
+                                                          const StageInfo& s,
+                                                          int64_t lanes) {
+  std::vector<StageInfo::VectorAxis> out;
+  if (lanes <= 1 || s.data_axes.back().extent % lanes == 0)
+    return out;
+  for (const StageInfo::VectorAxis& v : s.vector_axes) {
+    bool inputs = std::all_of(v.blocks.begin(), v.blocks.end(),
+                              [&](const auto& b) { return dag.is_placeholder(b.first); });
+    if (inputs && s.data_axes[v.axis].extent % lanes == 0)
+      out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<DecisionPoint> decision_points(const DagInfo& dag, int64_t lanes) {
   std::vector<DecisionPoint> points;
   for (const StageInfo& s : dag.stages) {
     if (s.has_reuse) {
-      points.push_back({&s, true, epilogue_chain(dag, s).empty() ? 3u : 5u});
+      points.push_back({&s, Decision::Tiling, epilogue_chain(dag, s).empty() ? 3u : 5u, {}});
+      std::vector<StageInfo::VectorAxis> axes = worthwhile_vector_axes(dag, s, lanes);
+      if (!axes.empty()) {
+        points.push_back({&s, Decision::VectorAxis, axes.size() + 1, std::move(axes)});
+      }
       continue;
     }
     bool optional = s.consumers.size() > 1;
@@ -53,7 +81,7 @@ std::vector<DecisionPoint> decision_points(const DagInfo& dag) {
       optional = optional || dag.find(c)->has_reuse;
     }
     if (elementwise(s) && optional) {
-      points.push_back({&s, false, 2});
+      points.push_back({&s, Decision::Inlining, 2, {}});
     }
   }
   return points;
@@ -63,20 +91,32 @@ class SketchAssembly {
  public:
   SketchAssembly(const DagInfo& dag,
                  const std::vector<DecisionPoint>& points,
-                 const std::vector<size_t>& pick)
+                 const std::vector<size_t>& pick,
+                 int64_t lanes)
       : dag_(dag) {
     for (const StageInfo& s : dag.stages) {
       role_[s.name] = s.has_reuse ? Role::Tile : elementwise(s) ? Role::Inline : Role::Generic;
     }
     for (size_t k = 0; k < points.size(); ++k) {
       const StageInfo& s = *points[k].stage;
-      if (!points[k].tiling) {
+      if (points[k].kind == Decision::Inlining) {
         role_[s.name] = pick[k] == 0 ? Role::Inline : Role::Generic;
         labels_.push_back(s.name + (pick[k] == 0 ? ":inline" : ":root"));
         continue;
       }
+      if (points[k].kind == Decision::VectorAxis) {  // follows the stage's Tiling decision
+        if (pick[k] > 0) {
+          TileSpec& spec = tiles_.at(s.name);
+          // The accumulator must be a blocked local buffer: storing vectors across the output's
+          // own layout would scatter.
+          valid_ = valid_ && spec.variant == TileVariant::CacheWrite;
+          spec.vector_axis = points[k].vector_axes[pick[k] - 1];
+          labels_.back() += "+vec(" + s.data_axes[spec.vector_axis->axis].name + ")";
+        }
+        continue;
+      }
       const TileOption& option = kTileOptions[pick[k]];
-      TileSpec spec{&s, option.variant, option.level, {}, {}};
+      TileSpec spec{&s, option.variant, option.level, {}, {}, std::nullopt, lanes};
       std::string label = s.name + ":" + option.label;
       if (option.variant == TileVariant::Fused) {
         std::vector<std::string> chain = epilogue_chain(dag, s);
@@ -90,6 +130,9 @@ class SketchAssembly {
       labels_.push_back(label);
     }
   }
+
+  /// False for a combination of decisions that does not make a sketch.
+  bool valid() const { return valid_; }
 
   Sketch build() {
     KnobTable knobs;
@@ -107,7 +150,12 @@ class SketchAssembly {
           TileSpec spec = tiles_.at(s.name);
           for (const std::string& input : s.packable) {
             // One copy per input: a second cache_read of it would be named "<input>.local.1".
-            bool packable = dag_.is_placeholder(input) || role_.at(input) == Role::Inline;
+            bool blocked =
+                spec.vector_axis &&
+                std::any_of(spec.vector_axis->blocks.begin(), spec.vector_axis->blocks.end(),
+                            [&](const auto& b) { return b.first == input; });
+            bool packable =
+                !blocked && (dag_.is_placeholder(input) || role_.at(input) == Role::Inline);
             if (packable && packed_.insert(input).second) {
               spec.packs.push_back(input);
             }
@@ -144,15 +192,27 @@ class SketchAssembly {
   std::map<std::string, TileSpec> tiles_;
   std::vector<std::string> labels_;
   std::set<std::string> packed_;
+  bool valid_ = true;
 };
 
-std::vector<Sketch> cpu_sketches(const te::Workload& workload) {
+/// Float lanes of the target's widest vector register (16 for AVX-512; 8 when unknown).
+int64_t vector_lanes(const te::Workload& workload, const target::Target& target) {
+  int bits = target.vector_bits > 0 ? target.vector_bits : 256;
+  int element = workload.outputs().empty() ? 32 : workload.outputs()[0].dtype().bits();
+  return std::max<int64_t>(1, bits / std::max(8, element));
+}
+
+std::vector<Sketch> cpu_sketches(const te::Workload& workload, const target::Target& target) {
   DagInfo dag = analyse(workload);
-  std::vector<DecisionPoint> points = decision_points(dag);
+  const int64_t lanes = vector_lanes(workload, target);
+  std::vector<DecisionPoint> points = decision_points(dag, lanes);
   std::vector<Sketch> sketches;
   std::vector<size_t> pick(points.size(), 0);
   while (sketches.size() < kMaxSketches) {
-    sketches.push_back(SketchAssembly(dag, points, pick).build());
+    SketchAssembly assembly(dag, points, pick, lanes);
+    if (assembly.valid()) {
+      sketches.push_back(assembly.build());
+    }
     // Next combination, last decision fastest.
     size_t k = points.size();
     while (k > 0 && ++pick[k - 1] == points[k - 1].options) {
@@ -187,7 +247,7 @@ std::vector<Sketch> generate_sketches(const te::Workload& workload, const target
   if (target.is_gpu()) {
     return gpu_sketches(workload);
   }
-  return cpu_sketches(workload);
+  return cpu_sketches(workload, target);
 }
 
 }  // namespace tensortune::search::detail

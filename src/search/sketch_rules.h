@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to src/search: the sketch rules (CPU; GPU in sketch_rules_gpu.cpp). The compute DAG is analysed once (which stages
-// reduce, which have data reuse, who reads whom); a sketch is a list of stage plans, one per
-// compute stage (inline, generic, multi-level tiling), each owning its knobs and emitting its
-// schedule steps for chosen knob values.
+// Private to src/search: the sketch rules (CPU; GPU in sketch_rules_gpu.cpp). The compute DAG is
+// analysed once (which stages reduce, which have data reuse, who reads whom); a sketch is a list of
+// stage plans, one per compute stage (inline, generic, multi-level tiling), each owning its knobs
+// and emitting its schedule steps for chosen knob values.
 #pragma once
 
 #include "tensortune/schedule/loop_state.h"
@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,16 @@ struct StageInfo {
   /// the last index uses the last data-parallel axis, an index uses a reduction axis, and some
   /// data-parallel axis is unused (so the copy is reused across it). B of a matmul.
   std::vector<std::string> packable;
+  /// Data-parallel axes other than the last that can be the vectorized one (reuse stages only):
+  /// every input reads the axis not at all, as its last index, or as exactly the axis at another
+  /// index, whose tensor (read once) is then copied in a layout blocked by the vector length
+  /// (conv weights OIHW -> OIHW16o for a vector over output channels).
+  struct VectorAxis {
+    size_t axis = 0;
+    /// (input, dimension) pairs to block.
+    std::vector<std::pair<std::string, int64_t>> blocks;
+  };
+  std::vector<VectorAxis> vector_axes;
 };
 
 /// The analysed compute DAG.
@@ -135,6 +146,10 @@ struct TileSpec {
   std::vector<const StageInfo*> chain;
   /// Inputs packed into a local copy (cache_read), each with a ComputeLocation knob.
   std::vector<std::string> packs;
+  /// The vectorized data axis when it is not the last (an index into the stage's data axes), and
+  /// the inputs copied at the root in a layout blocked by its vector length, a multiple of `lanes`.
+  std::optional<StageInfo::VectorAxis> vector_axis;
+  int64_t lanes = 1;
 };
 
 PlanRef make_tile_plan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs);
@@ -150,8 +165,8 @@ void emit_split_chain(const std::string& stage,
 /// The sketch of `workload` for a GPU target (sketch_rules_gpu.cpp).
 std::vector<Sketch> gpu_sketches(const te::Workload& workload);
 
-/// Every sketch of `workload` for `target`: for a CPU the rules' combinations of tiling variants
-/// and optional inlining (at most kMaxSketches); for a GPU target, gpu_sketches().
+/// Every sketch of `workload` for `target`: for a CPU the rules' combinations of tiling variants,
+/// vectorized axes and optional inlining (at most kMaxSketches); for a GPU target, gpu_sketches().
 std::vector<Sketch> generate_sketches(const te::Workload& workload, const target::Target& target);
 
 inline constexpr size_t kMaxSketches = 32;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 
 namespace tensortune::search::detail {
@@ -68,6 +69,36 @@ std::string producer_name(const te::Operation& op, const ir::Buffer& buffer) {
   return buffer.name();
 }
 
+/// Whether data axis `d` of `op` can be vectorized with blocked copies of the inputs that need
+/// them (see StageInfo::vector_axes); the blocks when it can.
+std::optional<StageInfo::VectorAxis> vector_axis(const te::Operation& op,
+                                                 const std::vector<Read>& reads,
+                                                 size_t d) {
+  StageInfo::VectorAxis out{d, {}};
+  const ir::Var& var = op.axes[d].var;
+  for (const Read& r : reads) {
+    std::vector<size_t> at;
+    for (size_t p = 0; p < r.vars.size(); ++p) {
+      if (r.vars[p].count(var.get()) != 0)
+        at.push_back(p);
+    }
+    if (at.empty())
+      continue;
+    if (at.size() > 1 || !r.indices[at[0]].same_as(var))
+      return std::nullopt;
+    if (at[0] + 1 == r.indices.size())
+      continue;  // contiguous already
+    size_t same = std::count_if(reads.begin(), reads.end(),
+                                [&](const Read& o) { return o.buffer.same_as(r.buffer); });
+    if (same != 1)
+      return std::nullopt;
+    out.blocks.emplace_back(producer_name(op, r.buffer), static_cast<int64_t>(at[0]));
+  }
+  if (out.blocks.empty())
+    return std::nullopt;
+  return out;
+}
+
 void analyse_reuse(StageInfo& info) {
   const te::Operation& op = *info.op;
   std::vector<ir::IterVar> reduce = op.reduce_axes();
@@ -87,6 +118,11 @@ void analyse_reuse(StageInfo& info) {
     if (same == 1 && last_is_vector_axis && reads_reduction &&
         axes_used(r, op.axes) < op.axes.size()) {
       info.packable.push_back(producer_name(op, r.buffer));
+    }
+  }
+  for (size_t d = 0; d + 1 < op.axes.size(); ++d) {
+    if (std::optional<StageInfo::VectorAxis> v = vector_axis(op, reads, d)) {
+      info.vector_axes.push_back(std::move(*v));
     }
   }
 }

@@ -4,7 +4,9 @@
 // into 2, ordered S0 S1 R0 S2 R1 S3; parallel outer tiles, vectorized innermost tile, auto-unroll.
 // Variants: a local accumulator (cache_write) or the element-wise epilogue (bias, relu, gelu)
 // as the outer stage keeping levels 0 .. L-1, the reduction computed at its level L-1 tile; and
-// packing of an input panel (cache_read, like the hand-written matmul kernels' packed B).
+// packing of an input panel (cache_read, like the hand-written matmul kernels' packed B); and a
+// vectorized axis other than the last, with the inputs that read it copied in a layout blocked by
+// the vector length (conv over NCHW vectorized over output channels, weights OIHW16o).
 #include "sketch_rules.h"
 #include "split_factors.h"
 #include "tensortune/support/error.h"
@@ -63,6 +65,18 @@ std::vector<std::string> axis_names(const StageInfo& stage) {
   return names;
 }
 
+/// The splits whose innermost factor is a multiple of `lanes` (a vector axis with blocked inputs).
+std::vector<std::vector<int64_t>> whole_vectors(const std::vector<std::vector<int64_t>>& choices,
+                                                int64_t lanes) {
+  std::vector<std::vector<int64_t>> kept;
+  for (const std::vector<int64_t>& c : choices) {
+    if (c.back() % lanes == 0) {
+      kept.push_back(c);
+    }
+  }
+  return kept;
+}
+
 /// The splits of the vectorized axis whose innermost factor (the vector length) is a power of two
 /// or a multiple of 16: LLVM legalizes other widths (28, 56 lanes) into slow code.
 std::vector<std::vector<int64_t>> vector_friendly(
@@ -97,11 +111,15 @@ class TilePlan final : public StagePlan {
       outer_ = middle_.back();
       middle_.pop_back();
     }
+    vec_ = spec.vector_axis ? spec.vector_axis->axis : c.data_axes.size() - 1;
+    if (spec.vector_axis) {
+      blocks_ = spec.vector_axis->blocks;
+    }
     for (size_t d = 0; d < c.data_axes.size(); ++d) {
       const schedule::Iter& it = c.data_axes[d];
       std::vector<std::vector<int64_t>> choices = split_choices(it.extent, 3);
-      if (d + 1 == c.data_axes.size()) {
-        choices = vector_friendly(choices);
+      if (d == vec_) {
+        choices = spec.vector_axis ? whole_vectors(choices, spec.lanes) : vector_friendly(choices);
       }
       data_split_.push_back(
           knobs.add(c_ + "." + it.name + ".split", KnobKind::Split, std::move(choices)));
@@ -133,11 +151,21 @@ class TilePlan final : public StagePlan {
 
   void emit(Phase phase, const Values& v, Steps& out) const override {
     if (phase == Phase::CacheWrite && variant_ == TileVariant::CacheWrite) {
-      out.emplace_back(schedule::CacheWrite{c_, ir::MemoryScope::Local});
+      std::vector<schedule::LayoutBlock> blocks;
+      if (vec_ + 1 != data_.size()) {  // the accumulator keeps the vector axis innermost
+        blocks.push_back({static_cast<int64_t>(vec_), vector_length(v)});
+      }
+      out.emplace_back(schedule::CacheWrite{c_, ir::MemoryScope::Local, blocks});
     }
     for (const Pack& pack : packs_) {
       if (phase == Phase::CacheRead && pack.at.one(v) > 0) {
         out.emplace_back(schedule::CacheRead{pack.input, ir::MemoryScope::Local, {x_}});
+      }
+    }
+    for (const auto& [input, dim] : blocks_) {  // computed once per call, at the root
+      if (phase == Phase::CacheRead) {
+        out.emplace_back(
+            schedule::CacheRead{input, ir::MemoryScope::Local, {x_}, {{dim, vector_length(v)}}});
       }
     }
     if (phase != Phase::Loops) {
@@ -187,7 +215,10 @@ class TilePlan final : public StagePlan {
   const std::vector<int64_t>& factors(const Values& v, size_t d) const {
     return data_split_[d].of(v);
   }
-  int64_t vector_length(const Values& v) const { return factors(v, data_.size() - 1)[2]; }
+  /// The innermost factor of the vectorized axis (of the inner stage X).
+  int64_t vector_length(const Values& v) const { return factors(v, vec_)[2]; }
+  /// The innermost factor of the last axis, vectorized in the outer, epilogue and packing stages.
+  int64_t last_length(const Values& v) const { return factors(v, data_.size() - 1)[2]; }
 
   /// The root stage's (X or the outer stage's) level-0 loops in the order the knob picks.
   std::vector<std::string> s0_loops(const Values& v, const std::vector<std::string>& axes) const {
@@ -253,7 +284,7 @@ class TilePlan final : public StagePlan {
       }
     }
     out.emplace_back(schedule::Reorder{stage, order});
-    if (vector_length(v) > 1) {
+    if (last_length(v) > 1) {
       out.emplace_back(schedule::Annotate{stage, names[n - 1][3], ir::ForKind::Vectorized});
     }
     emit_root_annotations(v, stage, axes, out);
@@ -270,8 +301,8 @@ class TilePlan final : public StagePlan {
     out.emplace_back(schedule::ComputeAt{stage, target, axis});
     out.emplace_back(schedule::Split{stage, axes[0], product(factors(v, 0), level_ - 1), false});
     std::string last = axes.size() == 1 ? axes[0] + ".i" : axes.back();
-    if (vector_length(v) > 1) {
-      out.emplace_back(schedule::Split{stage, last, vector_length(v), false});
+    if (last_length(v) > 1) {
+      out.emplace_back(schedule::Split{stage, last, last_length(v), false});
       out.emplace_back(schedule::Annotate{stage, last + ".i", ir::ForKind::Vectorized});
     }
   }
@@ -284,6 +315,15 @@ class TilePlan final : public StagePlan {
     for (size_t d = 0; d < n; ++d) {
       const std::vector<int64_t>& f = factors(v, d);
       std::vector<int64_t> inner(f.begin() + static_cast<std::ptrdiff_t>(first), f.end());
+      if (d == vec_ && d + 1 != n) {  // blocked by the cache_write: the block is the last level
+        if (!inner.empty()) {
+          inner.pop_back();
+        }
+        emit_split_chain(x_, data_[d], inner, out);
+        names[d] = level_names(data_[d], inner.size());
+        names[d].push_back(data_[d] + ".b");
+        continue;
+      }
       emit_split_chain(x_, data_[d], inner, out);
       names[d] = level_names(data_[d], inner.size());
     }
@@ -305,10 +345,15 @@ class TilePlan final : public StagePlan {
     add_reduce(".o");
     add_level(2);
     add_reduce(".i");
-    add_level(3);
+    for (size_t d = 0; d < n; ++d) {  // level 3, the vectorized axis innermost
+      if (d != vec_) {
+        order.push_back(names[d].back());
+      }
+    }
+    order.push_back(names[vec_].back());
     out.emplace_back(schedule::Reorder{x_, order});
     if (vector_length(v) > 1) {
-      out.emplace_back(schedule::Annotate{x_, names[n - 1].back(), ir::ForKind::Vectorized});
+      out.emplace_back(schedule::Annotate{x_, names[vec_].back(), ir::ForKind::Vectorized});
     }
     if (!attached()) {
       emit_root_annotations(v, x_, data_, out);
@@ -323,8 +368,8 @@ class TilePlan final : public StagePlan {
     auto n = static_cast<int64_t>(data_.size());
     std::string axis = attached() || at > n ? reduce_.back() + ".o" : s0_loop(v, at);
     out.emplace_back(schedule::ComputeAt{pack.stage, x_, axis});
-    if (vector_length(v) > 1) {
-      out.emplace_back(schedule::Split{pack.stage, pack.axes.back(), vector_length(v), false});
+    if (last_length(v) > 1) {
+      out.emplace_back(schedule::Split{pack.stage, pack.axes.back(), last_length(v), false});
       out.emplace_back(
           schedule::Annotate{pack.stage, pack.axes.back() + ".i", ir::ForKind::Vectorized});
     }
@@ -339,6 +384,9 @@ class TilePlan final : public StagePlan {
   std::vector<KnobSlot> data_split_, reduce_split_;
   KnobSlot order_, parallel_, unroll_;
   std::vector<Pack> packs_;
+  size_t vec_ = 0;  // the vectorized data axis of X
+  std::vector<std::pair<std::string, int64_t>>
+      blocks_;  // (input, dim) copied blocked by the vector
 };
 
 }  // namespace

@@ -2,9 +2,8 @@
 // The sketch rules on every operator of the library and on computes nobody wrote rules for:
 // sampled configurations of every sketch apply, lower for the CPU and compute what the naive
 // reference computes (ir::eval), or are refused with a ScheduleError; most must lower.
-#include "search_test_util.h"
-
 #include "common/reference.h"
+#include "search_test_util.h"
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/ir/ops.h"
@@ -305,6 +304,43 @@ TEST(SketchRules, ConvolutionInlinesItsPaddingOrComputesItApart) {
       space.steps(with_knob(space, "conv_pad:root conv:tile", "conv_pad.at", {2}));
   EXPECT_FALSE(contains(apart, schedule::ComputeInline{"conv_pad"}));
   EXPECT_TRUE(contains(apart, schedule::ComputeAt{"conv_pad", "conv", "x.i.o"})) << describe(apart);
+}
+
+TEST(SketchRules, ConvolutionOverANarrowWidthIsAlsoVectorizedOverOutputChannels) {
+  te::Workload w = te::make_workload("conv2d:N=1,C=4,H=6,W=7,K=32,R=3,S=3,pad=1");
+  target::Target avx512;
+  avx512.vector_bits = 512;
+  SearchSpace space = SearchSpace::generate(w, avx512);
+  std::vector<std::string> names = sketch_names(space);
+  // Only with a local accumulator, blocked like the weights.
+  const std::string sketch = "conv_pad:inline conv:tile+cache_write@S1+vec(f)";
+  ASSERT_TRUE(has(names, sketch)) << ::testing::PrintToString(names);
+  ASSERT_TRUE(has(names, "conv_pad:root conv:tile+cache_write@S2+vec(f)"));
+  EXPECT_FALSE(has(names, "conv_pad:inline conv:tile+vec(f)"));
+  // Every split of f keeps whole 16-lane vectors innermost.
+  const size_t s =
+      static_cast<size_t>(std::find(names.begin(), names.end(), sketch) - names.begin());
+  const Knob* f = find_knob(space.sketches()[s], "conv.f.split");
+  ASSERT_NE(f, nullptr);
+  for (const std::vector<int64_t>& c : f->choices) {
+    EXPECT_EQ(c.back() % 16, 0) << ::testing::PrintToString(c);
+  }
+  Config config = with_knob(space, sketch, "conv.f.split", {1, 1, 16});
+  std::vector<schedule::Step> steps = space.steps(config);
+  EXPECT_TRUE(contains(steps, schedule::CacheWrite{"conv", ir::MemoryScope::Local, {{1, 16}}}))
+      << describe(steps);
+  EXPECT_TRUE(contains(
+      steps, schedule::CacheRead{"weight", ir::MemoryScope::Local, {"conv.local"}, {{0, 16}}}));
+  EXPECT_TRUE(contains(steps, schedule::Annotate{"conv.local", "f.b", ir::ForKind::Vectorized}));
+  SampleStats stats;
+  check_config(w, space, config, stats);
+  EXPECT_EQ(stats.lowered, 1) << stats.first_refusal;
+  // A width that fills whole vectors keeps the width as the only vector axis.
+  SearchSpace wide = SearchSpace::generate(
+      te::make_workload("conv2d:N=1,C=4,H=6,W=16,K=32,R=3,S=3,pad=1"), avx512);
+  for (const std::string& name : sketch_names(wide)) {
+    EXPECT_EQ(name.find("vec("), std::string::npos) << name;
+  }
 }
 
 TEST(SketchRules, Matmul1024SpaceContainsTheHandWrittenKernel) {
