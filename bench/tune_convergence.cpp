@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Convergence of the tuners: best GFLOP/s after 64, 200 and 1000 trials for XGB + annealing,
 // evolutionary search and random sampling, per workload and seed, each run in a fresh database
-// (no transfer), with same-run ratios (XGB@200 / XGB@max, XGB@200 / random@200) and the measured FMA
-// peak. Options (all --name=value): --workloads=SPEC;SPEC --tuners=xgb,xgb-evo,random
-// --seeds=0,1,2 --trials=1000 --checkpoints=64,200,1000 --threads=2 --keep=DIR (keep databases).
+// (no transfer), with same-run ratios (XGB@200 / XGB@max, XGB@200 / random@200) and the measured
+// FMA peak. Options (all --name=value): --workloads=SPEC;SPEC --tuners=xgb,xgb-evo,random
+// --seeds=0,1,2 --trials=1000 --checkpoints=64,200,1000 --threads=2 --batch=N (trials per round;
+// the tuner's default when absent) --keep=DIR (keep databases). Each run's time per phase goes to
+// stderr.
 #include "peak.h"
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
@@ -26,7 +28,8 @@ std::string flag(int argc, char** argv, const std::string& name, const std::stri
   const std::string prefix = "--" + name + "=";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
+    if (arg.rfind(prefix, 0) == 0)
+      return arg.substr(prefix.size());
   }
   return fallback;
 }
@@ -35,7 +38,8 @@ std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, sep);) {
-    if (!item.empty()) out.push_back(item);
+    if (!item.empty())
+      out.push_back(item);
   }
   return out;
 }
@@ -44,7 +48,8 @@ std::vector<std::string> split(const std::string& text, char sep) {
 double best_at(const std::vector<std::pair<int64_t, double>>& curve, int64_t trials) {
   double best = 0;
   for (const auto& [t, g] : curve) {
-    if (t <= trials) best = std::max(best, g);
+    if (t <= trials)
+      best = std::max(best, g);
   }
   return best;
 }
@@ -55,14 +60,20 @@ struct Run {
   double seconds = 0;
 };
 
-Run tune_once(const std::string& spec, const std::string& tuner, uint64_t seed, int64_t trials,
-              const std::string& target_text, const tt::target::Target& target,
+Run tune_once(const std::string& spec,
+              const std::string& tuner,
+              uint64_t seed,
+              int64_t trials,
+              const std::string& target_text,
+              const tt::target::Target& target,
+              int batch,
               const std::string& db_path) {
   std::vector<tt::search::TuneTask> tasks{tt::search::TuneTask::from_spec(spec)};
   const std::string name = tasks[0].op;
   fs::remove(db_path);
   tt::database::Database db = tt::database::Database::open(db_path);
-  const tt::database::TargetKey key = tt::driver::target_key(tt::target::Target::parse(target_text));
+  const tt::database::TargetKey key =
+      tt::driver::target_key(tt::target::Target::parse(target_text));
   tt::measure::MeasurerOptions mo;
   mo.run.threads = target.cores;
   mo.single_call_factor = 10;  // as tensortune tune does
@@ -73,13 +84,20 @@ Run tune_once(const std::string& spec, const std::string& tuner, uint64_t seed, 
   o.seed = seed;
   o.transfer = false;
   o.xgb.threads = 1;
+  if (batch > 0)
+    o.batch_size = batch;
   Run run;
-  const tt::search::TuneResult r = tt::search::tune(
-      tasks, target, key, db, measurer, o, [&](const tt::search::TuneProgress& p) {
+  const tt::search::TuneResult r =
+      tt::search::tune(tasks, target, key, db, measurer, o, [&](const tt::search::TuneProgress& p) {
         run.wall.emplace_back(p.measured, p.elapsed_seconds);
         std::cerr << fmt::format("  {} {} seed {}: {:>4}/{} best {:.1f} GFLOP/s  {:.0f}s\n", name,
                                  tuner, seed, p.measured, trials, p.best_gflops, p.elapsed_seconds);
       });
+  const tt::search::PhaseTimes& t = r.times;
+  std::cerr << fmt::format(
+      "  {} {} seed {}: search {:.0f}s features {:.0f}s training {:.0f}s build {:.0f}s "
+      "run {:.0f}s database {:.0f}s\n",
+      name, tuner, seed, t.search, t.features, t.training, t.build, t.run, t.database);
   run.curve = r.tasks.at(0).curve;
   run.seconds = r.wall_seconds;
   return run;
@@ -87,7 +105,8 @@ Run tune_once(const std::string& spec, const std::string& tuner, uint64_t seed, 
 
 double seconds_at(const Run& run, int64_t trials) {
   for (const auto& [t, s] : run.wall) {
-    if (t >= trials) return s;
+    if (t >= trials)
+      return s;
   }
   return run.seconds;
 }
@@ -110,33 +129,40 @@ int main(int argc, char** argv) {
   const int64_t trials = std::stoll(flag(argc, argv, "trials", "1000"));
   std::vector<int64_t> checkpoints;
   for (const std::string& c : split(flag(argc, argv, "checkpoints", "64,200,1000"), ',')) {
-    if (std::stoll(c) <= trials) checkpoints.push_back(std::stoll(c));
+    if (std::stoll(c) <= trials)
+      checkpoints.push_back(std::stoll(c));
   }
   const int threads = std::stoi(flag(argc, argv, "threads", "2"));
   const std::string keep = flag(argc, argv, "keep", "");
+  const int batch = std::stoi(flag(argc, argv, "batch", "0"));
   const std::string target_text = "llvm -cores=" + std::to_string(threads);
   const tt::target::Target target = tt::cli::resolve_target(target_text);
   const double peak = tt::cli::measure_fma_peak(threads, 200).gflops;
-  const fs::path dir = keep.empty() ? fs::temp_directory_path() / ("tt_conv_" + std::to_string(getpid()))
-                                    : fs::path(keep);
+  const fs::path dir = keep.empty()
+                           ? fs::temp_directory_path() / ("tt_conv_" + std::to_string(getpid()))
+                           : fs::path(keep);
   fs::create_directories(dir);
   std::cout << fmt::format("tune_convergence: {} threads, FMA peak {:.1f} GFLOP/s, {} trials\n",
                            threads, peak, trials);
   for (const std::string& spec : workloads) {
-    std::map<std::string, std::map<int64_t, std::vector<double>>> best;  // tuner -> trials -> per seed
+    std::map<std::string, std::map<int64_t, std::vector<double>>>
+        best;  // tuner -> trials -> per seed
     std::map<std::string, std::map<int64_t, std::vector<double>>> wall;
     for (const std::string& tuner : tuners) {
       for (const std::string& seed : seeds) {
-        const std::string db = (dir / fmt::format("{}_{}_{}.db", tt::te::parse_workload_spec(spec).name,
-                                                  tuner, seed)).string();
-        const Run run = tune_once(spec, tuner, std::stoull(seed), trials, target_text, target, db);
+        const std::string db =
+            (dir / fmt::format("{}_{}_{}.db", tt::te::parse_workload_spec(spec).name, tuner, seed))
+                .string();
+        const Run run =
+            tune_once(spec, tuner, std::stoull(seed), trials, target_text, target, batch, db);
         for (int64_t c : checkpoints) {
           best[tuner][c].push_back(best_at(run.curve, c));
           wall[tuner][c].push_back(seconds_at(run, c));
         }
       }
     }
-    std::cout << fmt::format("\n{} (median over {} seeds; GFLOP/s, wall seconds)\n", spec, seeds.size());
+    std::cout << fmt::format("\n{} (median over {} seeds; GFLOP/s, wall seconds)\n", spec,
+                             seeds.size());
     for (const std::string& tuner : tuners) {
       std::string line = fmt::format("  {:<8}", tuner);
       for (int64_t c : checkpoints) {
@@ -155,6 +181,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (keep.empty()) fs::remove_all(dir);
+  if (keep.empty())
+    fs::remove_all(dir);
   return 0;
 }
