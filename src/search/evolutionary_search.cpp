@@ -10,11 +10,15 @@
 #include "tensortune/support/log.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <set>
+#include <thread>
+#include <unordered_set>
 
 namespace tensortune::search {
 
@@ -31,8 +35,10 @@ class TopSet {
  public:
   explicit TopSet(size_t capacity) : capacity_(capacity) {}
   bool offer(const std::string& key, float score, const Config& config) {
-    if (capacity_ == 0 || !std::isfinite(score) || by_key_.count(key) != 0) return false;
-    if (ranked_.size() == capacity_ && score <= ranked_.begin()->first) return false;
+    if (capacity_ == 0 || !std::isfinite(score) || by_key_.count(key) != 0)
+      return false;
+    if (ranked_.size() == capacity_ && score <= ranked_.begin()->first)
+      return false;
     ranked_.emplace(score, key);
     by_key_.emplace(key, config);
     if (ranked_.size() > capacity_) {
@@ -43,7 +49,8 @@ class TopSet {
   }
   std::vector<Config> best_first() const {
     std::vector<Config> out;
-    for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it) out.push_back(by_key_.at(it->second));
+    for (auto it = ranked_.rbegin(); it != ranked_.rend(); ++it)
+      out.push_back(by_key_.at(it->second));
     return out;
   }
 
@@ -54,19 +61,29 @@ class TopSet {
 };
 
 /// Tops `points` up with random samples to `n`.
-void fill_random(const SearchSpace& space, std::vector<Config>& points, size_t n, support::Rng& rng) {
-  if (points.size() > n) points.resize(n);
-  while (points.size() < n) points.push_back(space.sample(rng));
+void fill_random(const SearchSpace& space,
+                 std::vector<Config>& points,
+                 size_t n,
+                 support::Rng& rng) {
+  if (points.size() > n)
+    points.resize(n);
+  while (points.size() < n)
+    points.push_back(space.sample(rng));
 }
 
 /// Offers every valid unmeasured point to `top`; true when any entered it.
-bool offer_all(const SearchSpace& space, const MeasuredFn& measured, const std::vector<Config>& points,
-               const std::vector<float>& scores, TopSet& top) {
+bool offer_all(const SearchSpace& space,
+               const MeasuredFn& measured,
+               const std::vector<Config>& points,
+               const std::vector<float>& scores,
+               TopSet& top) {
   bool changed = false;
   for (size_t i = 0; i < points.size(); ++i) {
-    if (!std::isfinite(scores[i])) continue;
+    if (!std::isfinite(scores[i]))
+      continue;
     const std::string key = space.key(points[i]);
-    if (measured(key)) continue;
+    if (measured(key))
+      continue;
     changed = top.offer(key, scores[i], points[i]) || changed;
   }
   return changed;
@@ -76,7 +93,8 @@ bool offer_all(const SearchSpace& space, const MeasuredFn& measured, const std::
 float score_spread(const std::vector<float>& scores) {
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (float s : scores) {
-    if (!std::isfinite(s)) continue;
+    if (!std::isfinite(s))
+      continue;
     lo = std::min(lo, s);
     hi = std::max(hi, s);
   }
@@ -85,12 +103,14 @@ float score_spread(const std::vector<float>& scores) {
 
 }  // namespace
 
-CandidateEvaluator::CandidateEvaluator(te::Workload workload, const SearchSpace& space,
+CandidateEvaluator::CandidateEvaluator(te::Workload workload,
+                                       const SearchSpace& space,
                                        target::Target target)
     : workload_(std::move(workload)),
       space_(space),
       target_(std::move(target)),
-      name_(lower::function_name(workload_)) {}
+      name_(lower::function_name(workload_)),
+      threads_(static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1U, 8U))) {}
 
 std::optional<ir::LoweredFunc> CandidateEvaluator::lower_steps(
     const std::vector<schedule::Step>& steps) const {
@@ -124,10 +144,12 @@ std::optional<std::vector<float>> feature_vector(const te::Workload& workload,
 const std::vector<float>* CandidateEvaluator::features(const Config& config) {
   std::string key = space_.key(config);
   auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second.get();
+  if (it != cache_.end())
+    return it->second.get();
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<std::vector<float>> value;
-  if (std::optional<std::vector<float>> f = feature_vector(workload_, space_.steps(config), target_)) {
+  if (std::optional<std::vector<float>> f =
+          feature_vector(workload_, space_.steps(config), target_)) {
     value = std::make_unique<std::vector<float>>(std::move(*f));
   } else {
     ++invalid_;
@@ -137,9 +159,63 @@ const std::vector<float>* CandidateEvaluator::features(const Config& config) {
   return cache_.emplace(std::move(key), std::move(value)).first->second.get();
 }
 
-std::vector<Config> simulated_annealing(const SearchSpace& space, const ScoreFn& score,
-                                        const MeasuredFn& measured, std::vector<Config> starts,
-                                        size_t count, support::Rng& rng,
+void CandidateEvaluator::prefetch(const std::vector<Config>& configs) {
+  std::vector<std::string> keys;
+  std::vector<std::vector<schedule::Step>> steps;
+  std::unordered_set<std::string> seen;
+  for (const Config& c : configs) {
+    std::string key = space_.key(c);
+    if (cache_.count(key) != 0 || !seen.insert(key).second)
+      continue;
+    keys.push_back(std::move(key));
+    steps.push_back(space_.steps(c));
+  }
+  if (keys.empty())
+    return;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::optional<std::vector<float>>> out(keys.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads_));
+  auto work = [&](size_t worker) {
+    try {
+      for (size_t i = next++; i < keys.size(); i = next++) {
+        out[i] = feature_vector(workload_, steps[i], target_);
+      }
+    } catch (...) {
+      errors[worker] = std::current_exception();
+      next = keys.size();
+    }
+  };
+  const size_t n = std::min(keys.size(), static_cast<size_t>(threads_));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < n; ++w)
+    pool.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : pool)
+    t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e)
+      std::rethrow_exception(e);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::unique_ptr<std::vector<float>> value;
+    if (out[i]) {
+      value = std::make_unique<std::vector<float>>(std::move(*out[i]));
+    } else {
+      ++invalid_;
+    }
+    ++evaluated_;
+    cache_.emplace(std::move(keys[i]), std::move(value));
+  }
+  seconds_ += seconds_since(start);
+}
+
+std::vector<Config> simulated_annealing(const SearchSpace& space,
+                                        const ScoreFn& score,
+                                        const MeasuredFn& measured,
+                                        std::vector<Config> starts,
+                                        size_t count,
+                                        support::Rng& rng,
                                         const AnnealingOptions& options) {
   TT_CHECK(options.chains > 0 && options.max_steps >= 0);
   std::vector<Config> points = std::move(starts);
@@ -150,14 +226,16 @@ std::vector<Config> simulated_annealing(const SearchSpace& space, const ScoreFn&
   const float scale = score_spread(scores);
   int unchanged = 0;
   for (int step = 0; step < options.max_steps; ++step) {
-    const double t = options.start_temperature +
-                     (options.end_temperature - options.start_temperature) * step /
-                         std::max(1, options.max_steps);
+    const double t =
+        options.start_temperature + (options.end_temperature - options.start_temperature) * step /
+                                        std::max(1, options.max_steps);
     std::vector<Config> next(points.size());
-    for (size_t i = 0; i < points.size(); ++i) next[i] = space.mutate(points[i], rng);
+    for (size_t i = 0; i < points.size(); ++i)
+      next[i] = space.mutate(points[i], rng);
     const std::vector<float> next_scores = score(next);
     for (size_t i = 0; i < points.size(); ++i) {
-      if (!std::isfinite(next_scores[i])) continue;
+      if (!std::isfinite(next_scores[i]))
+        continue;
       const double delta = (next_scores[i] - scores[i]) / scale;
       if (!std::isfinite(scores[i]) || delta >= 0 ||
           (t > 0 && rng.uniform() < std::exp(delta / t))) {
@@ -174,9 +252,12 @@ std::vector<Config> simulated_annealing(const SearchSpace& space, const ScoreFn&
   return top.best_first();
 }
 
-std::vector<Config> evolutionary_search(const SearchSpace& space, const ScoreFn& score,
-                                        const MeasuredFn& measured, std::vector<Config> starts,
-                                        size_t count, support::Rng& rng,
+std::vector<Config> evolutionary_search(const SearchSpace& space,
+                                        const ScoreFn& score,
+                                        const MeasuredFn& measured,
+                                        std::vector<Config> starts,
+                                        size_t count,
+                                        support::Rng& rng,
                                         const EvolutionOptions& options) {
   TT_CHECK(options.population > 1 && options.generations >= 0);
   std::vector<Config> population = std::move(starts);
@@ -188,7 +269,8 @@ std::vector<Config> evolutionary_search(const SearchSpace& space, const ScoreFn&
     // Fitness-proportional selection on scores shifted to be positive; invalid points never breed.
     float lo = std::numeric_limits<float>::infinity();
     for (float s : scores) {
-      if (std::isfinite(s)) lo = std::min(lo, s);
+      if (std::isfinite(s))
+        lo = std::min(lo, s);
     }
     const float spread = score_spread(scores);
     std::vector<double> cumulative;
@@ -197,7 +279,8 @@ std::vector<Config> evolutionary_search(const SearchSpace& space, const ScoreFn&
       total += std::isfinite(s) ? (s - lo) / spread + 0.05 : 0.0;
       cumulative.push_back(total);
     }
-    if (total <= 0) break;
+    if (total <= 0)
+      break;
     auto pick = [&]() -> const Config& {
       const double r = rng.uniform() * total;
       const size_t i = static_cast<size_t>(
@@ -220,14 +303,17 @@ std::vector<Config> evolutionary_search(const SearchSpace& space, const ScoreFn&
   return top.best_first();
 }
 
-std::vector<Config> random_unmeasured(const SearchSpace& space, const MeasuredFn& measured,
-                                      std::unordered_set<std::string>& taken, size_t count,
+std::vector<Config> random_unmeasured(const SearchSpace& space,
+                                      const MeasuredFn& measured,
+                                      std::unordered_set<std::string>& taken,
+                                      size_t count,
                                       support::Rng& rng) {
   std::vector<Config> out;
   for (size_t tries = 0; out.size() < count && tries < 50 * count; ++tries) {
     Config c = space.sample(rng);
     std::string key = space.key(c);
-    if (measured(key) || !taken.insert(std::move(key)).second) continue;
+    if (measured(key) || !taken.insert(std::move(key)).second)
+      continue;
     out.push_back(std::move(c));
   }
   return out;

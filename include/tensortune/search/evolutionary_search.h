@@ -38,6 +38,12 @@ class CandidateEvaluator {
   /// The features of `config`, or nullptr when it is invalid. The pointer stays valid for the
   /// evaluator's lifetime.
   const std::vector<float>* features(const Config& config);
+  /// Evaluates the configurations of `configs` not evaluated yet, on up to threads() threads
+  /// (lowering is pure and dominates the search's time), so features() finds them cached.
+  void prefetch(const std::vector<Config>& configs);
+  /// Threads prefetch() uses (default: every hardware thread, at most 8).
+  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
+  int threads() const { return threads_; }
   /// Lowers `config` (not cached); nullopt when it is invalid.
   std::optional<ir::LoweredFunc> lower_config(const Config& config) const;
   /// Lowers explicit steps (a record's); nullopt when they do not apply.
@@ -58,6 +64,7 @@ class CandidateEvaluator {
   std::unordered_map<std::string, std::unique_ptr<std::vector<float>>> cache_;
   int64_t invalid_ = 0, evaluated_ = 0;
   double seconds_ = 0;
+  int threads_ = 1;
 };
 
 /// Scores of configurations (higher = predicted faster); -infinity for an invalid one.
@@ -82,22 +89,30 @@ struct EvolutionOptions {
 
 /// Simulated annealing from `starts` (topped up with random samples to `chains` points). Returns up
 /// to `count` distinct unmeasured valid configurations, best predicted first.
-std::vector<Config> simulated_annealing(const SearchSpace& space, const ScoreFn& score,
-                                        const MeasuredFn& measured, std::vector<Config> starts,
-                                        size_t count, support::Rng& rng,
+std::vector<Config> simulated_annealing(const SearchSpace& space,
+                                        const ScoreFn& score,
+                                        const MeasuredFn& measured,
+                                        std::vector<Config> starts,
+                                        size_t count,
+                                        support::Rng& rng,
                                         const AnnealingOptions& options = {});
 
 /// Evolutionary search: an initial population of `starts` plus random samples, fitness-
 /// proportional selection, mutation or crossover. Same contract as simulated_annealing.
-std::vector<Config> evolutionary_search(const SearchSpace& space, const ScoreFn& score,
-                                        const MeasuredFn& measured, std::vector<Config> starts,
-                                        size_t count, support::Rng& rng,
+std::vector<Config> evolutionary_search(const SearchSpace& space,
+                                        const ScoreFn& score,
+                                        const MeasuredFn& measured,
+                                        std::vector<Config> starts,
+                                        size_t count,
+                                        support::Rng& rng,
                                         const EvolutionOptions& options = {});
 
 /// Up to `count` distinct unmeasured configurations drawn uniformly (gives up after 50×count
 /// draws when the space is nearly exhausted). `taken` keys are skipped too and extended.
-std::vector<Config> random_unmeasured(const SearchSpace& space, const MeasuredFn& measured,
-                                      std::unordered_set<std::string>& taken, size_t count,
+std::vector<Config> random_unmeasured(const SearchSpace& space,
+                                      const MeasuredFn& measured,
+                                      std::unordered_set<std::string>& taken,
+                                      size_t count,
                                       support::Rng& rng);
 
 }  // namespace tensortune::search
