@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace tensortune::search {
 
@@ -99,6 +100,21 @@ SearchSpace SearchSpace::generate(const te::Workload& workload, const target::Ta
   space.workload_key_ = workload.key();
   space.sketches_ = detail::generate_sketches(workload, target);
   TT_CHECK(!space.sketches_.empty()) << "no sketch for workload " << workload.name();
+  for (const Sketch& sketch : space.sketches_) {
+    std::vector<std::vector<std::vector<int>>> per_knob;
+    for (const Knob& k : sketch.knobs) {
+      std::map<int64_t, std::vector<int>> by_innermost;
+      bool levels = k.kind == KnobKind::Split && !k.choices.empty() && k.choices[0].size() >= 2;
+      for (size_t c = 0; levels && c < k.choices.size(); ++c) {
+        by_innermost[k.choices[c].back()].push_back(static_cast<int>(c));
+      }
+      std::vector<std::vector<int>> groups;
+      for (auto& [innermost, group] : by_innermost)
+        groups.push_back(std::move(group));
+      per_knob.push_back(std::move(groups));
+    }
+    space.strata_.push_back(std::move(per_knob));
+  }
   return space;
 }
 
@@ -113,8 +129,15 @@ double SearchSpace::size() const {
 Config SearchSpace::sample(support::Rng& rng) const {
   Config config;
   config.sketch = static_cast<int>(rng.pick(sketches_.size()));
-  for (const Knob& k : sketches_[static_cast<size_t>(config.sketch)].knobs) {
-    config.choice.push_back(static_cast<int>(rng.pick(k.choices.size())));
+  const auto& strata = strata_[static_cast<size_t>(config.sketch)];
+  const std::vector<Knob>& knobs = sketches_[static_cast<size_t>(config.sketch)].knobs;
+  for (size_t k = 0; k < knobs.size(); ++k) {
+    if (strata[k].empty()) {
+      config.choice.push_back(static_cast<int>(rng.pick(knobs[k].choices.size())));
+    } else {
+      const std::vector<int>& group = strata[k][rng.pick(strata[k].size())];
+      config.choice.push_back(group[rng.pick(group.size())]);
+    }
   }
   return config;
 }
@@ -292,13 +315,16 @@ std::optional<Config> SearchSpace::nearest(const support::Json& json) const {
     return std::nullopt;
   }
   const support::Json::Object& knobs = json.at("knobs").as_object();
-  const auto log2p = [](int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 0)) + 1); };
+  const auto log2p = [](int64_t v) {
+    return std::log2(static_cast<double>(std::max<int64_t>(v, 0)) + 1);
+  };
   for (const Knob& k : sketches_[static_cast<size_t>(config.sketch)].knobs) {
     std::vector<int64_t> want;
     auto it = knobs.find(k.name);
     if (it != knobs.end() && it->second.is_array()) {
       for (const support::Json& v : it->second.as_array()) {
-        if (!v.is_int()) return std::nullopt;
+        if (!v.is_int())
+          return std::nullopt;
         want.push_back(v.as_int());
       }
     }

@@ -34,7 +34,8 @@ const char* tuner_name(TunerKind kind) {
 
 TunerKind parse_tuner(const std::string& text) {
   for (TunerKind k : {TunerKind::Xgb, TunerKind::XgbEvo, TunerKind::Random, TunerKind::Grid}) {
-    if (text == tuner_name(k)) return k;
+    if (text == tuner_name(k))
+      return k;
   }
   throw UserError("unknown tuner '" + text + "' (expected xgb, xgb-evo, random or grid)");
 }
@@ -56,7 +57,9 @@ PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& o) {
 
 namespace {
 
-double now() { return measure::now_seconds(); }
+double now() {
+  return measure::now_seconds();
+}
 
 void check_options(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
   TT_USER_CHECK(!tasks.empty()) << "tune: no workloads to tune";
@@ -78,16 +81,19 @@ support::Json options_json(const std::vector<TuneTask>& tasks, const TuneOptions
   j["scheduler"] = policy_name(o.scheduler.policy);
   j["model"] = o.random_model ? "random" : "xgb";
   support::Json workloads = support::Json::array();
-  for (const TuneTask& t : tasks) workloads.push_back(t.workload.key());
+  for (const TuneTask& t : tasks)
+    workloads.push_back(t.workload.key());
   j["workloads"] = std::move(workloads);
   return j;
 }
 
 /// The model's scores of `configs` for one task; -infinity for invalid configurations.
-std::vector<float> model_scores(TaskState& state, const cost_model::CostModel& model,
+std::vector<float> model_scores(TaskState& state,
+                                const cost_model::CostModel& model,
                                 const std::vector<Config>& configs) {
   std::vector<std::vector<float>> rows;
   std::vector<size_t> where;
+  state.evaluator.prefetch(configs);
   for (size_t i = 0; i < configs.size(); ++i) {
     if (const std::vector<float>* f = state.evaluator.features(configs[i])) {
       rows.push_back(*f);
@@ -95,59 +101,79 @@ std::vector<float> model_scores(TaskState& state, const cost_model::CostModel& m
     }
   }
   std::vector<float> scores(configs.size(), -std::numeric_limits<float>::infinity());
-  if (rows.empty()) return scores;
+  if (rows.empty())
+    return scores;
   const std::vector<float> predicted = model.predict(rows);
-  for (size_t k = 0; k < where.size(); ++k) scores[where[k]] = predicted[k];
+  for (size_t k = 0; k < where.size(); ++k)
+    scores[where[k]] = predicted[k];
   return scores;
 }
 
 /// The next batch of at most `n` distinct, valid, unmeasured configurations of `state`.
-std::vector<Config> propose(TaskState& state, const cost_model::CostModel* model,
-                            const TuneOptions& options, size_t n) {
-  const MeasuredFn measured = [&](const std::string& key) { return state.is_measured(key); };
+std::vector<Config> propose(TaskState& state,
+                            const cost_model::CostModel* model,
+                            const TuneOptions& options,
+                            size_t n) {
+  const MeasuredFn measured = [&](const std::string& key) {
+    return state.is_measured(key);
+  };
   std::vector<Config> picked;
   std::unordered_set<std::string> taken, taken_schedules;
   auto take = [&](const Config& c) {
-    if (picked.size() >= n || measured(state.space.key(c))) return;
-    if (!taken.insert(state.space.key(c)).second) return;
+    if (picked.size() >= n || measured(state.space.key(c)))
+      return;
+    if (!taken.insert(state.space.key(c)).second)
+      return;
     // Another configuration with the same steps was (or is about to be) measured.
     const std::string text = state.schedule_text(c);
-    if (state.measured_schedules.count(text) != 0 || !taken_schedules.insert(text).second) return;
-    if (state.evaluator.features(c) == nullptr) return;  // invalid: dropped and counted
+    if (state.measured_schedules.count(text) != 0 || !taken_schedules.insert(text).second)
+      return;
+    if (state.evaluator.features(c) == nullptr)
+      return;  // invalid: dropped and counted
     picked.push_back(c);
   };
   if (options.tuner == TunerKind::Grid) {
     while (picked.size() < n && state.grid_offset < state.space.size()) {
       const std::vector<Config> chunk = state.space.enumerate(state.grid_offset, n);
       state.grid_offset += static_cast<double>(chunk.size());
-      for (const Config& c : chunk) take(c);
-      if (chunk.empty()) break;
+      for (const Config& c : chunk)
+        take(c);
+      if (chunk.empty())
+        break;
     }
     return picked;
   }
   const bool guided = options.tuner != TunerKind::Random && model != nullptr && model->trained();
   if (guided) {
-    const auto n_random = static_cast<size_t>(std::floor(options.eps_greedy * static_cast<double>(n)));
+    // Rounded up, so a small batch still explores (5% of 16 would be none).
+    const auto n_random =
+        static_cast<size_t>(std::ceil(options.eps_greedy * static_cast<double>(n)));
     // Before the task has measurements of its own, the best configurations of other shapes of
     // the same operator (nearest in this space) are measured as they are.
     if (state.top.empty()) {
-      for (const Config& c : state.transfer_starts) take(c);
+      for (const Config& c : state.transfer_starts)
+        take(c);
     }
-    const ScoreFn score = [&](const std::vector<Config>& c) { return model_scores(state, *model, c); };
+    const ScoreFn score = [&](const std::vector<Config>& c) {
+      return model_scores(state, *model, c);
+    };
     const size_t wanted = n - std::min(n, n_random);
-    const std::vector<Config> starts = state.top_configs(options.tuner == TunerKind::Xgb
-                                                             ? static_cast<size_t>(options.annealing.chains / 2)
-                                                             : static_cast<size_t>(options.evolution.population / 4));
+    const std::vector<Config> starts = state.top_configs(
+        options.tuner == TunerKind::Xgb ? static_cast<size_t>(options.annealing.chains / 2)
+                                        : static_cast<size_t>(options.evolution.population / 4));
     const std::vector<Config> best =
-        options.tuner == TunerKind::Xgb
-            ? simulated_annealing(state.space, score, measured, starts, wanted, state.rng, options.annealing)
-            : evolutionary_search(state.space, score, measured, starts, wanted, state.rng, options.evolution);
-    for (const Config& c : best) take(c);
+        options.tuner == TunerKind::Xgb ? simulated_annealing(state.space, score, measured, starts,
+                                                              wanted, state.rng, options.annealing)
+                                        : evolutionary_search(state.space, score, measured, starts,
+                                                              wanted, state.rng, options.evolution);
+    for (const Config& c : best)
+      take(c);
   }
   // The random share, and the whole batch while the model knows nothing yet.
   for (int attempt = 0; picked.size() < n && attempt < 4; ++attempt) {
     std::unordered_set<std::string> local = taken;
-    for (const Config& c : random_unmeasured(state.space, measured, local, n - picked.size(), state.rng)) {
+    for (const Config& c :
+         random_unmeasured(state.space, measured, local, n - picked.size(), state.rng)) {
       take(c);
     }
   }
@@ -156,10 +182,14 @@ std::vector<Config> propose(TaskState& state, const cost_model::CostModel* model
 
 }  // namespace
 
-TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target,
-                const database::TargetKey& target_key, database::Database& db,
-                measure::Measurer& measurer, const TuneOptions& options,
-                const ProgressFn& progress, const std::atomic<bool>* stop) {
+TuneResult tune(const std::vector<TuneTask>& tasks,
+                const target::Target& target,
+                const database::TargetKey& target_key,
+                database::Database& db,
+                measure::Measurer& measurer,
+                const TuneOptions& options,
+                const ProgressFn& progress,
+                const std::atomic<bool>* stop) {
   check_options(tasks, options);
   const double start = now();
   support::Rng seeds(options.seed);
@@ -189,13 +219,15 @@ TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target
       model = std::make_unique<cost_model::XGBoostModel>(options.xgb);
     }
     t0 = now();
-    if (samples.size() > 0) model->train(samples.normalised());
+    if (samples.size() > 0)
+      model->train(samples.normalised());
     total.training += now() - t0;
   }
   TT_LOG(1) << "search: warm start from " << warm << " records (" << samples.size() << " samples)";
 
   int64_t stored = 0;
-  for (const auto& s : states) stored += s->result.resumed;
+  for (const auto& s : states)
+    stored += s->result.resumed;
   int64_t done = stored;
   TaskSchedulerOptions sched = options.scheduler;
   sched.seed = options.seed;
@@ -224,7 +256,8 @@ TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target
     const double ev0 = state.evaluator.seconds();
     const int64_t invalid0 = state.evaluator.invalid();
     t0 = now();
-    const size_t n = static_cast<size_t>(std::min<int64_t>(options.batch_size, options.trials - done));
+    const size_t n =
+        static_cast<size_t>(std::min<int64_t>(options.batch_size, options.trials - done));
     const std::vector<Config> batch = propose(state, model.get(), options, n);
     rt.features = state.evaluator.seconds() - ev0;
     rt.search = now() - t0 - rt.features;
@@ -241,8 +274,8 @@ TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target
     std::optional<ir::LoweredFunc> def;
     if (!state.reference || !state.default_measured) {
       def = state.evaluator.lower_steps({});
-      TT_USER_CHECK(def.has_value()) << "tune: the default schedule of "
-                                     << state.result.workload_name << " does not lower";
+      TT_USER_CHECK(def.has_value())
+          << "tune: the default schedule of " << state.result.workload_name << " does not lower";
     }
     if (!state.reference) {
       state.reference = measurer.make_reference(
@@ -250,7 +283,8 @@ TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target
     }
     const size_t room = state.default_measured ? n : n - 1;
     for (const Config& c : batch) {
-      if (funcs.size() >= room) break;
+      if (funcs.size() >= room)
+        break;
       if (std::optional<ir::LoweredFunc> f = state.evaluator.lower_config(c)) {
         funcs.push_back(std::move(*f));
         kept.emplace_back(c);
@@ -298,7 +332,8 @@ TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target
     state.result.ok += p.round_ok;
     const bool improved = state.result.best_seconds > 0 &&
                           (best_before <= 0 || state.result.best_seconds < best_before);
-    state.since_improvement = improved ? 0 : state.since_improvement + static_cast<int64_t>(kept.size());
+    state.since_improvement =
+        improved ? 0 : state.since_improvement + static_cast<int64_t>(kept.size());
     scheduler.report(ti, state.result.best_seconds);
     if (options.early_stop > 0 && state.since_improvement >= options.early_stop) {
       TT_LOG(1) << "search: " << state.result.workload_name << " stopped improving";
@@ -323,14 +358,16 @@ TuneResult tune(const std::vector<TuneTask>& tasks, const target::Target& target
     p.elapsed_seconds = now() - start;
     p.round_times = rt;
     p.total_times = total;
-    if (progress) progress(p);
+    if (progress)
+      progress(p);
     if (measurer.stopped()) {
       out.stop_reason = measurer.stop_reason();
       break;
     }
   }
   db.finish_run(out.run_id, out.trials, ok_total, unix_now());
-  for (const auto& s : states) out.tasks.push_back(s->result);
+  for (const auto& s : states)
+    out.tasks.push_back(s->result);
   out.wall_seconds = now() - start;
   return out;
 }

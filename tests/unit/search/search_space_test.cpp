@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operations on a schedule space: size, sampling, grid enumeration, neighbours, mutation,
-// crossover, the JSON form of a configuration and its errors, determinism, and the split-factor
-// choices behind the split knobs.
+// crossover, the JSON form of a configuration and its errors, determinism, the split-factor
+// choices behind the split knobs, and the candidate evaluator's parallel prefetch.
 #include "tensortune/search/search_space.h"
 
 #include "search/split_factors.h"
+#include "tensortune/search/evolutionary_search.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/operators.h"
 
@@ -62,6 +63,35 @@ TEST(SearchSpace, SamplesAreRoughlyUniform) {
     first += softmax.sample(rng).sketch == 0 ? 1 : 0;
   }
   EXPECT_NEAR(first, 2000, 200);
+}
+
+TEST(SearchSpace, SampledSplitsHaveUniformInnermostFactors) {
+  SearchSpace mm = space_of("matmul:M=1024,N=1024,K=1024");
+  const Sketch& tile = mm.sketches()[0];
+  size_t knob = 0;
+  while (knob < tile.knobs.size() && tile.knobs[knob].name != "C.i.split")
+    ++knob;
+  ASSERT_LT(knob, tile.knobs.size());
+  std::set<int64_t> distinct;
+  for (const std::vector<int64_t>& c : tile.knobs[knob].choices)
+    distinct.insert(c.back());
+  ASSERT_EQ(distinct.size(), 7u);  // 1, 2, 4, ..., 64
+  support::Rng rng(5);
+  std::map<int64_t, int> innermost;
+  std::set<std::vector<int64_t>> tuples;
+  int n = 0;
+  while (n < 7000) {
+    Config c = mm.sample(rng);
+    if (c.sketch != 0)
+      continue;
+    ++n;
+    const std::vector<int64_t>& t = tile.knobs[knob].choices[static_cast<size_t>(c.choice[knob])];
+    ++innermost[t.back()];
+    tuples.insert(t);
+  }
+  for (const auto& [factor, count] : innermost)
+    EXPECT_NEAR(count, 1000, 150) << factor;
+  EXPECT_GT(tuples.size(), 200u);  // and every tuple is still reachable
 }
 
 TEST(SearchSpace, EnumerateWalksTheGridInOrderFromAnOffset) {
@@ -364,6 +394,36 @@ TEST(SplitFactors, MovingAFactorKeepsTheOtherLevels) {
     EXPECT_GE(same, 1);
     EXPECT_LE(same, 2);
   }
+}
+
+TEST(CandidateEvaluator, ParallelPrefetchGivesTheFeaturesOfSerialEvaluation) {
+  te::Workload w = te::make_workload("conv2d:N=1,C=3,H=7,W=6,K=8,R=3,S=3,pad=1");
+  SearchSpace space = SearchSpace::generate(w, target::Target{});
+  support::Rng rng(3);
+  std::vector<Config> configs;
+  for (int n = 0; n < 40; ++n) {
+    configs.push_back(space.sample(rng));
+  }
+  configs.push_back(configs.front());  // a duplicate is evaluated once
+  CandidateEvaluator serial(w, space, target::Target{});
+  serial.set_threads(1);
+  CandidateEvaluator parallel(w, space, target::Target{});
+  parallel.set_threads(4);
+  parallel.prefetch(configs);
+  EXPECT_EQ(parallel.evaluated(), 40);
+  int valid = 0;
+  for (const Config& c : configs) {
+    const std::vector<float>* a = serial.features(c);
+    const std::vector<float>* b = parallel.features(c);
+    ASSERT_EQ(a == nullptr, b == nullptr) << space.describe(c);
+    if (a != nullptr) {
+      ++valid;
+      EXPECT_EQ(*a, *b) << space.describe(c);
+    }
+  }
+  EXPECT_GT(valid, 30);
+  EXPECT_EQ(parallel.evaluated(), 40);  // everything came from the cache
+  EXPECT_EQ(parallel.invalid(), serial.invalid());
 }
 
 }  // namespace
