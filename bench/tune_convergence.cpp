@@ -77,6 +77,8 @@ Run tune_once(const std::string& spec,
   tt::measure::MeasurerOptions mo;
   mo.run.threads = target.cores;
   mo.single_call_factor = 10;  // as tensortune tune does
+  mo.run.timing.budget_s = 1.0;
+  mo.build.timeout_s = 10;
   tt::measure::Measurer measurer(target, mo);
   tt::search::TuneOptions o;
   o.tuner = tt::search::parse_tuner(tuner);

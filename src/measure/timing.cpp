@@ -28,6 +28,7 @@ support::Json TimingOptions::to_json() const {
   out["max_number"] = max_number;
   out["cache_flush"] = cache_flush;
   out["single_call_above_s"] = single_call_above_s;
+  out["budget_s"] = budget_s;
   return out;
 }
 
@@ -38,7 +39,11 @@ TimingOptions TimingOptions::from_json(const support::Json& json) {
   t.max_number = json.at("max_number").as_int("timing field 'max_number'");
   t.cache_flush = json.at("cache_flush").as_bool("timing field 'cache_flush'");
   if (json.contains("single_call_above_s")) {
-    t.single_call_above_s = json.at("single_call_above_s").as_double("timing field 'single_call_above_s'");
+    t.single_call_above_s =
+        json.at("single_call_above_s").as_double("timing field 'single_call_above_s'");
+  }
+  if (json.contains("budget_s")) {
+    t.budget_s = json.at("budget_s").as_double("timing field 'budget_s'");
   }
   return t;
 }
@@ -73,13 +78,16 @@ TimingResult time_batches(const std::function<double(int64_t)>& batch,
   const int repeat = std::max(1, options.repeat);
   if (options.cache_flush) {
     result.number = 1;
-    for (int r = 0; r < repeat; ++r) {
+    double spent = 0;
+    for (int r = 0; r < repeat && (r == 0 || options.budget_s <= 0 || spent < options.budget_s);
+         ++r) {
       if (flush) {
         flush();
       }
       result.repeats.push_back(batch(1));
+      spent += result.repeats.back();
     }
-    result.total_calls = repeat;
+    result.total_calls = static_cast<int64_t>(result.repeats.size());
     result.median_seconds = median(result.repeats);
     return result;
   }
@@ -102,9 +110,13 @@ TimingResult time_batches(const std::function<double(int64_t)>& batch,
     number = std::min(max_number, next);
   }
   result.number = number;
-  while (static_cast<int>(result.repeats.size()) < repeat) {
-    result.repeats.push_back(batch(number) / static_cast<double>(number));
+  double spent = result.repeats.back() * static_cast<double>(number);
+  while (static_cast<int>(result.repeats.size()) < repeat &&
+         (options.budget_s <= 0 || spent < options.budget_s)) {
+    const double elapsed = batch(number);
+    result.repeats.push_back(elapsed / static_cast<double>(number));
     result.total_calls += number;
+    spent += elapsed;
   }
   result.median_seconds = median(result.repeats);
   return result;

@@ -5,8 +5,8 @@
 #include "peak.h"
 #include "pipeline.h"
 #include "progress.h"
-#include "tensortune/driver/compile.h"
 #include "tensortune/database/database.h"
+#include "tensortune/driver/compile.h"
 #include "tensortune/measure/measurer.h"
 #include "tensortune/search/tuner.h"
 #include "tensortune/support/error.h"
@@ -42,17 +42,20 @@ ArgParser tune_parser() {
               {"xgb", "xgb-evo", "random", "grid"})
       .option("model", "NAME", "cost model for xgb/xgb-evo (default xgb)", {"xgb", "random"})
       .option("seed", "S", "seed of every random choice (default 0)")
-      .option("batch", "N", "candidates measured per round (default 64)")
+      .option("batch", "N", "candidates measured per round (default 32)")
       .option("eps-greedy", "P", "share of each guided batch drawn at random (default 0.05)")
       .option("early-stop", "N", "stop a workload after N trials without improvement (0 = never)")
       .option("scheduler", "NAME", "how rounds are shared among workloads (default gradient)",
               {"gradient", "round-robin"})
       .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
-      .option("build-timeout", "S", "seconds per candidate build (default 30)")
+      .option("build-timeout", "S", "seconds per candidate build (default 10)")
       .option("run-timeout", "S", "seconds per candidate run (default 10)")
       .option("single-call-factor", "F",
               "time a candidate by its check call alone when that call is F times slower than "
               "the best so far (default 10; 0 = always the full protocol)")
+      .option("timing-budget", "S",
+              "stop repeating a candidate's timed calls once they took S seconds in all "
+              "(default 1; 0 = always every repeat)")
       .option("progress", "STYLE", "auto (bar on a terminal), bar, lines or none",
               {"auto", "bar", "lines", "none"})
       .flag("no-transfer", "do not warm-start the model from other workloads' records")
@@ -105,7 +108,7 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
   o.random_model = p.get("model", "xgb") == "random";
   o.trials = p.get_int("trials", 200, 0, int64_t{1} << 40);
   o.seed = static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX));
-  o.batch_size = static_cast<int>(p.get_int("batch", 64, 1, 4096));
+  o.batch_size = static_cast<int>(p.get_int("batch", search::TuneOptions{}.batch_size, 1, 4096));
   o.eps_greedy = p.get_double("eps-greedy", 0.05, 0, 1);
   o.early_stop = p.get_int("early-stop", 0, 0, int64_t{1} << 40);
   o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
@@ -115,8 +118,10 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
   return o;
 }
 
-support::Json result_json(const search::TuneResult& r, const std::vector<search::TuneTask>& tasks,
-                          const target::Target& target, const std::string& db_path) {
+support::Json result_json(const search::TuneResult& r,
+                          const std::vector<search::TuneTask>& tasks,
+                          const target::Target& target,
+                          const std::string& db_path) {
   support::Json out = support::Json::object();
   const search::TaskResult& first = r.tasks.front();
   out["workload"] = first.workload_name;
@@ -130,7 +135,8 @@ support::Json result_json(const search::TuneResult& r, const std::vector<search:
   out["stop_reason"] = r.stop_reason;
   out["wall_seconds"] = r.wall_seconds;
   auto best_of = [](const search::TaskResult& t) {
-    if (t.best_seconds <= 0) return support::Json();
+    if (t.best_seconds <= 0)
+      return support::Json();
     support::Json b = support::Json::object();
     b["seconds"] = t.best_seconds;
     b["gflops"] = t.best_gflops;
@@ -165,10 +171,10 @@ support::Json result_json(const search::TuneResult& r, const std::vector<search:
 
 void print_text(const search::TuneResult& r, const std::string& db_path) {
   for (const search::TaskResult& t : r.tasks) {
-    const std::string best = t.best_seconds > 0
-                                 ? fmt::format("best {:.3f} ms, {:.1f} GFLOP/s (record {})",
-                                               t.best_seconds * 1e3, t.best_gflops, t.best_record_id)
-                                 : std::string("no working candidate yet");
+    const std::string best =
+        t.best_seconds > 0 ? fmt::format("best {:.3f} ms, {:.1f} GFLOP/s (record {})",
+                                         t.best_seconds * 1e3, t.best_gflops, t.best_record_id)
+                           : std::string("no working candidate yet");
     std::cout << fmt::format("{}: {} trials ({} measured now, {} ok), {}\n", t.workload_name,
                              t.resumed + t.trials, t.trials, t.ok, best);
   }
@@ -177,32 +183,40 @@ void print_text(const search::TuneResult& r, const std::string& db_path) {
       "database {:.1f}s); records in {}\n",
       format_duration(r.wall_seconds), r.times.search, r.times.features, r.times.training,
       r.times.build, r.times.run, r.times.database, db_path);
-  if (!r.stop_reason.empty()) std::cout << "stopped: " << r.stop_reason << "\n";
+  if (!r.stop_reason.empty())
+    std::cout << "stopped: " << r.stop_reason << "\n";
 }
 
 }  // namespace
 
 int run_tune(const std::vector<std::string>& args) {
   std::optional<ArgParser::Parsed> parsed = parse_command_line(tune_parser(), args);
-  if (!parsed) return 0;
+  if (!parsed)
+    return 0;
   const ArgParser::Parsed& p = *parsed;
   const std::vector<search::TuneTask> tasks = make_tasks(p);
   const search::TuneOptions options = tune_options(p);
   const target::Target target = resolve_target(p.get("target"));
   measure::MeasurerOptions mo;
   mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
-  mo.build.timeout_s = p.get_double("build-timeout", mo.build.timeout_s, 0.1, 86400);
+  // A candidate LLVM needs more than 10 s for is an unrolled monster, not a contender: on conv2d
+  // the one that hit the builder's 30 s default cost a sixth of a 200-trial run.
+  mo.build.timeout_s = p.get_double("build-timeout", 10, 0.1, 86400);
   mo.run.timeout_s = p.get_double("run-timeout", mo.run.timeout_s, 0.1, 86400);
   // A candidate 10x slower than the best so far costs one call, not the whole protocol.
   mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
+  // And a slow one that is not hopeless stops repeating after a second of timed calls.
+  mo.run.timing.budget_s = p.get_double("timing-budget", 1.0, 0, 86400);
   // Before the database: a machine that cannot measure (no GPU, no NVRTC) must not create one.
   measure::Measurer measurer(target, mo);
 
   const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
   const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
   std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  TT_USER_CHECK(!ec) << "tune: cannot create the folder '" << parent.string() << "': " << ec.message();
+  if (!parent.empty())
+    std::filesystem::create_directories(parent, ec);
+  TT_USER_CHECK(!ec) << "tune: cannot create the folder '" << parent.string()
+                     << "': " << ec.message();
   database::Database db = database::Database::open(db_path);
   // Keyed as the driver looks records up: the target as written, plus the device fingerprint.
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));

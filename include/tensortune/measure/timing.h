@@ -25,6 +25,10 @@ struct TimingOptions {
   /// call: repeats = {its time}, number = 1 (0 = always run the full protocol). A tuner sets it
   /// to a multiple of the best time so far, so hopeless candidates cost one call.
   double single_call_above_s = 0;
+  /// Once the timed repeats have taken this many seconds in all, no more are added (at least one
+  /// is kept; 0 = no budget). A tuner sets it so that a slow candidate costs a few calls, not
+  /// `repeat` of them.
+  double budget_s = 0;
 
   support::Json to_json() const;
   /// Throws UserError naming the field for a malformed document.

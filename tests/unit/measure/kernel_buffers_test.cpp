@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Kernel buffers: reproducible non-zero inputs, poisoned outputs, and a comparison that names the
 // first wrong element and catches unwritten ones.
+#include "tensortune/measure/kernel_buffers.h"
+
 #include "candidates.h"
 #include "tensortune/codegen/llvm_codegen.h"
-#include "tensortune/measure/kernel_buffers.h"
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
@@ -60,7 +61,7 @@ TEST(CompareOutputs, AcceptsTheSameKernelAndNamesTheFirstWrongElement) {
   Tolerance tol = Tolerance::for_reduction(8);
   EXPECT_FALSE(compare_outputs(got, {expected.bytes(2)}, tol));
 
-  static_cast<float*>(got.data(2))[8 * 3 + 5] += 0.5f;  // C[3, 5]
+  static_cast<float*>(got.data(2))[8 * 3 + 5] += 0.5f;          // C[3, 5]
   static_cast<float*>(got.data(2))[8 * 7 + 7] = std::nanf("");  // C[7, 7] "unwritten"
   std::optional<std::string> diff = compare_outputs(got, {expected.bytes(2)}, tol);
   ASSERT_TRUE(diff);
@@ -83,8 +84,7 @@ TEST(CompareOutputs, IntegersMustMatchExactly) {
   v[2] = 3;
   std::optional<std::string> diff = compare_outputs(got, {expected}, Tolerance{});
   ASSERT_TRUE(diff);
-  EXPECT_NE(diff->find("x[2] = 3, expected 2; 1 of 4 elements differ"), std::string::npos)
-      << *diff;
+  EXPECT_NE(diff->find("x[2] = 3, expected 2; 1 of 4 elements differ"), std::string::npos) << *diff;
 }
 
 TEST(KernelBuffers, UnsupportedDtypesAreUserErrors) {

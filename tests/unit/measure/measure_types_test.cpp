@@ -91,6 +91,7 @@ TEST(TimingOptions, RoundTripThroughJson) {
   t.min_repeat_ms = 12.5;
   t.max_number = 1000;
   t.cache_flush = true;
+  t.budget_s = 1.5;
   TimingOptions back = TimingOptions::from_json(support::Json::parse(t.to_json().dump()));
   EXPECT_EQ(back.to_json().dump(), t.to_json().dump());
   support::Json broken = t.to_json();

@@ -2,8 +2,9 @@
 // The Builder, Runner and Measurer with real worker processes: good candidates are verified and
 // timed; candidates that crash, spin, exhaust memory, compute wrong values or fail to compile
 // each cost one record of the right class, and the measurer carries on.
-#include "candidates.h"
 #include "tensortune/measure/measurer.h"
+
+#include "candidates.h"
 #include "tensortune/measure/worker.h"
 #include "tensortune/support/error.h"
 
@@ -82,8 +83,8 @@ TEST(Measurer, HundredMixedCandidatesGiveHundredRecordsOfTheRightClass) {
   ASSERT_EQ(results.size(), 100U);
   for (size_t i = 0; i < results.size(); ++i) {
     const MeasureResult& r = results[i];
-    ASSERT_EQ(r.status, expected[i]) << "candidate " << i << ": " << status_name(r.status) << ": "
-                                     << r.message;
+    ASSERT_EQ(r.status, expected[i])
+        << "candidate " << i << ": " << status_name(r.status) << ": " << r.message;
     if (r.ok()) {
       EXPECT_EQ(r.repeats.size(), 3U);
       EXPECT_GT(r.median_seconds, 0);
@@ -144,7 +145,8 @@ TEST(Runner, ACandidateWithOtherParametersIsAWrongResult) {
   te::Workload w = matmul_workload(kN);
   Measurer measurer(target::Target(), quick_options());
   auto reference = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(kN));
-  std::vector<MeasureResult> r = measurer.measure(*reference, {default_kernel(matmul_workload(16))});
+  std::vector<MeasureResult> r =
+      measurer.measure(*reference, {default_kernel(matmul_workload(16))});
   EXPECT_EQ(r.at(0).status, MeasureStatus::WrongResult);
   EXPECT_NE(r.at(0).message.find("parameters differ"), std::string::npos);
 }
@@ -182,7 +184,8 @@ TEST(Measurer, ACandidateFarSlowerThanTheBestIsTimedByItsCheckCallAlone) {
   }
   // Another reference starts without a best: the full protocol again.
   auto other = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(kN));
-  EXPECT_EQ(measurer.measure(*other, {k})[0].repeats.size(), static_cast<size_t>(options.run.timing.repeat));
+  EXPECT_EQ(measurer.measure(*other, {k})[0].repeats.size(),
+            static_cast<size_t>(options.run.timing.repeat));
 }
 
 TEST(Measurer, StopsAfterTooManyFailuresInARowAndSaysWhy) {

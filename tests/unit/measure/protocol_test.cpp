@@ -2,6 +2,7 @@
 // The worker protocol's frames: exact round trips of headers and binary blobs over a socket pair,
 // deadlines, and a peer that goes away.
 #include "measure/protocol.h"
+
 #include "tensortune/measure/timing.h"
 #include "tensortune/support/error.h"
 
@@ -58,7 +59,8 @@ TEST(Protocol, AClosedPeerIsReportedBeforeOrInsideAFrame) {
   m.header = support::Json::object();
   m.header["op"] = "x";
   std::string frame = encode(m);
-  ASSERT_EQ(::write(s.fd[0], frame.data(), frame.size() / 2), static_cast<ssize_t>(frame.size() / 2));
+  ASSERT_EQ(::write(s.fd[0], frame.data(), frame.size() / 2),
+            static_cast<ssize_t>(frame.size() / 2));
   ::close(s.fd[0]);
   s.fd[0] = -1;
   Message got;
