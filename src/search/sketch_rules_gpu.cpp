@@ -8,7 +8,6 @@
 // cross-thread reductions.
 #include "sketch_rules.h"
 #include "split_factors.h"
-
 #include "tensortune/support/error.h"
 
 #include <algorithm>

@@ -14,7 +14,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-bool has_time(double seconds) { return seconds > 0 && std::isfinite(seconds); }
+bool has_time(double seconds) {
+  return seconds > 0 && std::isfinite(seconds);
+}
 
 }  // namespace
 
@@ -29,13 +31,17 @@ const char* policy_name(SchedulePolicy policy) {
 }
 
 SchedulePolicy parse_policy(const std::string& text) {
-  if (text == "gradient") return SchedulePolicy::Gradient;
-  if (text == "round-robin") return SchedulePolicy::RoundRobin;
+  if (text == "gradient")
+    return SchedulePolicy::Gradient;
+  if (text == "round-robin")
+    return SchedulePolicy::RoundRobin;
   throw UserError("unknown task scheduler '" + text + "' (expected gradient or round-robin)");
 }
 
-TaskScheduler::TaskScheduler(std::vector<double> weights, std::vector<double> flops,
-                             std::vector<std::string> ops, TaskSchedulerOptions options)
+TaskScheduler::TaskScheduler(std::vector<double> weights,
+                             std::vector<double> flops,
+                             std::vector<std::string> ops,
+                             TaskSchedulerOptions options)
     : options_(options), rng_(options.seed) {
   TT_USER_CHECK(!weights.empty()) << "task scheduler: no tasks";
   TT_CHECK(weights.size() == flops.size() && weights.size() == ops.size());
@@ -56,7 +62,9 @@ void TaskScheduler::report(int task, double best_seconds) {
   t.best_history.push_back(has_time(best_seconds) ? best_seconds : kInf);
 }
 
-void TaskScheduler::finish(int task) { tasks_.at(static_cast<size_t>(task)).finished = true; }
+void TaskScheduler::finish(int task) {
+  tasks_.at(static_cast<size_t>(task)).finished = true;
+}
 
 double TaskScheduler::total_latency() const {
   double total = 0;
@@ -74,12 +82,14 @@ double TaskScheduler::total_latency() const {
 double TaskScheduler::gradient(size_t i) const {
   const Task& t = tasks_[i];
   const double best = t.best_history.back();
-  if (!has_time(best)) return -kInf;  // nothing works yet: most urgent
+  if (!has_time(best))
+    return -kInf;  // nothing works yet: most urgent
   const auto n = static_cast<int>(t.best_history.size());
   double backward = 0;
   if (n > options_.backward_window) {
     const double before = t.best_history[static_cast<size_t>(n - 1 - options_.backward_window)];
-    if (has_time(before)) backward = (best - before) / options_.backward_window;
+    if (has_time(before))
+      backward = (best - before) / options_.backward_window;
   }
   double reachable = best - best / n;
   double best_rate = 0;
@@ -89,7 +99,8 @@ double TaskScheduler::gradient(size_t i) const {
     }
     best_rate = std::max(best_rate, other.flops / other.best_history.back());
   }
-  if (best_rate > 0 && t.flops > 0) reachable = std::min(reachable, options_.beta * t.flops / best_rate);
+  if (best_rate > 0 && t.flops > 0)
+    reachable = std::min(reachable, options_.beta * t.flops / best_rate);
   const double forward = reachable - best;
   return t.weight * (options_.alpha * backward + (1 - options_.alpha) * forward);
 }
@@ -97,10 +108,12 @@ double TaskScheduler::gradient(size_t i) const {
 int TaskScheduler::next() {
   std::vector<size_t> live;
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (!tasks_[i].finished) live.push_back(i);
+    if (!tasks_[i].finished)
+      live.push_back(i);
   }
   last_gradients_.clear();
-  if (live.empty()) return -1;
+  if (live.empty())
+    return -1;
   if (options_.policy == SchedulePolicy::RoundRobin) {
     for (size_t k = 0; k < tasks_.size(); ++k) {
       const size_t i = (round_robin_next_ + k) % tasks_.size();
@@ -111,7 +124,8 @@ int TaskScheduler::next() {
     }
   }
   for (size_t i : live) {
-    if (tasks_[i].rounds == 0) return static_cast<int>(i);  // warm-up: everyone once
+    if (tasks_[i].rounds == 0)
+      return static_cast<int>(i);  // warm-up: everyone once
   }
   if (options_.eps_random > 0 && rng_.uniform() < options_.eps_random) {
     return static_cast<int>(live[rng_.pick(live.size())]);
@@ -122,13 +136,15 @@ int TaskScheduler::next() {
   for (size_t i : live) {
     const double g = gradient(i);
     last_gradients_.push_back(g);
-    if (g != last_gradients_.front()) all_equal = false;
+    if (g != last_gradients_.front())
+      all_equal = false;
     if (g < lowest) {
       lowest = g;
       chosen = i;
     }
   }
-  if (all_equal) chosen = live[rng_.pick(live.size())];
+  if (all_equal)
+    chosen = live[rng_.pick(live.size())];
   return static_cast<int>(chosen);
 }
 

@@ -28,7 +28,8 @@ double gflops_of(double flops, double seconds) {
 std::optional<Config> config_of(const SearchSpace& space, const database::Record& r) {
   try {
     const support::Json knobs = support::Json::parse(r.knobs);
-    if (!knobs.is_object() || !knobs.contains("sketch")) return std::nullopt;
+    if (!knobs.is_object() || !knobs.contains("sketch"))
+      return std::nullopt;
     return space.from_json(knobs);
   } catch (const UserError&) {
     return std::nullopt;
@@ -68,23 +69,30 @@ std::optional<std::vector<float>> features_of_record(const te::Workload& workloa
 std::vector<const database::Record*> pick_records(const std::vector<database::Record>& records,
                                                   int64_t limit) {
   std::vector<const database::Record*> out;
-  for (const database::Record& r : records) out.push_back(&r);
-  std::stable_sort(out.begin(), out.end(), [](const database::Record* a, const database::Record* b) {
-    return a->ok() != b->ok() ? a->ok() : a->id > b->id;
-  });
-  if (static_cast<int64_t>(out.size()) > limit) out.resize(static_cast<size_t>(std::max<int64_t>(0, limit)));
+  for (const database::Record& r : records)
+    out.push_back(&r);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const database::Record* a, const database::Record* b) {
+                     return a->ok() != b->ok() ? a->ok() : a->id > b->id;
+                   });
+  if (static_cast<int64_t>(out.size()) > limit)
+    out.resize(static_cast<size_t>(std::max<int64_t>(0, limit)));
   return out;
 }
 
-int64_t resume_task(TaskState& state, const database::Database& db,
-                    const database::TargetKey& target_key, const target::Target& target,
-                    int64_t limit, SampleSet& samples) {
+int64_t resume_task(TaskState& state,
+                    const database::Database& db,
+                    const database::TargetKey& target_key,
+                    const target::Target& target,
+                    int64_t limit,
+                    SampleSet& samples) {
   const std::string& key = state.task->workload.key();
   const std::vector<database::Record> records = db.history(key, target_key);
   state.result.resumed = static_cast<int64_t>(records.size());
   for (const database::Record& r : records) {
     std::optional<Config> config = config_of(state.space, r);
-    if (!config && is_default_schedule(r)) state.default_measured = true;
+    if (!config && is_default_schedule(r))
+      state.default_measured = true;
     state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.median_seconds : 0,
                         r.id, 0);
   }
@@ -92,32 +100,40 @@ int64_t resume_task(TaskState& state, const database::Database& db,
   for (const database::Record* r : pick_records(records, limit)) {
     std::optional<std::vector<float>> f;
     if (std::optional<Config> config = config_of(state.space, *r)) {
-      if (const std::vector<float>* cached = state.evaluator.features(*config)) f = *cached;
+      if (const std::vector<float>* cached = state.evaluator.features(*config))
+        f = *cached;
     } else {
       f = features_of_record(state.task->workload, *r, target);
     }
-    if (!f) continue;
+    if (!f)
+      continue;
     ++lowered;
     samples.add({key, std::move(*f), r->ok() ? gflops_of(state.flops, r->median_seconds) : 0.0});
   }
   return lowered;
 }
 
-int64_t transfer_from(const database::WorkloadInfo& info, std::vector<std::unique_ptr<TaskState>>& states,
-                      const database::Database& db, const database::TargetKey& target_key,
-                      const target::Target& target, int64_t limit, SampleSet& samples) {
+int64_t transfer_from(const database::WorkloadInfo& info,
+                      std::vector<std::unique_ptr<TaskState>>& states,
+                      const database::Database& db,
+                      const database::TargetKey& target_key,
+                      const target::Target& target,
+                      int64_t limit,
+                      SampleSet& samples) {
   std::optional<te::Workload> workload;
   try {
     workload = te::make_workload(info.spec);
   } catch (const UserError&) {
     return 0;
   }
-  if (workload->key() != info.key) return 0;  // the operator library changed since
+  if (workload->key() != info.key)
+    return 0;  // the operator library changed since
   const std::vector<database::Record> records = db.history(info.key, target_key);
   int64_t lowered = 0;
   for (const database::Record* r : pick_records(records, limit)) {
     std::optional<std::vector<float>> f = features_of_record(*workload, *r, target);
-    if (!f) continue;
+    if (!f)
+      continue;
     ++lowered;
     samples.add({info.key, std::move(*f),
                  r->ok() ? gflops_of(workload->flop_count(), r->median_seconds) : 0.0});
@@ -125,9 +141,11 @@ int64_t transfer_from(const database::WorkloadInfo& info, std::vector<std::uniqu
   // The best configurations of the same operator start the search of each task, when their knobs
   // fit its space.
   for (const std::unique_ptr<TaskState>& s : states) {
-    if (s->task->op != info.op || s->task->op.empty()) continue;
+    if (s->task->op != info.op || s->task->op.empty())
+      continue;
     for (const database::Record& r : db.best(info.key, target_key, 4)) {
-      if (std::optional<Config> c = nearest_config_of(s->space, r)) s->transfer_starts.push_back(*c);
+      if (std::optional<Config> c = nearest_config_of(s->space, r))
+        s->transfer_starts.push_back(*c);
     }
   }
   return lowered;
@@ -135,11 +153,14 @@ int64_t transfer_from(const database::WorkloadInfo& info, std::vector<std::uniqu
 
 }  // namespace
 
-void SampleSet::add(RawSample sample) { samples_.push_back(std::move(sample)); }
+void SampleSet::add(RawSample sample) {
+  samples_.push_back(std::move(sample));
+}
 
 std::vector<cost_model::Sample> SampleSet::normalised() const {
   std::map<std::string, double> best;
-  for (const RawSample& s : samples_) best[s.group] = std::max(best[s.group], s.gflops);
+  for (const RawSample& s : samples_)
+    best[s.group] = std::max(best[s.group], s.gflops);
   std::vector<cost_model::Sample> out;
   out.reserve(samples_.size());
   for (const RawSample& s : samples_) {
@@ -159,11 +180,16 @@ TaskState::TaskState(const TuneTask& t, const target::Target& target, uint64_t s
   result.workload_name = t.workload.name();
 }
 
-void TaskState::note_measured(const Config* config, const std::string& schedule_json,
-                              double seconds, int64_t record_id, int64_t trial_index) {
+void TaskState::note_measured(const Config* config,
+                              const std::string& schedule_json,
+                              double seconds,
+                              int64_t record_id,
+                              int64_t trial_index) {
   measured_schedules.insert(schedule_json);
-  if (config) measured.insert(space.key(*config));
-  if (seconds <= 0) return;
+  if (config)
+    measured.insert(space.key(*config));
+  if (seconds <= 0)
+    return;
   const bool better = result.best_seconds <= 0 || seconds < result.best_seconds;
   if (better) {
     result.best_seconds = seconds;
@@ -171,11 +197,13 @@ void TaskState::note_measured(const Config* config, const std::string& schedule_
     result.best_record_id = record_id;
     result.curve.emplace_back(trial_index, result.best_gflops);
   }
-  if (!config) return;
+  if (!config)
+    return;
   top.emplace_back(seconds, *config);
   std::stable_sort(top.begin(), top.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (top.size() > kTopKept) top.resize(kTopKept);
+  if (top.size() > kTopKept)
+    top.resize(kTopKept);
 }
 
 std::string TaskState::schedule_text(const Config& config) const {
@@ -184,16 +212,20 @@ std::string TaskState::schedule_text(const Config& config) const {
 
 std::vector<Config> TaskState::top_configs(size_t n) const {
   std::vector<Config> out;
-  for (size_t i = 0; i < top.size() && out.size() < n; ++i) out.push_back(top[i].second);
+  for (size_t i = 0; i < top.size() && out.size() < n; ++i)
+    out.push_back(top[i].second);
   for (size_t i = 0; i < transfer_starts.size() && out.size() < n; ++i) {
     out.push_back(transfer_starts[i]);
   }
   return out;
 }
 
-int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states, const database::Database& db,
-                   const database::TargetKey& target_key, const target::Target& target,
-                   const TuneOptions& options, SampleSet& samples) {
+int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states,
+                   const database::Database& db,
+                   const database::TargetKey& target_key,
+                   const target::Target& target,
+                   const TuneOptions& options,
+                   SampleSet& samples) {
   int64_t lowered = 0;
   std::unordered_set<std::string> own;
   for (const auto& s : states) {
@@ -201,13 +233,16 @@ int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states, const databa
     lowered += resume_task(*s, db, target_key, target,
                            options.warm_start ? options.max_warm_start_records : 0, samples);
   }
-  if (!options.warm_start || !options.transfer) return lowered;
+  if (!options.warm_start || !options.transfer)
+    return lowered;
   for (const database::WorkloadInfo& info : db.workloads()) {
-    if (own.count(info.key) != 0 || info.spec.empty()) continue;
+    if (own.count(info.key) != 0 || info.spec.empty())
+      continue;
     const int64_t left = options.max_warm_start_records - lowered;
-    if (left <= 0) break;
-    lowered += transfer_from(info, states, db, target_key, target, std::min<int64_t>(left, 500),
-                             samples);
+    if (left <= 0)
+      break;
+    lowered +=
+        transfer_from(info, states, db, target_key, target, std::min<int64_t>(left, 500), samples);
   }
   return lowered;
 }
@@ -218,15 +253,17 @@ int64_t unix_now() {
       .count();
 }
 
-database::Record make_record(const TaskState& state, const Config* config,
+database::Record make_record(const TaskState& state,
+                             const Config* config,
                              const measure::MeasureResult& result,
-                             const database::TargetKey& target_key, const TuneOptions& options,
+                             const database::TargetKey& target_key,
+                             const TuneOptions& options,
                              int64_t run_id) {
   database::Record r;
   r.workload_key = state.task->workload.key();
   r.target = target_key;
   r.schedule = config ? state.schedule_text(*config)
-                     : schedule::to_json(schedule::Schedule{r.workload_key, {}}).dump();
+                      : schedule::to_json(schedule::Schedule{r.workload_key, {}}).dump();
   r.knobs = config ? state.space.to_json(*config).dump() : "{}";
   r.status = measure::status_name(result.status);
   r.error = result.message;

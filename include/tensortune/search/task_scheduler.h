@@ -34,7 +34,9 @@ class TaskScheduler {
  public:
   /// One entry per task: its weight (how often it runs in the model), FLOPs of one call and
   /// operator name (tasks of one operator bound each other's forward gradient).
-  TaskScheduler(std::vector<double> weights, std::vector<double> flops, std::vector<std::string> ops,
+  TaskScheduler(std::vector<double> weights,
+                std::vector<double> flops,
+                std::vector<std::string> ops,
                 TaskSchedulerOptions options = {});
 
   /// The task that gets the next round, or -1 when every task is finished. Every live task gets

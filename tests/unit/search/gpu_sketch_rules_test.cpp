@@ -4,7 +4,6 @@
 // reference computes (ir::eval runs bound loops one iteration after another), and their CUDA C
 // compiles to PTX through NVRTC.
 #include "search_test_util.h"
-
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ir_printer.h"
@@ -50,7 +49,8 @@ int check_gpu_space(const std::string& spec, int wanted, int attempts, uint64_t 
       options.verify_each_pass = true;
       f = lower::lower(schedule::apply_steps(w, space.steps(config)), gpu(), "f", options);
     } catch (const ScheduleError& e) {
-      first_refusal = first_refusal.empty() ? space.describe(config) + ": " + e.what() : first_refusal;
+      first_refusal =
+          first_refusal.empty() ? space.describe(config) + ": " + e.what() : first_refusal;
       continue;
     }
     ++lowered;

@@ -31,7 +31,8 @@ TEST(TaskScheduler, RoundRobinCyclesOverLiveTasks) {
   for (int r = 0; r < 6; ++r) {
     order.push_back(s.next());
     s.report(order.back(), 1.0);
-    if (r == 2) s.finish(1);
+    if (r == 2)
+      s.finish(1);
   }
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 0, 2, 0}));
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tuning loop end to end: real spaces, the real measurer and a real database in a temp folder.
-#include "tensortune/search/search_space.h"
 #include "tensortune/search/tuner.h"
 
 #include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/search/search_space.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/te/operators.h"
@@ -62,7 +62,8 @@ class TunerTest : public ::testing::Test {
 
 std::set<std::string> knob_set(const std::vector<database::Record>& records) {
   std::set<std::string> out;
-  for (const database::Record& r : records) out.insert(r.knobs);
+  for (const database::Record& r : records)
+    out.insert(r.knobs);
   return out;
 }
 
@@ -116,7 +117,8 @@ TEST_F(TunerTest, ModelGuidedTuningBeatsTheDefaultScheduleOfASmallMatmul) {
   const std::vector<database::Record> stored = db.history(tasks[0].workload.key(), key_);
   int defaults = 0;
   for (const database::Record& rec : stored) {
-    if (rec.knobs != "{}") continue;
+    if (rec.knobs != "{}")
+      continue;
     ++defaults;
     ASSERT_TRUE(rec.ok()) << rec.error;
     EXPECT_LT(r.tasks[0].best_seconds, rec.median_seconds);
@@ -143,7 +145,8 @@ TEST_F(TunerTest, ANewShapeFirstMeasuresTheNearestOfAnotherShapesBestConfigurati
   std::set<std::string> expected;
   for (const database::Record& r : db.best(source.workload.key(), key_, 4)) {
     std::optional<Config> c = space.nearest(support::Json::parse(r.knobs));
-    if (c) expected.insert(space.key(*c));
+    if (c)
+      expected.insert(space.key(*c));
   }
   ASSERT_FALSE(expected.empty());
   o.trials = 8;
@@ -162,8 +165,8 @@ TEST_F(TunerTest, StopFlagEndsTheRunAfterTheBatchInFlightIsSaved) {
   measure::Measurer measurer(target_, measurer_options());
   TuneOptions o = run_options(TunerKind::Random, 100, 4);
   std::atomic<bool> stop{false};
-  const TuneResult r = tune(tasks, target_, key_, db, measurer, o,
-                            [&](const TuneProgress&) { stop.store(true); }, &stop);
+  const TuneResult r = tune(
+      tasks, target_, key_, db, measurer, o, [&](const TuneProgress&) { stop.store(true); }, &stop);
   EXPECT_TRUE(r.interrupted);
   EXPECT_EQ(r.trials, 4);
   EXPECT_EQ(db.count_records(), 4);
@@ -183,7 +186,8 @@ TEST_F(TunerTest, GridTunerWalksTheSpaceInOrderAndStopsWhenExhausted) {
   EXPECT_NE(r.stop_reason.find("exhausted"), std::string::npos);
   EXPECT_GT(r.trials, 0);
   // Every configuration once, plus the default schedule.
-  EXPECT_LE(static_cast<double>(r.trials), SearchSpace::generate(tasks[0].workload, target_).size() + 1);
+  EXPECT_LE(static_cast<double>(r.trials),
+            SearchSpace::generate(tasks[0].workload, target_).size() + 1);
 }
 
 TEST_F(TunerTest, BadOptionsAreUserErrors) {
