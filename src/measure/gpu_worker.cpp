@@ -124,15 +124,8 @@ Message GpuWorker::run(const Message& request,
   const support::Json& h = request.header;
   KernelSignature signature = KernelSignature::from_json(h.at("signature"));
   const StoredReference* reference = nullptr;
-  if (h.contains("reference")) {
-    auto it = references.find(static_cast<uint64_t>(h.at("reference").as_int()));
-    if (it == references.end()) {
-      Message reply;
-      reply.header = support::Json::object();
-      reply.header["missing_reference"] = true;
-      return reply;
-    }
-    reference = &it->second;
+  if (!find_reference(h, references, &reference)) {
+    return missing_reference_reply();
   }
   GpuImage image;
   try {
@@ -161,8 +154,8 @@ Message GpuWorker::run(const Message& request,
     }
     context_lost_ = true;
     Message reply =
-        result_reply(failure(MeasureStatus::RuntimeError,
-                         std::string("CUDA error: ") + e.what() + " (the GPU worker restarts)"));
+        result_reply(failure(MeasureStatus::RuntimeError, std::string("CUDA error: ") + e.what() +
+                                                              " (the GPU worker restarts)"));
     reply.header["context_lost"] = true;
     return reply;
   }

@@ -27,11 +27,13 @@
 namespace tensortune::measure {
 namespace {
 
-using detail::Message;
-using detail::StoredReference;
 using detail::check_outputs;
 using detail::failure;
+using detail::find_reference;
+using detail::Message;
+using detail::missing_reference_reply;
 using detail::result_reply;
+using detail::StoredReference;
 using detail::timed_by_check_call;
 
 /// Exits when the parent goes away (the socket may stay open while a kernel spins for ever).
@@ -93,15 +95,8 @@ Message handle_run(const Message& request, const std::map<uint64_t, StoredRefere
   const support::Json& h = request.header;
   KernelSignature signature = KernelSignature::from_json(h.at("signature"));
   const StoredReference* reference = nullptr;
-  if (h.contains("reference")) {
-    auto it = references.find(static_cast<uint64_t>(h.at("reference").as_int()));
-    if (it == references.end()) {
-      Message reply;
-      reply.header = support::Json::object();
-      reply.header["missing_reference"] = true;
-      return reply;
-    }
-    reference = &it->second;
+  if (!find_reference(h, references, &reference)) {
+    return missing_reference_reply();
   }
   codegen::Artifact kernel;
   try {
@@ -141,8 +136,8 @@ void apply_memory_limit(int64_t mb) {
   limit.rlim_cur = static_cast<rlim_t>(mb) << 20;
   limit.rlim_max = static_cast<rlim_t>(mb) << 20;
   if (::setrlimit(RLIMIT_AS, &limit) != 0) {
-    std::cerr << "tensortune-worker: cannot limit memory to " << mb << " MiB: "
-              << std::strerror(errno) << "\n";
+    std::cerr << "tensortune-worker: cannot limit memory to " << mb
+              << " MiB: " << std::strerror(errno) << "\n";
   }
 }
 
@@ -232,8 +227,7 @@ std::string find_worker(const std::string& explicit_path) {
   }
   const char* env = std::getenv("TT_WORKER");
   if (env != nullptr && *env != '\0') {
-    TT_USER_CHECK(consider(env)) << "measure: TT_WORKER='" << env
-                                 << "' is not an executable file";
+    TT_USER_CHECK(consider(env)) << "measure: TT_WORKER='" << env << "' is not an executable file";
     return env;
   }
   char self[4096];

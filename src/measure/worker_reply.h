@@ -9,6 +9,8 @@
 #include "tensortune/measure/measure_result.h"
 #include "tensortune/measure/timing.h"
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +23,32 @@ struct StoredReference {
   std::vector<std::string> outputs;
   Tolerance tolerance;
 };
+
+/// The reference a run request names: `*found` is nullptr when it names none. False when it names
+/// an id the worker does not hold; the caller then answers missing_reference_reply().
+inline bool find_reference(const support::Json& header,
+                           const std::map<uint64_t, StoredReference>& references,
+                           const StoredReference** found) {
+  *found = nullptr;
+  if (!header.contains("reference")) {
+    return true;
+  }
+  auto it = references.find(static_cast<uint64_t>(header.at("reference").as_int()));
+  if (it == references.end()) {
+    return false;
+  }
+  *found = &it->second;
+  return true;
+}
+
+/// The reply to a run request naming a reference the worker does not hold (it was restarted):
+/// the measurer sends the reference again and retries.
+inline Message missing_reference_reply() {
+  Message reply;
+  reply.header = support::Json::object();
+  reply.header["missing_reference"] = true;
+  return reply;
+}
 
 /// The result in MeasureResult's JSON form, then any output bytes.
 inline Message result_reply(const MeasureResult& result, std::vector<std::string> outputs = {}) {
