@@ -47,11 +47,7 @@ std::shared_ptr<te::Operation> make_copy_op(const te::OperationRef& producer,
     axes.push_back(ir::IterVar{ir::Var(names[d]), source.shape()[d], ir::IterKind::DataPar});
   }
   BlockedAxes blocked = blocked_axes(axes, step.blocks);
-  std::vector<int64_t> shape;
-  for (const ir::IterVar& a : blocked.axes) {
-    shape.push_back(a.extent);
-  }
-  copy->output = ir::Buffer(name, source.dtype(), shape, step.scope);
+  copy->output = ir::Buffer(name, source.dtype(), blocked.shape, step.scope);
   copy->axes = blocked.axes;
   copy->body = ir::Load::make(source, blocked.source);
   copy->inputs = {producer};

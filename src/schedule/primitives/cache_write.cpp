@@ -44,17 +44,14 @@ LoopState apply_primitive(const LoopState& state, const CacheWrite& step) {
   auto cache = std::make_shared<te::Operation>(original);
   cache->name = cache_name;
   BlockedAxes blocked = blocked_axes(original.axes, step.blocks);
-  std::vector<int64_t> shape;
-  ir::VarMap to_blocked;
-  for (size_t d = 0; d < blocked.axes.size(); ++d) {
-    shape.push_back(blocked.axes[d].extent);
-    if (d < original.axes.size() && !blocked.source[d].same_as(original.axes[d].var)) {
-      to_blocked[original.axes[d].var.get()] = blocked.source[d];
-    }
+  ir::VarMap to_blocked;  // each blocked axis -> outer * factor + inner
+  for (const LayoutBlock& b : step.blocks) {
+    auto d = static_cast<size_t>(b.dim);
+    to_blocked[original.axes[d].var.get()] = blocked.source[d];
   }
   cache->axes = blocked.axes;
   cache->body = to_blocked.empty() ? original.body : ir::substitute(original.body, to_blocked);
-  cache->output = ir::Buffer(cache_name, original.output.dtype(), shape, step.scope);
+  cache->output = ir::Buffer(cache_name, original.output.dtype(), blocked.shape, step.scope);
 
   auto copy = std::make_shared<te::Operation>();
   copy->kind = te::OpKind::Compute;

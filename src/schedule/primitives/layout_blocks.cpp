@@ -61,6 +61,9 @@ BlockedAxes blocked_axes(const std::vector<ir::IterVar>& axes,
     out.axes.push_back(ir::IterVar{inner, b.factor, axes[d].kind});
     out.source[d] = outer * ir::make_const(outer.type(), b.factor) + inner;
   }
+  for (const ir::IterVar& a : out.axes) {
+    out.shape.push_back(a.extent);
+  }
   return out;
 }
 

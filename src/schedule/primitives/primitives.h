@@ -38,10 +38,12 @@ std::vector<ir::Expr> blocked_indices(const std::vector<LayoutBlock>& blocks,
                                       std::vector<ir::Expr> indices);
 /// The axes of a blocked layout of a tensor whose axes are `axes` (checked blocks): a blocked axis
 /// is replaced by a variable of the same name over extent / f, and "<name>.b" over f is appended
-/// per block; `source[d]` is the original index d in terms of them (outer * f + inner).
+/// per block; `source[d]` is the original index d in terms of them (outer * f + inner); `shape`
+/// is the blocked buffer's (the new axes' extents).
 struct BlockedAxes {
   std::vector<ir::IterVar> axes;
   std::vector<ir::Expr> source;
+  std::vector<int64_t> shape;
 };
 BlockedAxes blocked_axes(const std::vector<ir::IterVar>& axes,
                          const std::vector<LayoutBlock>& blocks);
