@@ -142,72 +142,61 @@ std::optional<std::vector<float>> feature_vector(const te::Workload& workload,
 }
 
 const std::vector<float>* CandidateEvaluator::features(const Config& config) {
-  std::string key = space_.key(config);
-  auto it = cache_.find(key);
-  if (it != cache_.end())
-    return it->second.get();
-  const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<std::vector<float>> value;
-  if (std::optional<std::vector<float>> f =
-          feature_vector(workload_, space_.steps(config), target_)) {
-    value = std::make_unique<std::vector<float>>(std::move(*f));
-  } else {
-    ++invalid_;
-  }
-  ++evaluated_;
-  seconds_ += seconds_since(start);
-  return cache_.emplace(std::move(key), std::move(value)).first->second.get();
+  return features(std::vector<Config>{config}).front();
 }
 
-void CandidateEvaluator::prefetch(const std::vector<Config>& configs) {
+std::vector<const std::vector<float>*> CandidateEvaluator::features(
+    const std::vector<Config>& configs) {
   std::vector<std::string> keys;
-  std::vector<std::vector<schedule::Step>> steps;
+  std::vector<size_t> todo;  // the configurations to evaluate, each key once
   std::unordered_set<std::string> seen;
-  for (const Config& c : configs) {
-    std::string key = space_.key(c);
-    if (cache_.count(key) != 0 || !seen.insert(key).second)
-      continue;
-    keys.push_back(std::move(key));
-    steps.push_back(space_.steps(c));
+  for (size_t i = 0; i < configs.size(); ++i) {
+    keys.push_back(space_.key(configs[i]));
+    if (cache_.count(keys[i]) == 0 && seen.insert(keys[i]).second)
+      todo.push_back(i);
   }
-  if (keys.empty())
-    return;
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::optional<std::vector<float>>> out(keys.size());
-  std::atomic<size_t> next{0};
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads_));
-  auto work = [&](size_t worker) {
-    try {
-      for (size_t i = next++; i < keys.size(); i = next++) {
-        out[i] = feature_vector(workload_, steps[i], target_);
+  if (!todo.empty()) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::optional<std::vector<float>>> out(todo.size());
+    std::atomic<size_t> next{0};
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(threads_));
+    auto work = [&](size_t worker) {
+      try {
+        for (size_t k = next++; k < todo.size(); k = next++) {
+          out[k] = feature_vector(workload_, space_.steps(configs[todo[k]]), target_);
+        }
+      } catch (...) {
+        errors[worker] = std::current_exception();
+        next = todo.size();
       }
-    } catch (...) {
-      errors[worker] = std::current_exception();
-      next = keys.size();
+    };
+    const size_t n = std::min(todo.size(), static_cast<size_t>(threads_));
+    std::vector<std::thread> pool;
+    for (size_t w = 1; w < n; ++w)
+      pool.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : pool)
+      t.join();
+    for (const std::exception_ptr& e : errors) {
+      if (e)
+        std::rethrow_exception(e);
     }
-  };
-  const size_t n = std::min(keys.size(), static_cast<size_t>(threads_));
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < n; ++w)
-    pool.emplace_back(work, w);
-  work(0);
-  for (std::thread& t : pool)
-    t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e)
-      std::rethrow_exception(e);
-  }
-  for (size_t i = 0; i < keys.size(); ++i) {
-    std::unique_ptr<std::vector<float>> value;
-    if (out[i]) {
-      value = std::make_unique<std::vector<float>>(std::move(*out[i]));
-    } else {
-      ++invalid_;
+    for (size_t k = 0; k < todo.size(); ++k) {
+      std::unique_ptr<std::vector<float>> value;
+      if (out[k]) {
+        value = std::make_unique<std::vector<float>>(std::move(*out[k]));
+      } else {
+        ++invalid_;
+      }
+      ++evaluated_;
+      cache_.emplace(keys[todo[k]], std::move(value));
     }
-    ++evaluated_;
-    cache_.emplace(std::move(keys[i]), std::move(value));
+    seconds_ += seconds_since(start);
   }
-  seconds_ += seconds_since(start);
+  std::vector<const std::vector<float>*> result;
+  for (const std::string& key : keys)
+    result.push_back(cache_.at(key).get());
+  return result;
 }
 
 std::vector<Config> simulated_annealing(const SearchSpace& space,

@@ -93,9 +93,9 @@ std::vector<float> model_scores(TaskState& state,
                                 const std::vector<Config>& configs) {
   std::vector<std::vector<float>> rows;
   std::vector<size_t> where;
-  state.evaluator.prefetch(configs);
+  const std::vector<const std::vector<float>*> features = state.evaluator.features(configs);
   for (size_t i = 0; i < configs.size(); ++i) {
-    if (const std::vector<float>* f = state.evaluator.features(configs[i])) {
+    if (const std::vector<float>* f = features[i]) {
       rows.push_back(*f);
       where.push_back(i);
     }

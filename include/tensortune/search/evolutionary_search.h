@@ -38,10 +38,10 @@ class CandidateEvaluator {
   /// The features of `config`, or nullptr when it is invalid. The pointer stays valid for the
   /// evaluator's lifetime.
   const std::vector<float>* features(const Config& config);
-  /// Evaluates the configurations of `configs` not evaluated yet, on up to threads() threads
-  /// (lowering is pure and dominates the search's time), so features() finds them cached.
-  void prefetch(const std::vector<Config>& configs);
-  /// Threads prefetch() uses (default: every hardware thread, at most 8).
+  /// The features of each of `configs` (nullptr for an invalid one): those not evaluated yet are
+  /// lowered on up to threads() threads (lowering is pure and dominates the search's time).
+  std::vector<const std::vector<float>*> features(const std::vector<Config>& configs);
+  /// Threads the batch features() uses (default: every hardware thread, at most 8).
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
   int threads() const { return threads_; }
   /// Lowers `config` (not cached); nullopt when it is invalid.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operations on a schedule space: size, sampling, grid enumeration, neighbours, mutation,
 // crossover, the JSON form of a configuration and its errors, determinism, the split-factor
-// choices behind the split knobs, and the candidate evaluator's parallel prefetch.
+// choices behind the split knobs, and the candidate evaluator's parallel batch evaluation.
 #include "tensortune/search/search_space.h"
 
 #include "search/split_factors.h"
@@ -396,7 +396,7 @@ TEST(SplitFactors, MovingAFactorKeepsTheOtherLevels) {
   }
 }
 
-TEST(CandidateEvaluator, ParallelPrefetchGivesTheFeaturesOfSerialEvaluation) {
+TEST(CandidateEvaluator, ParallelBatchEvaluationGivesTheFeaturesOfSerialEvaluation) {
   te::Workload w = te::make_workload("conv2d:N=1,C=3,H=7,W=6,K=8,R=3,S=3,pad=1");
   SearchSpace space = SearchSpace::generate(w, target::Target{});
   support::Rng rng(3);
@@ -409,7 +409,9 @@ TEST(CandidateEvaluator, ParallelPrefetchGivesTheFeaturesOfSerialEvaluation) {
   serial.set_threads(1);
   CandidateEvaluator parallel(w, space, target::Target{});
   parallel.set_threads(4);
-  parallel.prefetch(configs);
+  const std::vector<const std::vector<float>*> batch = parallel.features(configs);
+  ASSERT_EQ(batch.size(), configs.size());
+  EXPECT_EQ(batch.front(), batch.back());  // the duplicate
   EXPECT_EQ(parallel.evaluated(), 40);
   int valid = 0;
   for (const Config& c : configs) {
