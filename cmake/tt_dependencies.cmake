@@ -31,6 +31,18 @@ if(TT_WITH_XGBOOST)
   endif()
 endif()
 
+if(TT_WITH_ONNX)
+  # Debian's ONNX config names protobuf::libprotobuf without finding it: find protobuf first.
+  find_package(Protobuf QUIET)
+  if(Protobuf_FOUND)
+    find_package(ONNX QUIET CONFIG)
+  endif()
+  if(NOT (Protobuf_FOUND AND ONNX_FOUND))
+    message(STATUS "ONNX (libonnx-dev) not found: model import disabled")
+    set(TT_WITH_ONNX OFF)
+  endif()
+endif()
+
 set(TT_HAVE_CUDA OFF)
 if(TT_WITH_CUDA)
   # Debian's CMake 3.25 FindCUDAToolkit fails on CUDA 13 (nvToolsExt) under policy 3.25.
@@ -42,7 +54,7 @@ if(TT_WITH_CUDA)
     set(TT_HAVE_CUDA ON)
   endif()
 endif()
-message(STATUS "tensortune: LLVM=${TT_WITH_LLVM} XGBoost=${TT_WITH_XGBOOST} CUDA=${TT_HAVE_CUDA}")
+message(STATUS "tensortune: LLVM=${TT_WITH_LLVM} XGBoost=${TT_WITH_XGBOOST} ONNX=${TT_WITH_ONNX} CUDA=${TT_HAVE_CUDA}")
 
 if(TT_BUILD_TESTS)
   find_package(GTest REQUIRED)

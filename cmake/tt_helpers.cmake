@@ -34,7 +34,9 @@ function(tt_add_unit_test name)
     set(ARG_LABELS unit)
   endif()
   gtest_discover_tests(${name}
+    # One variable per ENVIRONMENT word: gtest_discover_tests splits a ";" list into properties.
     PROPERTIES LABELS "${ARG_LABELS}"
-               ENVIRONMENT "OMP_WAIT_POLICY=passive;TT_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+               ENVIRONMENT "OMP_WAIT_POLICY=passive"
+               ENVIRONMENT_MODIFICATION "TT_SOURCE_DIR=set:${PROJECT_SOURCE_DIR}"
     DISCOVERY_TIMEOUT 60)
 endfunction()
