@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fusion and task extraction: a model's nodes grouped into kernels (an anchor such as a Conv
+// with its element-wise epilogue: bias, relu, residual add, ...), each a te::Workload that the
+// search tunes and the database keys; and the unique workloads of a model with their counts.
+#pragma once
+
+#include "tensortune/graph/graph.h"
+#include "tensortune/te/workload.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tensortune::graph {
+
+/// One fused kernel of a model.
+struct Kernel {
+  /// Indices into Graph::nodes, in execution order; the first is the anchor (or the first
+  /// element-wise node of a purely element-wise kernel).
+  std::vector<size_t> nodes;
+  /// The values the kernel reads as buffers, in workload input order (activations and
+  /// weights; one-element constants and parameters are folded into the code).
+  std::vector<std::string> inputs;
+  /// The value it writes.
+  std::string output;
+  /// "conv_add_relu": the op types of its nodes, lower-case, joined.
+  std::string label;
+};
+
+/// A partitioned model: kernels in execution order, and the values that are views (Reshape,
+/// Flatten, ... of another value: the same bytes, no kernel) with the value they alias.
+struct Partition {
+  std::vector<Kernel> kernels;
+  std::map<std::string, std::string> views;
+  /// The value whose bytes `value` uses (itself when not a view).
+  std::string storage_of(const std::string& value) const;
+};
+
+/// Groups the nodes of an optimized graph (no Shape node or all-constant node left). An
+/// element-wise node joins the kernel that produces one of its inputs when that input is read
+/// by nobody else and is not a graph output (the latest such kernel, so its other inputs exist
+/// already); otherwise it starts a kernel of its own. Views produce no kernel unless a graph
+/// output is a view of a graph input or constant (then a copy kernel).
+Partition partition(const Graph& graph);
+
+/// The kernel as a workload: placeholders for its inputs (in Kernel::inputs order), the
+/// nodes' tensor expressions, one output. Named "LABEL_SHAPE_DTYPE", e.g.
+/// "conv_add_relu_1x8x16x16_float32", so equal layers share a key.
+te::Workload kernel_workload(const Graph& graph, const Kernel& kernel);
+
+/// A unique workload of a model and how often it occurs: the unit of tuning.
+struct Task {
+  te::Workload workload;
+  int weight = 0;  ///< the number of kernels of the model with this workload key
+  /// The first kernel's output value name (for messages).
+  std::string example;
+};
+
+/// The unique workloads among `partition`'s kernels, in first-occurrence order.
+std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition);
+
+}  // namespace tensortune::graph

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// A built model's calls as data: which kernel function runs with which buffers (a model input
+// or output, an arena offset, a weight offset). The in-process Executable and the library that
+// compile-model writes (model_library.h) run the same plan.
+#pragma once
+
+#include "tensortune/graph/graph.h"
+#include "tensortune/support/json.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tensortune::graph {
+
+/// Name, element type and shape of a model input or output.
+struct TensorInfo {
+  std::string name;
+  ir::DataType dtype;
+  std::vector<int64_t> shape;
+  int64_t numel() const;
+  int64_t bytes() const { return numel() * dtype.bytes(); }
+};
+
+/// One buffer argument of a call.
+struct PlanArg {
+  enum class Kind : uint8_t { Input, Output, Arena, Weight };
+  Kind kind = Kind::Arena;
+  /// The input or output index, or the byte offset into the arena or the weights.
+  int64_t index = 0;
+};
+
+/// One kernel call: `function` of the library with `args` (its inputs, then its output).
+struct PlanCall {
+  std::string function;
+  std::vector<PlanArg> args;
+  std::string workload;  ///< the workload name (for messages and profiles)
+};
+
+/// The kernel ABI (codegen::KernelFn).
+using KernelFunction = int32_t (*)(void* const* buffers);
+
+struct RunPlan {
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  std::vector<PlanCall> calls;
+  int64_t arena_bytes = 0;
+  int64_t activation_bytes = 0;
+  /// The constants the kernels read, each at a 64-byte aligned offset.
+  std::vector<uint8_t> weights;
+
+  /// Everything but the weights (stored beside it as a raw file).
+  support::Json to_json() const;
+  /// UserError naming the field for a malformed document.
+  static RunPlan from_json(const support::Json& json);
+
+  /// Runs the calls in order; `functions[i]` is calls[i]'s function. `arena` has arena_bytes.
+  /// UserError when the buffer counts differ from inputs/outputs; InternalError naming the
+  /// workload when a kernel returns non-zero.
+  void execute(const std::vector<KernelFunction>& functions,
+               const std::vector<const void*>& inputs,
+               const std::vector<void*>& outputs,
+               uint8_t* arena) const;
+};
+
+}  // namespace tensortune::graph

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// Building a model (one compiled kernel per unique workload), the first-fit memory plan, and
+// running the kernels in order over the arena, the weights and the caller's buffers.
+#include "tensortune/graph/executor.h"
+
+#include "graph/op_util.h"
+#include "tensortune/support/error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace tensortune::graph {
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+
+int64_t bytes_of(const Value& v) {
+  return (v.numel() * v.dtype.bytes() + kAlign - 1) / kAlign * kAlign;
+}
+
+/// Storage values bound to the caller's output buffers: each graph output's storage.
+std::set<std::string> output_storage(const Graph& g, const Partition& p) {
+  std::set<std::string> r;
+  for (const std::string& o : g.outputs)
+    r.insert(p.storage_of(o));
+  return r;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const Graph& graph, const Partition& partition) {
+  MemoryPlan plan;
+  std::set<std::string> bound = output_storage(graph, partition);
+  // Last kernel reading each storage value.
+  std::map<std::string, size_t> last_use;
+  for (size_t t = 0; t < partition.kernels.size(); ++t) {
+    for (const std::string& in : partition.kernels[t].inputs) {
+      last_use[partition.storage_of(in)] = t;
+    }
+  }
+  struct Live {
+    int64_t offset, size;
+    size_t end;
+  };
+  std::vector<Live> live;  // sorted by offset
+  for (size_t t = 0; t < partition.kernels.size(); ++t) {
+    const std::string& out = partition.kernels[t].output;
+    if (bound.count(out))
+      continue;
+    live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& l) { return l.end < t; }),
+               live.end());
+    int64_t size = bytes_of(graph.value(out));
+    plan.activation_bytes += size;
+    int64_t offset = 0;
+    for (const Live& l : live) {
+      if (l.offset - offset >= size)
+        break;
+      offset = std::max(offset, l.offset + l.size);
+    }
+    auto it = last_use.find(out);
+    size_t end = it == last_use.end() ? t : it->second;
+    live.push_back(Live{offset, size, end});
+    std::sort(live.begin(), live.end(),
+              [](const Live& a, const Live& b) { return a.offset < b.offset; });
+    plan.offsets[out] = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
+  }
+  return plan;
+}
+
+RunPlan make_run_plan(const Graph& graph,
+                      const Partition& partition,
+                      const MemoryPlan& memory,
+                      const std::vector<std::string>& function_names) {
+  TT_CHECK(function_names.size() == partition.kernels.size()) << "one function per kernel";
+  RunPlan plan;
+  plan.arena_bytes = memory.arena_bytes;
+  plan.activation_bytes = memory.activation_bytes;
+  std::map<std::string, PlanArg> where;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    const Value& v = graph.value(graph.inputs[i]);
+    plan.inputs.push_back(TensorInfo{v.name, v.dtype, v.shape});
+    where[v.name] = PlanArg{PlanArg::Kind::Input, static_cast<int64_t>(i)};
+  }
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const Value& v = graph.value(graph.outputs[i]);
+    plan.outputs.push_back(TensorInfo{v.name, v.dtype, v.shape});
+    std::string s = partition.storage_of(v.name);
+    TT_USER_CHECK(!where.count(s) || where[s].kind != PlanArg::Kind::Output)
+        << "model '" << graph.name << "': outputs '" << v.name
+        << "' and another output share their storage (not supported)";
+    where[s] = PlanArg{PlanArg::Kind::Output, static_cast<int64_t>(i)};
+  }
+  for (const auto& [name, offset] : memory.offsets) {
+    where[name] = PlanArg{PlanArg::Kind::Arena, offset};
+  }
+  auto arg_of = [&](const std::string& value) {
+    std::string s = partition.storage_of(value);
+    auto it = where.find(s);
+    if (it != where.end())
+      return it->second;
+    const Value& v = graph.value(s);
+    TT_CHECK(v.is_constant()) << "value '" << s << "' has no storage";
+    TT_USER_CHECK(v.dtype == ir::DataType::float32() || v.dtype == ir::DataType::int64())
+        << "constant '" << s << "' of type " << v.dtype.to_string() << " cannot be a kernel buffer";
+    const void* data = v.data->floats.empty() ? static_cast<const void*>(v.data->ints.data())
+                                              : static_cast<const void*>(v.data->floats.data());
+    int64_t offset = static_cast<int64_t>(plan.weights.size());
+    int64_t bytes = v.numel() * v.dtype.bytes();
+    plan.weights.resize(static_cast<size_t>((offset + bytes + kAlign - 1) / kAlign * kAlign));
+    std::memcpy(plan.weights.data() + offset, data, static_cast<size_t>(bytes));
+    PlanArg a{PlanArg::Kind::Weight, offset};
+    where[s] = a;
+    return a;
+  };
+  for (size_t k = 0; k < partition.kernels.size(); ++k) {
+    const Kernel& kernel = partition.kernels[k];
+    PlanCall call;
+    call.function = function_names[k];
+    call.workload = kernel.label;
+    for (const std::string& in : kernel.inputs)
+      call.args.push_back(arg_of(in));
+    call.args.push_back(arg_of(kernel.output));
+    plan.calls.push_back(std::move(call));
+  }
+  return plan;
+}
+
+Executable Executable::build(Graph graph, driver::Compiler& compiler) {
+  graph.validate();
+  Executable e;
+  e.graph_ = std::move(graph);
+  e.partition_ = graph::partition(e.graph_);
+  std::map<std::string, size_t> by_key;
+  std::vector<std::string> names;
+  for (const Kernel& k : e.partition_.kernels) {
+    te::Workload w = kernel_workload(e.graph_, k);
+    auto it = by_key.find(w.key());
+    if (it != by_key.end()) {
+      const BuiltKernel& same = e.kernels_[it->second];
+      e.kernels_.push_back(BuiltKernel{k, same.workload, same.compiled});
+    } else {
+      by_key[w.key()] = e.kernels_.size();
+      e.kernels_.push_back(BuiltKernel{k, w, compiler.compile(w)});
+    }
+    e.functions_.push_back(e.kernels_.back().compiled.artifact.function());
+    names.push_back(e.kernels_.back().compiled.func.name);
+  }
+  e.memory_ = plan_memory(e.graph_, e.partition_);
+  e.plan_ = make_run_plan(e.graph_, e.partition_, e.memory_, names);
+  e.arena_.resize(static_cast<size_t>(e.memory_.arena_bytes));
+  return e;
+}
+
+void Executable::run(const std::vector<const void*>& inputs,
+                     const std::vector<void*>& outputs) const {
+  plan_.execute(functions_, inputs, outputs, arena_.data());
+}
+
+std::vector<std::vector<float>> Executable::run(
+    const std::vector<std::vector<float>>& inputs) const {
+  const std::vector<TensorInfo>& infos = plan_.inputs;
+  TT_USER_CHECK(inputs.size() == infos.size())
+      << "model '" << graph_.name << "' takes " << infos.size() << " input(s), got "
+      << inputs.size();
+  std::vector<const void*> in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TT_USER_CHECK(static_cast<int64_t>(inputs[i].size()) == infos[i].numel() &&
+                  infos[i].dtype == ir::DataType::float32())
+        << "input '" << infos[i].name << "' needs " << infos[i].numel() << " "
+        << infos[i].dtype.to_string() << " elements (shape " << detail::shape_text(infos[i].shape)
+        << "), got " << inputs[i].size() << " float32";
+    in.push_back(inputs[i].data());
+  }
+  std::vector<std::vector<float>> out;
+  std::vector<void*> out_ptrs;
+  for (const TensorInfo& o : plan_.outputs)
+    out.emplace_back(static_cast<size_t>(o.numel()));
+  for (auto& o : out)
+    out_ptrs.push_back(o.data());
+  run(in, out_ptrs);
+  return out;
+}
+
+}  // namespace tensortune::graph

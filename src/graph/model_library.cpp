@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writing a compiled model folder (library, header, plan, weights) and loading it back.
+#include "tensortune/graph/model_library.h"
+
+#include "tensortune/support/error.h"
+
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace tensortune::graph {
+namespace {
+
+void write_file(const std::string& path, const void* data, size_t bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  out.close();
+  TT_USER_CHECK(out.good()) << "cannot write '" << path << "'";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  TT_USER_CHECK(in.good()) << "cannot read '" << path << "'";
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+}  // namespace
+
+ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir) {
+  graph.validate();
+  Partition partition = graph::partition(graph);
+  std::map<std::string, std::string> by_key;  // workload key -> function name
+  std::vector<driver::ExportItem> items;
+  std::vector<std::string> names;
+  for (const Kernel& k : partition.kernels) {
+    te::Workload w = kernel_workload(graph, k);
+    auto it = by_key.find(w.key());
+    if (it == by_key.end()) {
+      std::string name = "kernel_" + std::to_string(items.size());
+      it = by_key.emplace(w.key(), name).first;
+      items.push_back(driver::ExportItem{w, "", name});
+    }
+    names.push_back(it->second);
+  }
+  ExportedModel m;
+  m.dir = dir;
+  driver::ExportedLibrary lib = compiler.export_library(items, dir, "model");
+  m.library_path = lib.library_path;
+  m.header_path = lib.header_path;
+  m.functions = lib.functions;
+  m.memory = plan_memory(graph, partition);
+  m.plan = make_run_plan(graph, partition, m.memory, names);
+  m.plan_path = dir + "/model.json";
+  m.weights_path = dir + "/weights.bin";
+  std::string text = m.plan.to_json().dump(1) + "\n";
+  write_file(m.plan_path, text.data(), text.size());
+  write_file(m.weights_path, m.plan.weights.data(), m.plan.weights.size());
+  return m;
+}
+
+LoadedModel LoadedModel::load(const std::string& dir) {
+  TT_USER_CHECK(std::filesystem::is_directory(dir))
+      << "'" << dir << "' is not a compiled model folder (run tensortune compile-model first)";
+  LoadedModel m;
+  const std::string plan_path = dir + "/model.json";
+  RunPlan plan;
+  try {
+    plan = RunPlan::from_json(support::Json::parse(read_file(plan_path)));
+  } catch (const UserError& e) {
+    TT_USER_CHECK(false) << "'" << plan_path << "': " << e.what();
+  }
+  std::string weights = read_file(dir + "/weights.bin");
+  int64_t expected = support::Json::parse(read_file(plan_path)).at("weight_bytes").as_int();
+  TT_USER_CHECK(static_cast<int64_t>(weights.size()) == expected)
+      << "'" << dir << "/weights.bin' has " << weights.size() << " bytes, the plan expects "
+      << expected;
+  plan.weights.assign(weights.begin(), weights.end());
+  const std::string lib_path = std::filesystem::absolute(dir + "/model.so").string();
+  void* handle = ::dlopen(lib_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  TT_USER_CHECK(handle != nullptr) << "cannot load '" << lib_path << "': " << ::dlerror();
+  m.library_ = std::shared_ptr<void>(handle, [](void* h) { ::dlclose(h); });
+  for (const PlanCall& c : plan.calls) {
+    void* sym = ::dlsym(handle, c.function.c_str());
+    TT_USER_CHECK(sym != nullptr) << "'" << lib_path << "' has no function '" << c.function << "'";
+    m.functions_.push_back(reinterpret_cast<KernelFunction>(sym));
+  }
+  m.arena_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(plan.arena_bytes));
+  m.plan_ = std::make_shared<RunPlan>(std::move(plan));
+  return m;
+}
+
+void LoadedModel::run(const std::vector<const void*>& inputs,
+                      const std::vector<void*>& outputs) const {
+  plan_->execute(functions_, inputs, outputs, arena_->data());
+}
+
+}  // namespace tensortune::graph

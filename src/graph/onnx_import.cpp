@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ONNX importer: parse with ONNX's protobuf classes, run ONNX's checker and shape inference,
+// reject unsupported ops and dynamic shapes (listing every offender), then build a graph::Graph.
+#include "tensortune/graph/onnx_import.h"
+
+#include "tensortune/support/error.h"
+
+#ifdef TT_WITH_ONNX
+#include "graph/onnx_convert.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+#endif
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace tensortune::graph {
+
+std::vector<std::string> supported_onnx_ops() {
+  return {"Add",
+          "AveragePool",
+          "BatchNormalization",
+          "Cast",
+          "Clip",
+          "Concat",
+          "Constant",
+          "Conv",
+          "Div",
+          "Dropout",
+          "Erf",
+          "Exp",
+          "Flatten",
+          "Gather",
+          "Gelu",
+          "Gemm",
+          "GlobalAveragePool",
+          "Identity",
+          "LayerNormalization",
+          "MatMul",
+          "MaxPool",
+          "Mul",
+          "Neg",
+          "Pow",
+          "ReduceMean",
+          "Relu",
+          "Reshape",
+          "Shape",
+          "Sigmoid",
+          "Softmax",
+          "Sqrt",
+          "Squeeze",
+          "Sub",
+          "Tanh",
+          "Transpose",
+          "Unsqueeze"};
+}
+
+#ifndef TT_WITH_ONNX
+
+namespace {
+const char* const kNoOnnx =
+    "tensortune was built without ONNX support (install libonnx-dev and rebuild)";
+}  // namespace
+
+bool onnx_available() {
+  return false;
+}
+
+Graph import_onnx(const std::string& /*path*/) {
+  throw UserError(kNoOnnx);
+}
+
+Graph import_onnx_bytes(const std::string& /*bytes*/, const std::string& /*what*/) {
+  throw UserError(kNoOnnx);
+}
+
+#else  // TT_WITH_ONNX
+
+namespace {
+
+namespace detail = onnx_detail;
+
+/// The graph name as a C identifier: it ends up in kernel and file names.
+std::string sanitize_name(const std::string& raw) {
+  if (raw.empty()) {
+    return "model";
+  }
+  std::string s = raw;
+  for (char& c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    c = ok ? c : '_';
+  }
+  return (s[0] >= '0' && s[0] <= '9') ? "m_" + s : s;
+}
+
+bool is_supported(const onnx::NodeProto& node) {
+  static const std::vector<std::string> ops = supported_onnx_ops();
+  bool standard_domain = node.domain().empty() || node.domain() == "ai.onnx";
+  return standard_domain && std::binary_search(ops.begin(), ops.end(), node.op_type());
+}
+
+/// Parses and runs ONNX's checker; UserError naming `what` for each failure.
+onnx::ModelProto parse_and_check(const std::string& bytes, const std::string& what) {
+  onnx::ModelProto model;
+  TT_USER_CHECK(model.ParseFromString(bytes))
+      << "'" << what << "' is not an ONNX model (protobuf parse failed)";
+  for (const onnx::TensorProto& init : model.graph().initializer()) {
+    TT_USER_CHECK(!detail::has_external_data(init))
+        << "'" << what << "': initializer '" << init.name()
+        << "' keeps its data in an external file, which tensortune does not read";
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw UserError("'" + what + "' fails the ONNX checker: " + e.what());
+  }
+  return model;
+}
+
+/// Runs ONNX's shape inference, which fills value_info with the intermediate values' types.
+void infer_shapes(onnx::ModelProto* model, const std::string& what) {
+  try {
+    // Strict mode surfaces node-level inference errors; data propagation resolves the shape
+    // inputs of Reshape computed by Shape -> Gather -> Concat chains, as exporters emit them.
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/true, /*strict_mode_val=*/1,
+                                        /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    throw UserError("'" + what + "': ONNX shape inference failed: " + e.what());
+  }
+}
+
+/// One UserError listing every node whose op the importer does not support.
+void reject_unsupported(const onnx::GraphProto& graph, const std::string& what) {
+  std::ostringstream lines;
+  int count = 0;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (is_supported(node)) {
+      continue;
+    }
+    bool standard_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    lines << "\n  node '" << (node.name().empty() ? "#" + std::to_string(i) : node.name()) << "' ("
+          << (standard_domain ? "" : node.domain() + ".") << node.op_type() << ")";
+    ++count;
+  }
+  if (count == 0) {
+    return;
+  }
+  std::string supported;
+  for (const std::string& op : supported_onnx_ops()) {
+    supported += (supported.empty() ? "" : ", ") + op;
+  }
+  throw UserError("'" + what + "': " + std::to_string(count) +
+                  " unsupported node(s) (supported: " + supported + "):" + lines.str());
+}
+
+/// Builds the graph from a checked, shape-inferred model.
+class Importer {
+ public:
+  Importer(const onnx::GraphProto& proto, std::string what)
+      : proto_(proto), what_(std::move(what)) {
+    collect_types();
+  }
+
+  Graph run() {
+    graph_.name = sanitize_name(proto_.name());
+    for (const onnx::TensorProto& init : proto_.initializer()) {
+      graph_.set_value(detail::constant_from_tensor(init, init.name(), what_));
+    }
+    for (const onnx::ValueInfoProto& in : proto_.input()) {
+      if (!graph_.has_value(in.name())) {
+        graph_.inputs.push_back(in.name());
+        add_value(in.name());
+      }
+    }
+    for (int i = 0; i < proto_.node_size(); ++i) {
+      add_node(proto_.node(i), i);
+    }
+    for (const onnx::ValueInfoProto& out : proto_.output()) {
+      graph_.outputs.push_back(out.name());
+      add_value(out.name());
+    }
+    throw_problems();
+    graph_.validate();
+    return std::move(graph_);
+  }
+
+ private:
+  /// The most complete type known for each value: a static shape beats a partial one, which
+  /// beats none. Declared outputs may carry less than what inference found.
+  void collect_types() {
+    auto rank = [](const onnx::TypeProto& t) {
+      std::vector<int64_t> shape;
+      if (detail::static_shape(t, &shape)) {
+        return 2;
+      }
+      return t.has_tensor_type() && t.tensor_type().has_shape() ? 1 : 0;
+    };
+    for (const auto* list : {&proto_.input(), &proto_.value_info(), &proto_.output()}) {
+      for (const onnx::ValueInfoProto& info : *list) {
+        auto it = types_.find(info.name());
+        if (it == types_.end() || rank(info.type()) > rank(*it->second)) {
+          types_[info.name()] = &info.type();
+        }
+      }
+    }
+  }
+
+  void add_node(const onnx::NodeProto& proto, int index) {
+    std::string name =
+        proto.name().empty() ? proto.op_type() + "_" + std::to_string(index) : proto.name();
+    if (!node_names_.insert(name).second) {
+      name += "_" + std::to_string(index);
+      node_names_.insert(name);
+    }
+    if (proto.op_type() == "Constant") {
+      graph_.set_value(detail::constant_from_node(proto, name, what_));
+      return;
+    }
+    Node node;
+    node.name = name;
+    node.op = proto.op_type();
+    node.inputs.assign(proto.input().begin(), proto.input().end());
+    node.outputs.assign(proto.output().begin(), proto.output().end());
+    for (const onnx::AttributeProto& a : proto.attribute()) {
+      Attribute attr;
+      if (detail::to_attribute(a, &attr)) {
+        node.attrs[a.name()] = std::move(attr);
+      }
+    }
+    for (const std::string& v : node.inputs) {
+      add_value(v);
+    }
+    for (const std::string& v : node.outputs) {
+      add_value(v);
+    }
+    graph_.nodes.push_back(std::move(node));
+  }
+
+  /// Adds the value `name` from its inferred type, or records why it cannot be.
+  void add_value(const std::string& name) {
+    if (name.empty() || graph_.has_value(name) || !seen_.insert(name).second) {
+      return;
+    }
+    auto it = types_.find(name);
+    if (it == types_.end()) {
+      shape_problems_.push_back("'" + name + "' (unknown shape)");
+      return;
+    }
+    const onnx::TypeProto& type = *it->second;
+    Value v;
+    v.name = name;
+    int elem_type = type.has_tensor_type() ? type.tensor_type().elem_type() : 0;
+    if (!detail::to_dtype(elem_type, &v.dtype)) {
+      dtype_problems_.push_back("'" + name + "' " + detail::dtype_name(elem_type));
+    }
+    if (!detail::static_shape(type, &v.shape)) {
+      shape_problems_.push_back("'" + name + "' " + detail::describe_shape(type));
+    }
+    graph_.set_value(std::move(v));
+  }
+
+  void throw_problems() const {
+    auto join = [](const std::vector<std::string>& items) {
+      std::string s;
+      for (const std::string& item : items) {
+        s += (s.empty() ? "" : ", ") + item;
+      }
+      return s;
+    };
+    TT_USER_CHECK(dtype_problems_.empty())
+        << "'" << what_ << "': unsupported data types: " << join(dtype_problems_);
+    TT_USER_CHECK(shape_problems_.empty())
+        << "'" << what_ << "': dynamic or unknown shapes: " << join(shape_problems_);
+  }
+
+  const onnx::GraphProto& proto_;
+  std::string what_;
+  Graph graph_;
+  std::map<std::string, const onnx::TypeProto*> types_;
+  std::set<std::string> node_names_;
+  std::set<std::string> seen_;
+  std::vector<std::string> dtype_problems_;
+  std::vector<std::string> shape_problems_;
+};
+
+}  // namespace
+
+bool onnx_available() {
+  return true;
+}
+
+Graph import_onnx(const std::string& path) {
+  std::error_code ec;
+  TT_USER_CHECK(std::filesystem::is_regular_file(path, ec))
+      << "cannot read ONNX model '" << path
+      << "': " << (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
+  std::ifstream in(path, std::ios::binary);
+  TT_USER_CHECK(in.good()) << "cannot read ONNX model '" << path << "'";
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  TT_USER_CHECK(!in.bad()) << "cannot read ONNX model '" << path << "'";
+  return import_onnx_bytes(bytes.str(), path);
+}
+
+Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
+  onnx::ModelProto model = parse_and_check(bytes, what);
+  reject_unsupported(model.graph(), what);
+  for (onnx::NodeProto& node : *model.mutable_graph()->mutable_node()) {
+    if (node.op_type() == "Constant") {
+      detail::normalize_constant(&node);
+    }
+  }
+  infer_shapes(&model, what);
+  return Importer(model.graph(), what).run();
+}
+
+#endif  // TT_WITH_ONNX
+
+}  // namespace tensortune::graph

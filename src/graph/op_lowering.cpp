@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: Apache-2.0
+// Graph nodes as tensor expressions: element-wise ops with ONNX broadcasting, views, and the
+// anchors (Conv, Gemm, MatMul, pooling, Softmax, LayerNormalization, ReduceMean, Transpose,
+// Concat, Gather). Shapes come from the graph (shape inference) and are checked against te's.
+#include "graph/op_lowering.h"
+
+#include "graph/op_util.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/support/error.h"
+#include "tensortune/te/compute.h"
+#include "tensortune/te/operators.h"
+
+#include <cmath>
+#include <set>
+
+namespace tensortune::graph::detail {
+namespace {
+
+using Vars = std::vector<ir::Var>;
+
+ir::Expr idx(int64_t v) {
+  return ir::Expr(static_cast<int>(v));
+}
+
+/// The indices into an input of shape `in` read by output index `v` under ONNX broadcasting
+/// (trailing dimensions aligned; a dimension of extent 1 is read at 0).
+std::vector<ir::Expr> broadcast_indices(const std::vector<int64_t>& in,
+                                        const std::vector<int64_t>& out,
+                                        const Vars& v) {
+  std::vector<ir::Expr> r;
+  size_t offset = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) {
+    r.push_back(in[d] == 1 && out[d + offset] != 1 ? idx(0) : ir::Expr(v[d + offset]));
+  }
+  return r;
+}
+
+/// Operand `i` of an element-wise node at output index `v`: an immediate for a one-element
+/// constant, else a broadcast read of the input tensor.
+ir::Expr operand(const Graph& g,
+                 const Node& node,
+                 size_t i,
+                 const std::function<te::Tensor(size_t)>& input,
+                 const std::vector<int64_t>& out,
+                 const Vars& v) {
+  const Value& val = g.value(node.inputs[i]);
+  if (input_is_parameter(g, node, i)) {
+    return ir::make_const(val.dtype, constant_scalar(val));
+  }
+  te::Tensor t = input(i);
+  return t(broadcast_indices(t.shape(), out, v));
+}
+
+ir::Expr unary(const Graph& g, const Node& node, const ir::Expr& x, ir::DataType t) {
+  const std::string& op = node.op;
+  auto c = [&](double value) {
+    return ir::make_const(t, value);
+  };
+  if (op == "Relu")
+    return ir::max(x, c(0));
+  if (op == "Sigmoid")
+    return c(1) / (c(1) + ir::exp(c(0) - x));
+  if (op == "Tanh")
+    return ir::tanh(x);
+  if (op == "Erf")
+    return ir::erf(x);
+  if (op == "Sqrt")
+    return ir::sqrt(x);
+  if (op == "Exp")
+    return ir::exp(x);
+  if (op == "Neg")
+    return c(0) - x;
+  if (op == "Identity" || op == "Dropout")
+    return x;
+  if (op == "Cast")
+    return ir::cast(t, x);
+  if (op == "Gelu") {
+    if (node.attr_string("approximate", "none") == "tanh") {
+      ir::Expr inner = c(std::sqrt(2.0 / M_PI)) * (x + c(0.044715) * x * x * x);
+      return c(0.5) * x * (c(1) + ir::tanh(inner));
+    }
+    return c(0.5) * x * (c(1) + ir::erf(x * c(1.0 / std::sqrt(2.0))));
+  }
+  if (op == "Clip") {
+    ir::Expr r = x;
+    bool has_max = node.inputs.size() > 2 && !node.inputs[2].empty();
+    bool has_min = node.inputs.size() > 1 && !node.inputs[1].empty();
+    if (has_max)
+      r = ir::min(r, c(constant_scalar(g.value(node.inputs[2]))));
+    if (has_min)
+      r = ir::max(r, c(constant_scalar(g.value(node.inputs[1]))));
+    if (node.has_attr("max"))
+      r = ir::min(r, c(node.attr_float("max", 0)));
+    if (node.has_attr("min"))
+      r = ir::max(r, c(node.attr_float("min", 0)));
+    return r;
+  }
+  TT_CHECK(false) << "unary: " << op;
+  return x;
+}
+
+ir::Expr binary(const Graph& g, const Node& node, const ir::Expr& a, const ir::Expr& b) {
+  const std::string& op = node.op;
+  if (op == "Add")
+    return a + b;
+  if (op == "Sub")
+    return a - b;
+  if (op == "Mul")
+    return a * b;
+  if (op == "Div")
+    return a / b;
+  TT_CHECK(op == "Pow") << "binary: " << op;
+  if (input_is_parameter(g, node, 1)) {
+    double e = constant_scalar(g.value(node.inputs[1]));
+    if (e == 1)
+      return a;
+    if (e == 2)
+      return a * a;
+    if (e == 3)
+      return a * a * a;
+    if (e == 0.5)
+      return ir::sqrt(a);
+  }
+  return ir::pow(a, b);
+}
+
+te::Tensor elementwise(const Graph& g,
+                       const Node& node,
+                       const std::function<te::Tensor(size_t)>& input,
+                       const std::string& name) {
+  const Value& out = g.value(node.outputs[0]);
+  bool is_binary = node.op == "Add" || node.op == "Sub" || node.op == "Mul" || node.op == "Div" ||
+                   node.op == "Pow";
+  return te::compute(
+      out.shape,
+      [&](const Vars& v) {
+        ir::Expr a = operand(g, node, 0, input, out.shape, v);
+        if (is_binary) {
+          return binary(g, node, a, operand(g, node, 1, input, out.shape, v));
+        }
+        return unary(g, node, a, out.dtype);
+      },
+      name, "elemwise");
+}
+
+/// out[v] = in[...] for a row-major reinterpretation of the same elements.
+te::Tensor view(const Graph& g, const Node& node, const te::Tensor& in, const std::string& name) {
+  const Value& out = g.value(node.outputs[0]);
+  TT_USER_CHECK(numel_of(out.shape) == numel_of(in.shape()))
+      << node.describe() << ": cannot view " << in.shape().size() << "-D input of "
+      << numel_of(in.shape()) << " elements as " << out.describe();
+  return te::compute(
+      out.shape,
+      [&](const Vars& v) {
+        ir::Expr flat = idx(0);
+        for (size_t d = 0; d < v.size(); ++d) {
+          flat = flat * idx(out.shape[d]) + v[d];
+        }
+        std::vector<ir::Expr> r(in.shape().size());
+        int64_t stride = 1;
+        for (size_t d = in.shape().size(); d-- > 0;) {
+          ir::Expr q = stride == 1 ? flat : flat / idx(stride);
+          r[d] = d == 0 ? q : q % idx(in.shape()[d]);
+          stride *= in.shape()[d];
+        }
+        return in(r);
+      },
+      name, "injective");
+}
+
+te::Tensor add_bias(const te::Tensor& x,
+                    const te::Tensor& bias,
+                    size_t axis,
+                    const std::string& name) {
+  return te::compute(
+      x.shape(),
+      [&](const Vars& v) {
+        std::vector<ir::Expr> all(v.begin(), v.end());
+        std::vector<ir::Expr> b = {v[axis]};
+        if (bias.ndim() == 2)
+          b = broadcast_indices(bias.shape(), x.shape(), v);
+        return x(all) + bias(b);
+      },
+      name, "elemwise");
+}
+
+te::Conv2dParams conv_params(const Node& node,
+                             const std::vector<int64_t>& kernel,
+                             bool* explicit_pad,
+                             std::vector<int64_t>* pads) {
+  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  TT_USER_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID")
+      << node.describe() << ": auto_pad '" << auto_pad << "' is not supported (use explicit pads)";
+  *pads = node.attr_ints("pads", {0, 0, 0, 0});
+  std::vector<int64_t> strides = node.attr_ints("strides", {1, 1});
+  std::vector<int64_t> dil = node.attr_ints("dilations", {1, 1});
+  TT_USER_CHECK(kernel.size() == 2 && pads->size() == 4 && strides.size() == 2 && dil.size() == 2)
+      << node.describe() << ": only 2-D windows are supported";
+  te::Conv2dParams p;
+  p.stride_h = strides[0];
+  p.stride_w = strides[1];
+  p.dilation_h = dil[0];
+  p.dilation_w = dil[1];
+  p.groups = node.attr_int("group", 1);
+  *explicit_pad = (*pads)[0] != (*pads)[2] || (*pads)[1] != (*pads)[3];
+  if (!*explicit_pad) {
+    p.pad_h = (*pads)[0];
+    p.pad_w = (*pads)[1];
+  }
+  return p;
+}
+
+te::Tensor conv(const Node& node,
+                const std::function<te::Tensor(size_t)>& input,
+                const std::string& name) {
+  te::Tensor x = input(0);
+  te::Tensor w = input(1);
+  TT_USER_CHECK(x.ndim() == 4 && w.ndim() == 4)
+      << node.describe() << ": only 2-D convolution (4-D NCHW input, OIHW weight) is supported";
+  bool explicit_pad = false;
+  std::vector<int64_t> pads;
+  te::Conv2dParams p = conv_params(
+      node, node.attr_ints("kernel_shape", {w.shape()[2], w.shape()[3]}), &explicit_pad, &pads);
+  if (explicit_pad) {
+    x = te::pad(x, {0, 0, pads[0], pads[1]}, {0, 0, pads[2], pads[3]}, 0.0, name + "_pad");
+  }
+  bool depthwise =
+      p.groups > 1 && p.groups == x.shape()[1] && w.shape()[0] == p.groups && w.shape()[1] == 1;
+  std::string cname = node.inputs.size() > 2 && !node.inputs[2].empty() ? name + "_conv" : name;
+  te::Tensor y =
+      depthwise ? te::depthwise_conv2d_nchw(x, w, p, cname) : te::conv2d_nchw(x, w, p, cname);
+  if (cname != name) {
+    y = add_bias(y, input(2), 1, name);
+  }
+  return y;
+}
+
+te::Tensor gemm(const Graph& g,
+                const Node& node,
+                const std::function<te::Tensor(size_t)>& input,
+                const std::string& name) {
+  te::Tensor a = input(0);
+  te::Tensor b = input(1);
+  bool ta = node.attr_int("transA", 0) != 0;
+  bool tb = node.attr_int("transB", 0) != 0;
+  double alpha = node.attr_float("alpha", 1.0);
+  double beta = node.attr_float("beta", 1.0);
+  bool has_c = node.inputs.size() > 2 && !node.inputs[2].empty() && beta != 0;
+  std::string pname = has_c ? name + "_mm" : name;
+  te::Tensor y;
+  if (!ta && alpha == 1.0) {
+    y = tb ? te::dense(a, b, pname) : te::matmul(a, b, false, pname);
+  } else {
+    const Value& out = g.value(node.outputs[0]);
+    int64_t k = ta ? a.shape()[0] : a.shape()[1];
+    ir::IterVar rk = te::reduce_axis(k, "rk");
+    y = te::compute(
+        out.shape,
+        [&](const Vars& v) {
+          ir::Expr av = ta ? a(rk.var, v[0]) : a(v[0], rk.var);
+          ir::Expr bv = tb ? b(v[1], rk.var) : b(rk.var, v[1]);
+          return te::sum(av * bv * ir::make_const(out.dtype, alpha), {rk});
+        },
+        pname, "matmul");
+  }
+  if (!has_c)
+    return y;
+  const Value& cv = g.value(node.inputs[2]);
+  return te::compute(
+      y.shape(),
+      [&](const Vars& v) {
+        ir::Expr c = input_is_parameter(g, node, 2)
+                         ? ir::make_const(cv.dtype, constant_scalar(cv))
+                         : input(2)(broadcast_indices(cv.shape, y.shape(), v));
+        if (beta != 1.0)
+          c = c * ir::make_const(cv.dtype, beta);
+        return y(std::vector<ir::Expr>(v.begin(), v.end())) + c;
+      },
+      name, "elemwise");
+}
+
+te::Tensor matmul_nd(const Graph& g,
+                     const Node& node,
+                     const std::function<te::Tensor(size_t)>& input,
+                     const std::string& name) {
+  te::Tensor a = input(0);
+  te::Tensor b = input(1);
+  TT_USER_CHECK(a.ndim() >= 2 && b.ndim() >= 2)
+      << node.describe() << ": MatMul of 1-D operands is not supported";
+  if (a.ndim() == 2 && b.ndim() == 2)
+    return te::matmul(a, b, false, name);
+  const Value& out = g.value(node.outputs[0]);
+  size_t r = out.shape.size();
+  ir::IterVar rk = te::reduce_axis(a.shape().back(), "rk");
+  return te::compute(
+      out.shape,
+      [&](const Vars& v) {
+        auto operand_of = [&](const te::Tensor& t, bool is_a) {
+          std::vector<int64_t> batch(t.shape().begin(), t.shape().end() - 2);
+          std::vector<int64_t> out_batch(out.shape.begin(), out.shape.end() - 2);
+          Vars bv(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(r - 2));
+          std::vector<ir::Expr> ix = broadcast_indices(batch, out_batch, bv);
+          ix.push_back(is_a ? ir::Expr(v[r - 2]) : ir::Expr(rk.var));
+          ix.push_back(is_a ? ir::Expr(rk.var) : ir::Expr(v[r - 1]));
+          return t(ix);
+        };
+        return te::sum(operand_of(a, true) * operand_of(b, false), {rk});
+      },
+      name, "batch_matmul");
+}
+
+}  // namespace
+
+OpClass op_class(const std::string& op) {
+  static const std::set<std::string> elementwise = {
+      "Add",  "Sub", "Mul", "Div",  "Pow",  "Relu",     "Sigmoid", "Tanh", "Erf",
+      "Sqrt", "Exp", "Neg", "Gelu", "Clip", "Identity", "Dropout", "Cast"};
+  static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+  if (elementwise.count(op))
+    return OpClass::Elementwise;
+  if (views.count(op))
+    return OpClass::View;
+  if (op == "Shape")
+    return OpClass::ShapeOf;
+  return OpClass::Anchor;
+}
+
+bool input_is_parameter(const Graph& graph, const Node& node, size_t i) {
+  if (i >= node.inputs.size() || node.inputs[i].empty())
+    return true;
+  const Value& v = graph.value(node.inputs[i]);
+  OpClass c = op_class(node.op);
+  if (c == OpClass::View)
+    return i > 0;  // the target shape / axes
+  if (node.op == "Clip")
+    return i > 0;
+  if (node.op == "Gather")
+    return i == 1;
+  if (c == OpClass::Elementwise || node.op == "Gemm") {
+    return v.is_constant() && v.numel() == 1 && v.dtype.is_float();
+  }
+  return false;
+}
+
+te::Tensor lower_node(const Graph& graph,
+                      const Node& node,
+                      const std::function<te::Tensor(size_t)>& input,
+                      const std::string& name) {
+  const std::string& op = node.op;
+  const Value& out = graph.value(node.outputs[0]);
+  te::Tensor y;
+  switch (op_class(op)) {
+    case OpClass::Elementwise:
+      y = elementwise(graph, node, input, name);
+      break;
+    case OpClass::View:
+      y = view(graph, node, input(0), name);
+      break;
+    case OpClass::ShapeOf:
+      TT_CHECK(false) << node.describe() << " reached lowering (constant folding runs first)";
+      break;
+    case OpClass::Anchor:
+      if (op == "Conv") {
+        y = conv(node, input, name);
+      } else if (op == "Gemm") {
+        y = gemm(graph, node, input, name);
+      } else if (op == "MatMul") {
+        y = matmul_nd(graph, node, input, name);
+      } else {
+        y = lower_anchor(graph, node, input, name);
+      }
+      break;
+  }
+  TT_USER_CHECK(y.shape() == out.shape && y.dtype() == out.dtype)
+      << node.describe() << ": computes " << y.dtype().to_string() << shape_text(y.shape())
+      << " but the model declares " << out.describe();
+  return y;
+}
+
+}  // namespace tensortune::graph::detail
