@@ -32,6 +32,15 @@ int run_report(const std::vector<std::string>& args);
 /// `tensortune compile`: ahead-of-time build into DIR/NAME.so and DIR/NAME.h.
 ArgParser compile_parser();
 int run_compile(const std::vector<std::string>& args);
+/// `tensortune tune-model MODEL.onnx`: tunes every kernel of a model with the task scheduler.
+ArgParser tune_model_parser();
+int run_tune_model(const std::vector<std::string>& args);
+/// `tensortune compile-model MODEL.onnx`: builds a model folder with the best records.
+ArgParser compile_model_parser();
+int run_compile_model(const std::vector<std::string>& args);
+/// `tensortune run-model DIR`: runs and times a compiled model folder on .npy inputs.
+ArgParser run_model_parser();
+int run_run_model(const std::vector<std::string>& args);
 /// `tensortune db ACTION`: queries and maintains the tuning database.
 ArgParser db_parser();
 int run_db(const std::vector<std::string>& args);

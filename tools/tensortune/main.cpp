@@ -34,8 +34,11 @@ std::vector<Command> commands() {
        run_tune},
       {"show", "print a schedule's steps, loop IR, LLVM IR or assembly", run_show},
       {"bench", "build, verify and time one kernel; compare with the FMA peak", run_bench},
-      {"compile", "build workloads with their best records into a .so and a C header",
-       run_compile},
+      {"compile", "build workloads with their best records into a .so and a C header", run_compile},
+      {"tune-model", "tune every kernel of an ONNX model with the task scheduler", run_tune_model},
+      {"compile-model", "build an ONNX model with the best records into a model folder",
+       run_compile_model},
+      {"run-model", "run and time a compiled model folder on .npy inputs", run_run_model},
       {"report", "write an HTML report of a tuning database and print a summary", run_report},
       {"db", "query and maintain a tuning database (list, best, export, import, ...)", run_db},
   };
@@ -46,7 +49,7 @@ std::string program_help() {
       "usage: tensortune [-v|-vv] [--version] [-h|--help] COMMAND [OPTIONS]\n\n"
       "Auto-tuning of tensor kernel schedules.\n\ncommands:\n";
   for (const Command& c : commands()) {
-    text += "  " + std::string(c.name) + std::string(8 - std::string(c.name).size(), ' ') +
+    text += "  " + std::string(c.name) + std::string(15 - std::string(c.name).size(), ' ') +
             c.summary + "\n";
   }
   text +=
@@ -82,7 +85,10 @@ int dispatch(const std::vector<std::string>& args) {
   }
   set_verbosity(std::min(verbosity, 3));
   if (i == args.size()) {
-    throw UsageError("missing command (one of: tune, show, bench, compile, report, db)", "");
+    throw UsageError(
+        "missing command (one of: tune, show, bench, compile, tune-model, compile-model, "
+        "run-model, report, db)",
+        "");
   }
   std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
   if (args[i] == "help") {

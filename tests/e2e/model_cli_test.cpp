@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// The model commands as users run them: tune-model a tiny CNN into a database, compile-model it
+// with those records, run-model on the committed input, and compare with PyTorch's output; and
+// every model mistake (malformed file, unsupported ops, dynamic shapes, wrong inputs) is a clear
+// error with exit code 1 that leaves the database intact.
+#include "cli_runner.h"
+#include "tensortune/graph/npy.h"
+#include "tensortune/graph/onnx_import.h"
+#include "tensortune/support/json.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace tensortune {
+namespace {
+
+using e2e::CliResult;
+using e2e::run_cli;
+using e2e::temp_path;
+
+std::string model(const std::string& file) {
+  return std::string(TT_SOURCE_DIR) + "/tests/models/" + file;
+}
+
+TEST(ModelCli, TuneCompileAndRunAModel) {
+  if (!graph::onnx_available())
+    GTEST_SKIP() << "built without ONNX";
+  std::string db = temp_path("model.db");
+  std::string dir = temp_path("cnn_model");
+  std::string out = temp_path("cnn_out");
+  CliResult t = run_cli("tune-model " + model("cnn.onnx") +
+                        " --target native --trials 16 --batch 4 --db " + db + " --json");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  support::Json tj = support::Json::parse(t.out);
+  EXPECT_EQ(tj.at("tasks").size(), 8u);
+  EXPECT_GT(tj.at("estimated_seconds").as_double(), 0.0);
+  EXPECT_NE(t.err.find("model estimate"), std::string::npos) << t.err;
+  CliResult c = run_cli("compile-model " + model("cnn.onnx") + " --target native --db " + db +
+                        " --out " + dir + " --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  support::Json cj = support::Json::parse(c.out);
+  EXPECT_EQ(cj.at("kernels").as_int(), 8);
+  EXPECT_LT(cj.at("untuned").size(), 8u);  // the tuned tasks come from records
+  EXPECT_LT(cj.at("arena_bytes").as_int(), cj.at("activation_bytes").as_int());
+  CliResult r = run_cli("run-model " + dir + " --input x=" + model("cnn.input.0.npy") +
+                        " --output-dir " + out + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(support::Json::parse(r.out).at("seconds").as_double(), 0.0);
+  std::vector<float> got = graph::read_npy(out + "/y.npy").to_floats();
+  std::vector<float> want = graph::read_npy(model("cnn.output.0.npy")).to_floats();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+  // Random inputs when none are given.
+  EXPECT_EQ(run_cli("run-model " + dir).exit_code, 0);
+}
+
+TEST(ModelCli, ModelMistakesAreClearErrors) {
+  if (!graph::onnx_available())
+    GTEST_SKIP() << "built without ONNX";
+  std::string dir = temp_path("bad_model");
+  struct Case {
+    std::string args, words;
+  };
+  const std::string compile = " --target native --out " + dir;
+  const std::string tune = " --target native --trials 4 --db " + temp_path("x.db");
+  std::vector<Case> cases = {
+      {"compile-model " + model("truncated.onnx") + compile, "not an ONNX model"},
+      {"compile-model " + model("not_onnx.onnx") + compile, "not an ONNX model"},
+      {"compile-model " + model("unsupported.onnx") + compile, "(TopK)"},
+      {"compile-model " + model("unsupported.onnx") + compile, "(Hardmax)"},
+      {"compile-model " + model("dynamic.onnx") + compile, "dynamic"},
+      {"compile-model " + model("missing.onnx") + compile, "missing.onnx"},
+      {"compile-model " + model("mlp.onnx") + compile + " --db " + temp_path("none.db"),
+       "does not exist"},
+      {"tune-model " + model("unsupported.onnx") + tune, "unsupported"},
+  };
+  for (const Case& c : cases) {
+    CliResult r = run_cli(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.words), std::string::npos) << c.args << ": " << r.err;
+  }
+  ASSERT_EQ(
+      run_cli("compile-model " + model("mlp.onnx") + " --target native --out " + dir).exit_code, 0);
+  CliResult wrong = run_cli("run-model " + dir + " --input x=" + model("cnn.input.0.npy"));
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("has shape [2,64]"), std::string::npos) << wrong.err;
+  CliResult unknown = run_cli("run-model " + dir + " --input nope=" + model("mlp.input.0.npy"));
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("no input 'nope'"), std::string::npos) << unknown.err;
+  EXPECT_EQ(run_cli("run-model " + temp_path("nothing")).exit_code, 1);
+  EXPECT_EQ(run_cli("compile-model --target native --out " + dir).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace tensortune

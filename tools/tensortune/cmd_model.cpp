@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tensortune tune-model` and `compile-model`: an ONNX model imported and optimized, its kernels
+// extracted as tuning tasks (weighted by how often they occur) and tuned with the task
+// scheduler, or built with the database's best records into a model folder.
+#include "commands.h"
+#include "model_common.h"
+#include "pipeline.h"
+#include "progress.h"
+#include "tensortune/database/database.h"
+#include "tensortune/driver/compile.h"
+#include "tensortune/graph/model_library.h"
+#include "tensortune/graph/onnx_import.h"
+#include "tensortune/graph/partition.h"
+#include "tensortune/graph/passes.h"
+#include "tensortune/measure/measurer.h"
+#include "tensortune/search/tuner.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <map>
+
+namespace tensortune::cli {
+
+graph::Graph load_model(const std::string& path, bool quiet) {
+  graph::Graph g = graph::import_onnx(path);
+  graph::PassReport r = graph::optimize(g);
+  if (!quiet)
+    std::cerr << "tensortune: " << path << ": " << r.to_string() << "\n";
+  return g;
+}
+
+std::string take_model_path(std::vector<std::string>& args, const std::string& command) {
+  if (args.empty() || args[0].empty() || args[0][0] == '-') {
+    bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
+    if (help)
+      return "";
+    throw UsageError("the first argument must be the model (" + command + " MODEL.onnx ...)",
+                     command);
+  }
+  std::string path = args[0];
+  args.erase(args.begin());
+  return path;
+}
+
+ArgParser tune_model_parser() {
+  ArgParser parser(
+      "tune-model",
+      "tune-model MODEL.onnx --target T [--trials N] [--db PATH] [--tuner xgb|xgb-evo|random] "
+      "[--seed S] [--batch N] [--json]",
+      "Imports an ONNX model, extracts its kernels (each fused layer: a convolution with its "
+      "bias, relu and residual add, ...) as tuning tasks weighted by how often they occur, and "
+      "tunes them with the task scheduler sharing --trials among them by the estimated gradient "
+      "of the model's latency. Resumes from the database. Shows per-task progress and the "
+      "estimated end-to-end latency (sum of weight x best time) as it improves.");
+  parser.option("target", "T", kTargetHelp, {}, true)
+      .option("trials", "N", "trial budget over all tasks (default 200 per task)")
+      .option("db", "PATH", "tuning database (default tuning_logs/tensortune.db; created)")
+      .option("tuner", "NAME", "search strategy (default xgb)", {"xgb", "xgb-evo", "random"})
+      .option("seed", "S", "seed of every random choice (default 0)")
+      .option("batch", "N", "candidates measured per round (default 32)")
+      .option("threads", "N", "threads for parallel loops (default: the target's -cores)")
+      .option("scheduler", "NAME", "how rounds are shared (default gradient)",
+              {"gradient", "round-robin"})
+      .flag("json",
+            "print one JSON document {model, target, trials, tasks: [...], "
+            "estimated_seconds}");
+  return parser;
+}
+
+int run_tune_model(const std::vector<std::string>& in_args) {
+  std::vector<std::string> args = in_args;
+  const std::string model = take_model_path(args, "tune-model");
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(tune_model_parser(), args);
+  if (!parsed)
+    return 0;
+  const ArgParser::Parsed& p = *parsed;
+  graph::Graph g = load_model(model, false);
+  graph::Partition partition = graph::partition(g);
+  std::vector<graph::Task> model_tasks = graph::extract_tasks(g, partition);
+  std::vector<search::TuneTask> tasks;
+  for (const graph::Task& t : model_tasks) {
+    // The operator: the name without its shape and dtype ("conv_add_relu").
+    std::string op = t.workload.name();
+    op = op.substr(0, op.rfind('_'));
+    op = op.substr(0, op.rfind('_'));
+    search::TuneTask tt{t.workload, "", op, static_cast<double>(t.weight)};
+    tasks.push_back(std::move(tt));
+  }
+  std::cerr << fmt::format("tensortune: {} kernels, {} unique tasks\n", partition.kernels.size(),
+                           tasks.size());
+  search::TuneOptions o;
+  o.tuner = search::parse_tuner(p.get("tuner", "xgb"));
+  o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
+  o.seed = static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX));
+  o.batch_size = static_cast<int>(p.get_int("batch", o.batch_size, 1, 4096));
+  o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
+  o.tool_version = TT_VERSION;
+  o.git_revision = TT_GIT_REVISION;
+  const target::Target target = resolve_target(p.get("target"));
+  measure::MeasurerOptions mo;
+  mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
+  mo.build.timeout_s = 10;
+  mo.single_call_factor = 10;
+  mo.run.timing.budget_s = 1.0;
+  measure::Measurer measurer(target, mo);
+  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
+  std::error_code ec;
+  if (!parent.empty())
+    std::filesystem::create_directories(parent, ec);
+  TT_USER_CHECK(!ec) << "tune-model: cannot create '" << parent.string() << "': " << ec.message();
+  database::Database db = database::Database::open(db_path);
+  const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
+  std::vector<double> best(tasks.size(), 0.0);
+  auto estimate = [&]() {
+    double total = 0;
+    for (size_t i = 0; i < tasks.size(); ++i)
+      total += tasks[i].weight * best[i];
+    return total;
+  };
+  const search::TuneResult result =
+      search::tune(tasks, target, key, db, measurer, o, [&](const search::TuneProgress& pr) {
+        best[static_cast<size_t>(pr.task)] = pr.best_seconds;
+        size_t known = static_cast<size_t>(
+            std::count_if(best.begin(), best.end(), [](double b) { return b > 0; }));
+        std::cerr << fmt::format(
+            "[{}/{}] task {}/{} {}: best {:.3f} ms; model estimate {:.3f} ms ({}/{} tasks "
+            "measured)\n",
+            pr.trials, pr.budget, pr.task + 1, tasks.size(), pr.workload_name,
+            pr.best_seconds * 1e3, estimate() * 1e3, known, tasks.size());
+      });
+  for (size_t i = 0; i < result.tasks.size(); ++i)
+    best[i] = result.tasks[i].best_seconds;
+  support::Json list = support::Json::array();
+  for (size_t i = 0; i < result.tasks.size(); ++i) {
+    const search::TaskResult& t = result.tasks[i];
+    support::Json j = support::Json::object();
+    j["workload"] = t.workload_name;
+    j["workload_key"] = t.workload_key;
+    j["weight"] = tasks[i].weight;
+    j["trials"] = t.resumed + t.trials;
+    j["best_seconds"] = t.best_seconds;
+    j["best_gflops"] = t.best_gflops;
+    list.push_back(std::move(j));
+    if (!p.has("json")) {
+      std::cout << fmt::format("{:<44} x{:<2} {:>5} trials  {:>9.4f} ms  {:>7.1f} GFLOP/s\n",
+                               t.workload_name, tasks[i].weight, t.resumed + t.trials,
+                               t.best_seconds * 1e3, t.best_gflops);
+    }
+  }
+  if (p.has("json")) {
+    support::Json out = support::Json::object();
+    out["model"] = model;
+    out["target"] = target.to_string();
+    out["db"] = db_path;
+    out["trials"] = result.trials;
+    out["wall_seconds"] = result.wall_seconds;
+    out["estimated_seconds"] = estimate();
+    out["tasks"] = std::move(list);
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << fmt::format("estimated model latency (sum of weight x best): {:.3f} ms; {}\n",
+                             estimate() * 1e3, format_duration(result.wall_seconds));
+  }
+  return 0;
+}
+
+ArgParser compile_model_parser() {
+  ArgParser parser(
+      "compile-model", "compile-model MODEL.onnx --target T [--db PATH] --out DIR [--json]",
+      "Builds every kernel of an ONNX model with its best record in the database (else the "
+      "nearest record of the same operator adapted, else the default schedule; one summary "
+      "lists what was untuned) into DIR/model.so, with DIR/model.h, the run plan DIR/model.json "
+      "(a static memory plan reusing activation buffers) and the weights DIR/weights.bin. "
+      "`tensortune run-model DIR` runs it.");
+  parser.option("target", "T", kTargetHelp, {}, true)
+      .option("db", "PATH", "the tuning database, read only (without it: default schedules)")
+      .option("out", "DIR", "the output directory (created when missing)", {}, true)
+      .flag("json", "print one JSON document {dir, kernels, calls, untuned, arena_bytes, ...}");
+  return parser;
+}
+
+int run_compile_model(const std::vector<std::string>& in_args) {
+  std::vector<std::string> args = in_args;
+  const std::string model = take_model_path(args, "compile-model");
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(compile_model_parser(), args);
+  if (!parsed)
+    return 0;
+  const ArgParser::Parsed& p = *parsed;
+  graph::Graph g = load_model(model, p.has("json"));
+  std::optional<database::Database> db;
+  if (p.has("db")) {
+    TT_USER_CHECK(std::filesystem::exists(p.get("db")))
+        << "compile-model: database '" << p.get("db") << "' does not exist";
+    db.emplace(database::Database::open(p.get("db")));
+  }
+  driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));
+  graph::ExportedModel m = graph::export_model(g, compiler, p.get("out"));
+  std::map<std::string, int> sources;
+  for (const driver::Compiled& c : m.functions)
+    ++sources[driver::source_name(c.lookup.source)];
+  std::string summary = compiler.summary_warning();
+  if (!summary.empty())
+    std::cerr << "tensortune: warning: " << summary << "\n";
+  if (p.has("json")) {
+    support::Json out = support::Json::object();
+    out["dir"] = m.dir;
+    out["library"] = m.library_path;
+    out["kernels"] = static_cast<int64_t>(m.functions.size());
+    out["calls"] = static_cast<int64_t>(m.plan.calls.size());
+    out["arena_bytes"] = m.memory.arena_bytes;
+    out["activation_bytes"] = m.memory.activation_bytes;
+    out["weight_bytes"] = static_cast<int64_t>(m.plan.weights.size());
+    support::Json untuned = support::Json::array();
+    for (const std::string& u : compiler.untuned())
+      untuned.push_back(u);
+    out["untuned"] = std::move(untuned);
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: {} kernels ({} calls): {} from records, {} adapted, {} default\n",
+                           m.library_path, m.functions.size(), m.plan.calls.size(),
+                           sources["record"], sources["adapted"], sources["default"]);
+  std::cout << fmt::format(
+      "memory: peak activations {:.1f} KiB (arena) of {:.1f} KiB in all; weights {:.1f} KiB\n",
+      m.memory.arena_bytes / 1024.0, m.memory.activation_bytes / 1024.0,
+      m.plan.weights.size() / 1024.0);
+  return 0;
+}
+
+}  // namespace tensortune::cli

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// `tensortune run-model DIR`: runs a compiled model folder on .npy inputs (random ones when
+// none are given), writes every output as .npy and times it with the measurement protocol.
+#include "commands.h"
+#include "model_common.h"
+#include "tensortune/graph/model_library.h"
+#include "tensortune/graph/npy.h"
+#include "tensortune/measure/timing.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
+#include "tensortune/support/rng.h"
+
+#include <cctype>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <map>
+
+namespace tensortune::cli {
+
+ArgParser run_model_parser() {
+  ArgParser parser(
+      "run-model",
+      "run-model DIR [--input NAME=FILE.npy ...] [--output-dir OUT] [--seed S] [--json]",
+      "Loads a folder written by compile-model, runs it on the given .npy inputs (inputs not "
+      "given are uniform random values in [-1, 1) from --seed), writes each output as "
+      "OUT/NAME.npy, and "
+      "times one run with the measurement protocol (warm-up, repeats, median).");
+  parser
+      .option("input", "NAME=FILE", "an input's values, a float32 .npy of its shape", {}, false,
+              true)
+      .option("output-dir", "OUT", "where to write OUTPUT_NAME.npy for each output")
+      .option("seed", "S", "seed of the random inputs (default 0)")
+      .option("repeat", "N", "timed repeats (default 5)")
+      .flag("json", "print one JSON document {seconds, repeats, outputs: [{name, shape, file}]}");
+  return parser;
+}
+
+namespace {
+
+std::string safe_file_name(const std::string& name) {
+  std::string r;
+  for (char c : name)
+    r += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ? c : '_';
+  return r.empty() ? "output" : r;
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+}  // namespace
+
+int run_run_model(const std::vector<std::string>& in_args) {
+  std::vector<std::string> args = in_args;
+  const std::string dir = take_model_path(args, "run-model");
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(run_model_parser(), args);
+  if (!parsed)
+    return 0;
+  const ArgParser::Parsed& p = *parsed;
+  graph::LoadedModel model = graph::LoadedModel::load(dir);
+  const graph::RunPlan& plan = model.plan();
+  std::map<std::string, std::string> files;
+  for (const std::string& a : p.get_all("input")) {
+    size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
+      throw UsageError("--input takes NAME=FILE.npy, got '" + a + "'", "run-model");
+    }
+    files[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  for (const auto& [name, file] : files) {
+    bool known = false;
+    for (const graph::TensorInfo& t : plan.inputs)
+      known = known || t.name == name;
+    std::string names;
+    for (const graph::TensorInfo& t : plan.inputs)
+      names += (names.empty() ? "" : ", ") + t.name;
+    TT_USER_CHECK(known) << "run-model: the model has no input '" << name << "' (inputs: " << names
+                         << ")";
+  }
+  support::Rng rng(static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX)));
+  std::vector<std::vector<float>> inputs;
+  for (const graph::TensorInfo& t : plan.inputs) {
+    TT_USER_CHECK(t.dtype == ir::DataType::float32())
+        << "run-model: input '" << t.name << "' is " << t.dtype.to_string() << " (float32 only)";
+    auto it = files.find(t.name);
+    if (it == files.end()) {
+      std::vector<float> v(static_cast<size_t>(t.numel()));
+      for (float& x : v)
+        x = rng.uniform_float(-1.f, 1.f);
+      inputs.push_back(std::move(v));
+      continue;
+    }
+    graph::NpyArray a = graph::read_npy(it->second);
+    TT_USER_CHECK(a.shape == t.shape)
+        << "run-model: input '" << t.name << "' has shape " << shape_str(t.shape) << ", '"
+        << it->second << "' holds " << a.dtype.to_string() << shape_str(a.shape);
+    inputs.push_back(a.to_floats());
+  }
+  std::vector<std::vector<float>> outputs;
+  for (const graph::TensorInfo& t : plan.outputs)
+    outputs.emplace_back(static_cast<size_t>(t.numel()));
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+  for (auto& v : inputs)
+    in_ptrs.push_back(v.data());
+  for (auto& v : outputs)
+    out_ptrs.push_back(v.data());
+  measure::TimingOptions timing;
+  timing.repeat = static_cast<int>(p.get_int("repeat", 5, 1, 1000));
+  measure::TimingResult tr =
+      measure::time_with_warmup([&] { model.run(in_ptrs, out_ptrs); }, timing);
+  support::Json out_list = support::Json::array();
+  const std::string out_dir = p.get("output-dir", "");
+  if (!out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    TT_USER_CHECK(!ec) << "run-model: cannot create '" << out_dir << "': " << ec.message();
+  }
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const graph::TensorInfo& t = plan.outputs[i];
+    support::Json j = support::Json::object();
+    j["name"] = t.name;
+    support::Json shape = support::Json::array();
+    for (int64_t d : t.shape)
+      shape.push_back(d);
+    j["shape"] = std::move(shape);
+    if (!out_dir.empty()) {
+      std::string file = out_dir + "/" + safe_file_name(t.name) + ".npy";
+      graph::write_npy(file, graph::NpyArray::from_floats(t.shape, outputs[i]));
+      j["file"] = file;
+    }
+    out_list.push_back(std::move(j));
+  }
+  if (p.has("json")) {
+    support::Json out = support::Json::object();
+    out["model"] = dir;
+    out["seconds"] = tr.median_seconds;
+    support::Json reps = support::Json::array();
+    for (double r : tr.repeats)
+      reps.push_back(r);
+    out["repeats"] = std::move(reps);
+    out["number"] = tr.number;
+    out["outputs"] = std::move(out_list);
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: {:.3f} ms per run (median of {} repeats x {} runs)\n", dir,
+                           tr.median_seconds * 1e3, tr.repeats.size(), tr.number);
+  for (size_t i = 0; i < out_list.size(); ++i) {
+    const support::Json& j = out_list.as_array()[i];
+    std::cout << "  output " << j.at("name").as_string() << " " << shape_str(plan.outputs[i].shape)
+              << (j.contains("file") ? " -> " + j.at("file").as_string() : std::string()) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace tensortune::cli
