@@ -133,20 +133,21 @@ Executable Executable::build(Graph graph, driver::Compiler& compiler) {
   Executable e;
   e.graph_ = std::move(graph);
   e.partition_ = graph::partition(e.graph_);
-  std::map<std::string, size_t> by_key;
+  const std::vector<Kernel>& kernels = e.partition_.kernels;
+  std::vector<Task> tasks = extract_tasks(e.graph_, e.partition_);
+  std::vector<driver::Compiled> compiled;  // one per task
+  std::vector<size_t> task_of(kernels.size());
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    compiled.push_back(compiler.compile(tasks[t].workload));
+    for (size_t k : tasks[t].kernels)
+      task_of[k] = t;
+  }
   std::vector<std::string> names;
-  for (const Kernel& k : e.partition_.kernels) {
-    te::Workload w = kernel_workload(e.graph_, k);
-    auto it = by_key.find(w.key());
-    if (it != by_key.end()) {
-      const BuiltKernel& same = e.kernels_[it->second];
-      e.kernels_.push_back(BuiltKernel{k, same.workload, same.compiled});
-    } else {
-      by_key[w.key()] = e.kernels_.size();
-      e.kernels_.push_back(BuiltKernel{k, w, compiler.compile(w)});
-    }
-    e.functions_.push_back(e.kernels_.back().compiled.artifact.function());
-    names.push_back(e.kernels_.back().compiled.func.name);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const driver::Compiled& c = compiled[task_of[k]];
+    e.kernels_.push_back(BuiltKernel{kernels[k], tasks[task_of[k]].workload, c});
+    e.functions_.push_back(c.artifact.function());
+    names.push_back(c.func.name);
   }
   e.memory_ = plan_memory(e.graph_, e.partition_);
   e.plan_ = make_run_plan(e.graph_, e.partition_, e.memory_, names);

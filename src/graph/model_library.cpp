@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 namespace tensortune::graph {
@@ -33,18 +32,13 @@ std::string read_file(const std::string& path) {
 ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir) {
   graph.validate();
   Partition partition = graph::partition(graph);
-  std::map<std::string, std::string> by_key;  // workload key -> function name
   std::vector<driver::ExportItem> items;
-  std::vector<std::string> names;
-  for (const Kernel& k : partition.kernels) {
-    te::Workload w = kernel_workload(graph, k);
-    auto it = by_key.find(w.key());
-    if (it == by_key.end()) {
-      std::string name = "kernel_" + std::to_string(items.size());
-      it = by_key.emplace(w.key(), name).first;
-      items.push_back(driver::ExportItem{w, "", name});
-    }
-    names.push_back(it->second);
+  std::vector<std::string> names(partition.kernels.size());  // the function each kernel calls
+  for (const Task& task : extract_tasks(graph, partition)) {
+    std::string name = "kernel_" + std::to_string(items.size());
+    items.push_back(driver::ExportItem{task.workload, "", name});
+    for (size_t k : task.kernels)
+      names[k] = name;
   }
   ExportedModel m;
   m.dir = dir;
@@ -68,13 +62,15 @@ LoadedModel LoadedModel::load(const std::string& dir) {
   LoadedModel m;
   const std::string plan_path = dir + "/model.json";
   RunPlan plan;
+  int64_t expected = 0;
   try {
-    plan = RunPlan::from_json(support::Json::parse(read_file(plan_path)));
+    support::Json json = support::Json::parse(read_file(plan_path));
+    plan = RunPlan::from_json(json);
+    expected = json.at("weight_bytes").as_int("weight_bytes");
   } catch (const UserError& e) {
     TT_USER_CHECK(false) << "'" << plan_path << "': " << e.what();
   }
   std::string weights = read_file(dir + "/weights.bin");
-  int64_t expected = support::Json::parse(read_file(plan_path)).at("weight_bytes").as_int();
   TT_USER_CHECK(static_cast<int64_t>(weights.size()) == expected)
       << "'" << dir << "/weights.bin' has " << weights.size() << " bytes, the plan expects "
       << expected;

@@ -174,15 +174,15 @@ te::Workload kernel_workload(const Graph& graph, const Kernel& kernel) {
 std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition) {
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
-  for (const Kernel& k : partition.kernels) {
-    te::Workload w = kernel_workload(graph, k);
+  for (size_t i = 0; i < partition.kernels.size(); ++i) {
+    te::Workload w = kernel_workload(graph, partition.kernels[i]);
     auto it = by_key.find(w.key());
     if (it != by_key.end()) {
-      ++tasks[it->second].weight;
+      tasks[it->second].kernels.push_back(i);
       continue;
     }
     by_key[w.key()] = tasks.size();
-    tasks.push_back(Task{w, 1, k.output});
+    tasks.push_back(Task{w, {i}});
   }
   return tasks;
 }

@@ -35,7 +35,8 @@ Value constant_value(const Value& like, ConstantData data) {
   return v;
 }
 
-/// Integer shape arithmetic folded without a kernel; false when `node` is not such a case.
+/// Integer shape arithmetic folded without a kernel; false when `node` is not such a case. Its
+/// inputs are all constants, or it is a Shape.
 bool fold_directly(Graph& g, const Node& node) {
   const Value& out = g.value(node.outputs[0]);
   if (node.op == "Shape") {
@@ -45,13 +46,6 @@ bool fold_directly(Graph& g, const Node& node) {
     g.set_value(constant_value(out, d));
     return true;
   }
-  bool all_const = true;
-  for (const std::string& in : node.inputs) {
-    if (!in.empty() && !g.value(in).is_constant())
-      all_const = false;
-  }
-  if (!all_const)
-    return false;
   const Value& x = g.value(node.inputs[0]);
   if (detail::op_class(node.op) == detail::OpClass::View || node.op == "Identity" ||
       node.op == "Dropout") {
@@ -86,7 +80,6 @@ bool fold_directly(Graph& g, const Node& node) {
 /// Runs the single-node kernel of `node` on its constant inputs.
 void fold_by_kernel(Graph& g, size_t index, driver::Compiler& compiler) {
   const Node& node = g.nodes[index];
-  Partition p;
   Kernel k;
   k.nodes = {index};
   k.output = node.outputs[0];
@@ -126,15 +119,12 @@ int fold_constants(Graph& graph) {
   int folded = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
-    bool all_const = node.op == "Shape";
-    if (!all_const) {
-      all_const = true;
-      for (const std::string& in : node.inputs) {
-        if (!in.empty() && !graph.value(in).is_constant())
-          all_const = false;
-      }
+    bool all_const = !node.inputs.empty();
+    for (const std::string& in : node.inputs) {
+      if (!in.empty() && !graph.value(in).is_constant())
+        all_const = false;
     }
-    if (!all_const || node.inputs.empty()) {
+    if (!all_const && node.op != "Shape") {
       kept.push_back(node);
       continue;
     }

@@ -51,12 +51,14 @@ te::Workload kernel_workload(const Graph& graph, const Kernel& kernel);
 /// A unique workload of a model and how often it occurs: the unit of tuning.
 struct Task {
   te::Workload workload;
-  int weight = 0;  ///< the number of kernels of the model with this workload key
-  /// The first kernel's output value name (for messages).
-  std::string example;
+  /// The kernels (indices into Partition::kernels) with this workload key, in order.
+  std::vector<size_t> kernels;
+  /// How often the workload runs in the model: the task scheduler's weight.
+  int weight() const { return static_cast<int>(kernels.size()); }
 };
 
-/// The unique workloads among `partition`'s kernels, in first-occurrence order.
+/// The unique workloads among `partition`'s kernels, in first-occurrence order. Everything that
+/// builds one function per unique kernel (Executable, export_model) goes through it.
 std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition);
 
 }  // namespace tensortune::graph

@@ -4,6 +4,7 @@
 // outputs must match PyTorch's. Plus the run-time input checks.
 #include "tensortune/graph/executor.h"
 
+#include "model_files.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/graph/npy.h"
 #include "tensortune/graph/onnx_import.h"
@@ -14,15 +15,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 
 namespace tensortune::graph {
 namespace {
 
-std::string model_path(const std::string& file) {
-  const char* dir = std::getenv("TT_SOURCE_DIR");
-  return std::string(dir ? dir : ".") + "/tests/models/" + file;
-}
+using testing::model_path;
 
 class RealModel : public ::testing::TestWithParam<std::string> {};
 

@@ -1,29 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ONNX importer on the committed PyTorch-exported models of tests/models (see its README):
 // node counts, inputs, output shapes, and the bad models' messages.
+#include "model_files.h"
 #include "tensortune/graph/onnx_import.h"
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <string>
 
 namespace tensortune::graph {
 namespace {
 
-/// The path of tests/models/`file` under TT_SOURCE_DIR, or else next to this source file (CMake
-/// compiles it by absolute path); "" when the file is absent.
-std::string model_path(const std::string& file) {
-  const char* root = std::getenv("TT_SOURCE_DIR");
-  std::filesystem::path dir =
-      root != nullptr ? std::filesystem::path(root) / "tests"
-                      : std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-  std::filesystem::path path = dir / "models" / file;
-  return std::filesystem::exists(path) ? path.string() : "";
-}
+using testing::model_path;
 
 std::map<std::string, int> op_counts(const Graph& g) {
   std::map<std::string, int> counts;

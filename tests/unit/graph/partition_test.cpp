@@ -136,9 +136,10 @@ TEST(GraphPartition, RepeatedLayersAreOneTaskWithAWeight) {
   std::vector<Task> tasks = extract_tasks(b.g, p);
   ASSERT_EQ(tasks.size(), 2u);
   EXPECT_EQ(tasks[0].workload.name(), "gemm_relu_4x16_float32");
-  EXPECT_EQ(tasks[0].weight, 2);
+  EXPECT_EQ(tasks[0].weight(), 2);
+  EXPECT_EQ(tasks[0].kernels, (std::vector<size_t>{0, 1}));
   EXPECT_EQ(tasks[1].workload.name(), "gemm_4x8_float32");
-  EXPECT_EQ(tasks[1].weight, 1);
+  EXPECT_EQ(tasks[1].weight(), 1);
 }
 
 TEST(GraphPartition, TheMemoryPlanReusesBuffersOfDeadValues) {
