@@ -16,6 +16,7 @@
 #include "tensortune/search/tuner.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
+#include "tune_common.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -62,12 +63,12 @@ ArgParser tune_model_parser() {
       .option("tuner", "NAME", "search strategy (default xgb)", {"xgb", "xgb-evo", "random"})
       .option("seed", "S", "seed of every random choice (default 0)")
       .option("batch", "N", "candidates measured per round (default 32)")
-      .option("threads", "N", "threads for parallel loops (default: the target's -cores)")
       .option("scheduler", "NAME", "how rounds are shared (default gradient)",
               {"gradient", "round-robin"})
       .flag("json",
             "print one JSON document {model, target, trials, tasks: [...], "
             "estimated_seconds}");
+  add_measurement_options(parser);
   return parser;
 }
 
@@ -87,33 +88,17 @@ int run_tune_model(const std::vector<std::string>& in_args) {
     std::string op = t.workload.name();
     op = op.substr(0, op.rfind('_'));
     op = op.substr(0, op.rfind('_'));
-    search::TuneTask tt{t.workload, "", op, static_cast<double>(t.weight)};
+    search::TuneTask tt{t.workload, "", op, static_cast<double>(t.weight())};
     tasks.push_back(std::move(tt));
   }
   std::cerr << fmt::format("tensortune: {} kernels, {} unique tasks\n", partition.kernels.size(),
                            tasks.size());
-  search::TuneOptions o;
-  o.tuner = search::parse_tuner(p.get("tuner", "xgb"));
+  search::TuneOptions o = tune_options(p);
   o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
-  o.seed = static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX));
-  o.batch_size = static_cast<int>(p.get_int("batch", o.batch_size, 1, 4096));
-  o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
-  o.tool_version = TT_VERSION;
-  o.git_revision = TT_GIT_REVISION;
   const target::Target target = resolve_target(p.get("target"));
-  measure::MeasurerOptions mo;
-  mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
-  mo.build.timeout_s = 10;
-  mo.single_call_factor = 10;
-  mo.run.timing.budget_s = 1.0;
-  measure::Measurer measurer(target, mo);
+  measure::Measurer measurer(target, measurer_options(p, target));
   const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
-  std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
-  std::error_code ec;
-  if (!parent.empty())
-    std::filesystem::create_directories(parent, ec);
-  TT_USER_CHECK(!ec) << "tune-model: cannot create '" << parent.string() << "': " << ec.message();
-  database::Database db = database::Database::open(db_path);
+  database::Database db = open_tuning_database(p, "tune-model");
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
   std::vector<double> best(tasks.size(), 0.0);
   auto estimate = [&]() {

@@ -12,6 +12,7 @@
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/te/operators.h"
+#include "tune_common.h"
 
 #include <atomic>
 #include <csignal>
@@ -47,6 +48,18 @@ ArgParser tune_parser() {
       .option("early-stop", "N", "stop a workload after N trials without improvement (0 = never)")
       .option("scheduler", "NAME", "how rounds are shared among workloads (default gradient)",
               {"gradient", "round-robin"})
+      .option("progress", "STYLE", "auto (bar on a terminal), bar, lines or none",
+              {"auto", "bar", "lines", "none"})
+      .flag("no-transfer", "do not warm-start the model from other workloads' records")
+      .flag("json",
+            "print one JSON document {workload, target, trials, best: {seconds, gflops, "
+            "record_id}, tasks, times, ...}");
+  add_measurement_options(parser);
+  return parser;
+}
+
+ArgParser& add_measurement_options(ArgParser& parser) {
+  return parser
       .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
       .option("build-timeout", "S", "seconds per candidate build (default 10)")
       .option("run-timeout", "S", "seconds per candidate run (default 10)")
@@ -55,14 +68,49 @@ ArgParser tune_parser() {
               "the best so far (default 10; 0 = always the full protocol)")
       .option("timing-budget", "S",
               "stop repeating a candidate's timed calls once they took S seconds in all "
-              "(default 1; 0 = always every repeat)")
-      .option("progress", "STYLE", "auto (bar on a terminal), bar, lines or none",
-              {"auto", "bar", "lines", "none"})
-      .flag("no-transfer", "do not warm-start the model from other workloads' records")
-      .flag("json",
-            "print one JSON document {workload, target, trials, best: {seconds, gflops, "
-            "record_id}, tasks, times, ...}");
-  return parser;
+              "(default 1; 0 = always every repeat)");
+}
+
+measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
+                                          const target::Target& target) {
+  measure::MeasurerOptions mo;
+  mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
+  // A candidate LLVM needs more than 10 s for is an unrolled monster, not a contender: on conv2d
+  // the one that hit the builder's 30 s default cost a sixth of a 200-trial run.
+  mo.build.timeout_s = p.get_double("build-timeout", 10, 0.1, 86400);
+  mo.run.timeout_s = p.get_double("run-timeout", mo.run.timeout_s, 0.1, 86400);
+  // A candidate 10x slower than the best so far costs one call, not the whole protocol.
+  mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
+  // And a slow one that is not hopeless stops repeating after a second of timed calls.
+  mo.run.timing.budget_s = p.get_double("timing-budget", 1.0, 0, 86400);
+  return mo;
+}
+
+search::TuneOptions tune_options(const ArgParser::Parsed& p) {
+  search::TuneOptions o;
+  o.tuner = search::parse_tuner(p.get("tuner", "xgb"));
+  o.random_model = p.get("model", "xgb") == "random";
+  o.trials = p.get_int("trials", 200, 0, int64_t{1} << 40);
+  o.seed = static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX));
+  o.batch_size = static_cast<int>(p.get_int("batch", search::TuneOptions{}.batch_size, 1, 4096));
+  o.eps_greedy = p.get_double("eps-greedy", 0.05, 0, 1);
+  o.early_stop = p.get_int("early-stop", 0, 0, int64_t{1} << 40);
+  o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
+  o.transfer = !p.has("no-transfer");
+  o.tool_version = TT_VERSION;
+  o.git_revision = TT_GIT_REVISION;
+  return o;
+}
+
+database::Database open_tuning_database(const ArgParser::Parsed& p, const std::string& command) {
+  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
+  std::error_code ec;
+  if (!parent.empty())
+    std::filesystem::create_directories(parent, ec);
+  TT_USER_CHECK(!ec) << command << ": cannot create the folder '" << parent.string()
+                     << "': " << ec.message();
+  return database::Database::open(db_path);
 }
 
 namespace {
@@ -100,22 +148,6 @@ std::vector<search::TuneTask> make_tasks(const ArgParser::Parsed& p) {
     tasks.push_back(std::move(t));
   }
   return tasks;
-}
-
-search::TuneOptions tune_options(const ArgParser::Parsed& p) {
-  search::TuneOptions o;
-  o.tuner = search::parse_tuner(p.get("tuner", "xgb"));
-  o.random_model = p.get("model", "xgb") == "random";
-  o.trials = p.get_int("trials", 200, 0, int64_t{1} << 40);
-  o.seed = static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX));
-  o.batch_size = static_cast<int>(p.get_int("batch", search::TuneOptions{}.batch_size, 1, 4096));
-  o.eps_greedy = p.get_double("eps-greedy", 0.05, 0, 1);
-  o.early_stop = p.get_int("early-stop", 0, 0, int64_t{1} << 40);
-  o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
-  o.transfer = !p.has("no-transfer");
-  o.tool_version = TT_VERSION;
-  o.git_revision = TT_GIT_REVISION;
-  return o;
 }
 
 support::Json result_json(const search::TuneResult& r,
@@ -197,27 +229,10 @@ int run_tune(const std::vector<std::string>& args) {
   const std::vector<search::TuneTask> tasks = make_tasks(p);
   const search::TuneOptions options = tune_options(p);
   const target::Target target = resolve_target(p.get("target"));
-  measure::MeasurerOptions mo;
-  mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
-  // A candidate LLVM needs more than 10 s for is an unrolled monster, not a contender: on conv2d
-  // the one that hit the builder's 30 s default cost a sixth of a 200-trial run.
-  mo.build.timeout_s = p.get_double("build-timeout", 10, 0.1, 86400);
-  mo.run.timeout_s = p.get_double("run-timeout", mo.run.timeout_s, 0.1, 86400);
-  // A candidate 10x slower than the best so far costs one call, not the whole protocol.
-  mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
-  // And a slow one that is not hopeless stops repeating after a second of timed calls.
-  mo.run.timing.budget_s = p.get_double("timing-budget", 1.0, 0, 86400);
   // Before the database: a machine that cannot measure (no GPU, no NVRTC) must not create one.
-  measure::Measurer measurer(target, mo);
-
+  measure::Measurer measurer(target, measurer_options(p, target));
   const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
-  const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
-  std::error_code ec;
-  if (!parent.empty())
-    std::filesystem::create_directories(parent, ec);
-  TT_USER_CHECK(!ec) << "tune: cannot create the folder '" << parent.string()
-                     << "': " << ec.message();
-  database::Database db = database::Database::open(db_path);
+  database::Database db = open_tuning_database(p, "tune");
   // Keyed as the driver looks records up: the target as written, plus the device fingerprint.
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
 
