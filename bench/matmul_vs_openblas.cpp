@@ -47,6 +47,7 @@ int run() {
   measure::KernelBuffers blas(signature);
   blas.copy_inputs_from(ours);
   blas.poison_outputs();
+  TT_USER_CHECK(kernel.artifact.prepare(ours.pointers()) == 0) << "the kernel's prepare failed";
   TT_USER_CHECK(kernel.artifact(ours.pointers()) == 0) << "the kernel returned an error";
   sgemm(blas);
   std::optional<std::string> diff =

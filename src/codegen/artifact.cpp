@@ -11,4 +11,9 @@ int32_t Artifact::operator()(void* const* buffers) const {
   return fn_(buffers);
 }
 
+int32_t Artifact::prepare(void* const* buffers) const {
+  TT_CHECK(fn_ != nullptr) << "codegen: preparing an empty artifact '" << name_ << "'";
+  return prepare_ != nullptr ? prepare_(buffers) : 0;
+}
+
 }  // namespace tensortune::codegen

@@ -76,10 +76,13 @@ struct BufferBinding {
 class CodeGenLLVM {
  public:
   CodeGenLLVM(llvm::Module& module, LlvmTarget target);
-  /// Adds `int32_t NAME(void* const* buffers)` (external) and its outlined parallel bodies.
+  /// Adds `int32_t NAME(void* const* buffers)` (external) and its outlined parallel bodies, and
+  /// for a function with prepacked buffers `int32_t NAME_prepare(void* const* buffers)` too.
   void add_function(const ir::LoweredFunc& func);
 
  private:
+  /// One external entry point over func.params.
+  void add_entry(const ir::LoweredFunc& func);
   /// The per-llvm::Function state; swapped out while a parallel body is outlined.
   struct FunctionState {
     llvm::Function* function = nullptr;

@@ -61,16 +61,24 @@ std::unique_ptr<llvm::orc::LLJIT> create_jit(const detail::LlvmTarget& t) {
   return jit;
 }
 
-/// The Artifact for `name` in `jit`, which it then owns.
-Artifact lookup_kernel(std::unique_ptr<llvm::orc::LLJIT> jit, const std::string& name) {
-  llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(name);
+/// The address of `symbol` in `jit`; UserError when it cannot be linked.
+KernelFn lookup_function(llvm::orc::LLJIT& jit, const std::string& symbol) {
+  llvm::Expected<llvm::orc::ExecutorAddr> address = jit.lookup(symbol);
   if (!address) {
-    throw UserError("codegen: the kernel '" + name +
+    throw UserError("codegen: the kernel '" + symbol +
                     "' cannot be linked: " + detail::error_message(address.takeError()));
   }
-  auto fn = address->toPtr<KernelFn>();
+  return address->toPtr<KernelFn>();
+}
+
+/// The Artifact for `name` (and NAME_prepare when `with_prepare`) in `jit`, which it then owns.
+Artifact lookup_kernel(std::unique_ptr<llvm::orc::LLJIT> jit,
+                       const std::string& name,
+                       bool with_prepare) {
+  KernelFn fn = lookup_function(*jit, name);
+  KernelFn prepare = with_prepare ? lookup_function(*jit, prepare_function_name(name)) : nullptr;
   std::shared_ptr<llvm::orc::LLJIT> owner(std::move(jit));
-  return Artifact(name, fn, std::move(owner));
+  return Artifact(name, fn, std::move(owner), prepare);
 }
 
 }  // namespace
@@ -86,10 +94,10 @@ Artifact build_cpu(const ir::LoweredFunc& func, const target::Target& target) {
   detail::optimize_module(*module, *tm);
   check(jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))),
         "codegen: adding the module to the JIT");
-  return lookup_kernel(std::move(jit), func.name);
+  return lookup_kernel(std::move(jit), func.name, !func.prepacked.empty());
 }
 
-Artifact load_object(const std::string& object, const std::string& name) {
+Artifact load_object(const std::string& object, const std::string& name, bool with_prepare) {
   detail::init_llvm();
   std::unique_ptr<llvm::orc::LLJIT> jit = create_jit(detail::llvm_target(target::Target{}));
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, name + ".o");
@@ -97,7 +105,7 @@ Artifact load_object(const std::string& object, const std::string& name) {
     throw UserError("codegen: cannot load the object of '" + name +
                     "': " + detail::error_message(std::move(err)));
   }
-  return lookup_kernel(std::move(jit), name);
+  return lookup_kernel(std::move(jit), name, with_prepare);
 }
 
 }  // namespace tensortune::codegen

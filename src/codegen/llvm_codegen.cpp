@@ -7,9 +7,9 @@
 #include "codegen/codegen_llvm_internal.h"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
-#include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -45,6 +45,22 @@ CodeGenLLVM::CodeGenLLVM(llvm::Module& module, LlvmTarget target)
 }
 
 void CodeGenLLVM::add_function(const ir::LoweredFunc& func) {
+  if (func.prepacked.empty()) {
+    add_entry(func);
+    return;
+  }
+  // Both entry points take the same argument array: inputs, outputs, prepacked buffers.
+  ir::LoweredFunc entry = func;
+  entry.params.insert(entry.params.end(), func.prepacked.begin(), func.prepacked.end());
+  entry.prepacked.clear();
+  entry.prepare = ir::Stmt();
+  add_entry(entry);
+  entry.name = prepare_function_name(func.name);
+  entry.body = func.prepare;
+  add_entry(entry);
+}
+
+void CodeGenLLVM::add_entry(const ir::LoweredFunc& func) {
   TT_USER_CHECK(is_c_identifier(func.name))
       << "codegen: function name '" << func.name << "' is not a C identifier";
   TT_USER_CHECK(module_.getFunction(func.name) == nullptr)
@@ -240,8 +256,7 @@ std::string compile_bitcode(const std::string& bitcode, const target::Target& ta
   llvm::Expected<std::unique_ptr<llvm::Module>> module = llvm::parseBitcodeFile(
       llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), "candidate"), ctx);
   if (!module) {
-    throw UserError("codegen: not a bitcode module: " +
-                    detail::error_message(module.takeError()));
+    throw UserError("codegen: not a bitcode module: " + detail::error_message(module.takeError()));
   }
   detail::optimize_module(**module, *tm);
   return detail::emit_machine_code(**module, *tm, false);

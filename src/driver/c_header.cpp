@@ -57,16 +57,27 @@ void write_function(std::ostringstream& os, const ir::LoweredFunc& f, const std:
     os << " * " << note << "\n";
   }
   os << " *\n";
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    const ir::Buffer& b = f.params[i];
+  std::vector<ir::Buffer> all = f.params;
+  all.insert(all.end(), f.prepacked.begin(), f.prepacked.end());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const ir::Buffer& b = all[i];
     std::string index = "buffers[" + std::to_string(i) + "]";
-    std::string role = i < f.num_inputs ? "input" : "output";
+    std::string role = i < f.num_inputs ? "input" : i < f.params.size() ? "output" : "prepacked";
     os << " *   " << index << std::string(index.size() < 12 ? 12 - index.size() : 1, ' ') << role
-       << (role == "input" ? "   " : "  ") << c_type(b.dtype()) << " " << b.name()
-       << shape_text(b.shape()) << "  (" << b.dtype().to_string() << ", " << b.num_elements()
-       << " elements)\n";
+       << std::string(role.size() < 8 ? 8 - role.size() : 1, ' ') << c_type(b.dtype()) << " "
+       << b.name() << shape_text(b.shape()) << "  (" << b.dtype().to_string() << ", "
+       << b.num_elements() << " elements)\n";
   }
-  os << " */\nint32_t " << f.name << "(void* const* buffers);\n\n";
+  if (!f.prepacked.empty()) {
+    os << " *\n * The prepacked buffers (allocated by the caller) hold constant inputs rewritten\n"
+       << " * into the kernel's layout: call " << f.name << "_prepare once with the same array\n"
+       << " * whenever those inputs change, then " << f.name << " as often as needed.\n";
+  }
+  os << " */\nint32_t " << f.name << "(void* const* buffers);\n";
+  if (!f.prepacked.empty()) {
+    os << "int32_t " << f.name << "_prepare(void* const* buffers);\n";
+  }
+  os << "\n";
 }
 
 }  // namespace
@@ -87,8 +98,9 @@ std::string c_header(const std::vector<ir::LoweredFunc>& funcs,
      << " *\n"
      << " * Link with " << library_name << ".so (it needs only the C and C++ runtime libraries).\n"
      << " * Every function takes `buffers`, an array of pointers to dense row-major arrays: the\n"
-     << " * inputs in declaration order, then the outputs. It returns 0 on success. Parallel\n"
-     << " * loops run on a thread pool private to the library.\n"
+     << " * inputs in declaration order, then the outputs, then the prepacked buffers of a kernel\n"
+     << " * that has them. It returns 0 on success. Parallel loops run on a thread pool private\n"
+     << " * to the library.\n"
      << " */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n#include <stdint.h>\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";

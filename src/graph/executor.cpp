@@ -70,11 +70,62 @@ MemoryPlan plan_memory(const Graph& graph, const Partition& partition) {
   return plan;
 }
 
+KernelPrepack prepack_of(const ir::LoweredFunc& func, KernelFunction prepare) {
+  KernelPrepack p;
+  for (const ir::Buffer& b : func.prepacked)
+    p.bytes.push_back(b.num_elements() * b.dtype().bytes());
+  TT_CHECK(p.bytes.empty() || prepare != nullptr) << func.name << ": no prepare function";
+  p.prepare = p.bytes.empty() ? nullptr : prepare;
+  return p;
+}
+
+namespace {
+
+/// Appends `call`'s prepacked buffers to the plan's weights, filled by `prepack.prepare` from the
+/// call's constant arguments (activations are not read by a prepare function: null), reusing
+/// the buffers of an earlier call of the same function on the same weights.
+void add_prepacked(
+    RunPlan& plan,
+    PlanCall& call,
+    const KernelPrepack& prepack,
+    std::map<std::pair<std::string, std::vector<int64_t>>, std::vector<int64_t>>& done) {
+  std::vector<int64_t> weight_args;
+  for (const PlanArg& a : call.args) {
+    weight_args.push_back(a.kind == PlanArg::Kind::Weight ? a.index : -1);
+  }
+  auto key = std::make_pair(call.function, weight_args);
+  auto it = done.find(key);
+  if (it == done.end()) {
+    std::vector<int64_t> offsets;
+    for (int64_t bytes : prepack.bytes) {
+      offsets.push_back(static_cast<int64_t>(plan.weights.size()));
+      plan.weights.resize(
+          static_cast<size_t>((offsets.back() + bytes + kAlign - 1) / kAlign * kAlign));
+    }
+    std::vector<void*> args;
+    for (int64_t w : weight_args)
+      args.push_back(w < 0 ? nullptr : plan.weights.data() + w);
+    for (int64_t o : offsets)
+      args.push_back(plan.weights.data() + o);
+    int32_t rc = prepack.prepare(args.data());
+    TT_CHECK(rc == 0) << "prepare of " << call.function << " (" << call.workload << ") returned "
+                      << rc;
+    it = done.emplace(key, offsets).first;
+  }
+  for (int64_t o : it->second)
+    call.args.push_back(PlanArg{PlanArg::Kind::Weight, o});
+}
+
+}  // namespace
+
 RunPlan make_run_plan(const Graph& graph,
                       const Partition& partition,
                       const MemoryPlan& memory,
-                      const std::vector<std::string>& function_names) {
+                      const std::vector<std::string>& function_names,
+                      const std::vector<KernelPrepack>& prepacks) {
   TT_CHECK(function_names.size() == partition.kernels.size()) << "one function per kernel";
+  TT_CHECK(prepacks.empty() || prepacks.size() == partition.kernels.size())
+      << "one prepack per kernel";
   RunPlan plan;
   plan.arena_bytes = memory.arena_bytes;
   plan.activation_bytes = memory.activation_bytes;
@@ -125,6 +176,11 @@ RunPlan make_run_plan(const Graph& graph,
     call.args.push_back(arg_of(kernel.output));
     plan.calls.push_back(std::move(call));
   }
+  std::map<std::pair<std::string, std::vector<int64_t>>, std::vector<int64_t>> prepacked;
+  for (size_t k = 0; k < prepacks.size(); ++k) {
+    if (!prepacks[k].bytes.empty())
+      add_prepacked(plan, plan.calls[k], prepacks[k], prepacked);
+  }
   return plan;
 }
 
@@ -143,14 +199,16 @@ Executable Executable::build(Graph graph, driver::Compiler& compiler) {
       task_of[k] = t;
   }
   std::vector<std::string> names;
+  std::vector<KernelPrepack> prepacks;
   for (size_t k = 0; k < kernels.size(); ++k) {
     const driver::Compiled& c = compiled[task_of[k]];
     e.kernels_.push_back(BuiltKernel{kernels[k], tasks[task_of[k]].workload, c});
     e.functions_.push_back(c.artifact.function());
     names.push_back(c.func.name);
+    prepacks.push_back(prepack_of(c.func, c.artifact.prepare_function()));
   }
   e.memory_ = plan_memory(e.graph_, e.partition_);
-  e.plan_ = make_run_plan(e.graph_, e.partition_, e.memory_, names);
+  e.plan_ = make_run_plan(e.graph_, e.partition_, e.memory_, names, prepacks);
   e.arena_.resize(static_cast<size_t>(e.memory_.arena_bytes));
   return e;
 }

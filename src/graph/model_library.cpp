@@ -27,6 +27,20 @@ std::string read_file(const std::string& path) {
   return os.str();
 }
 
+/// dlopen of the library at `path` (closed when the last owner goes).
+std::shared_ptr<void> open_library(const std::string& path) {
+  const std::string absolute = std::filesystem::absolute(path).string();
+  void* handle = ::dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
+  TT_USER_CHECK(handle != nullptr) << "cannot load '" << absolute << "': " << ::dlerror();
+  return std::shared_ptr<void>(handle, [](void* h) { ::dlclose(h); });
+}
+
+KernelFunction symbol(void* library, const std::string& path, const std::string& name) {
+  void* sym = ::dlsym(library, name.c_str());
+  TT_USER_CHECK(sym != nullptr) << "'" << path << "' has no function '" << name << "'";
+  return reinterpret_cast<KernelFunction>(sym);
+}
+
 }  // namespace
 
 ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir) {
@@ -47,7 +61,22 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
   m.header_path = lib.header_path;
   m.functions = lib.functions;
   m.memory = plan_memory(graph, partition);
-  m.plan = make_run_plan(graph, partition, m.memory, names);
+  // The layout rewrites of the weights run now, with the prepare functions of the library just
+  // written, so the folder holds the weights in the layouts the kernels read.
+  std::vector<KernelPrepack> prepacks;
+  std::shared_ptr<void> library;
+  for (size_t k = 0; k < partition.kernels.size(); ++k) {
+    size_t item = static_cast<size_t>(std::stoul(names[k].substr(std::string("kernel_").size())));
+    const ir::LoweredFunc& func = lib.functions[item].func;
+    KernelFunction prepare = nullptr;
+    if (!func.prepacked.empty()) {
+      if (!library)
+        library = open_library(lib.library_path);
+      prepare = symbol(library.get(), lib.library_path, codegen::prepare_function_name(names[k]));
+    }
+    prepacks.push_back(prepack_of(func, prepare));
+  }
+  m.plan = make_run_plan(graph, partition, m.memory, names, prepacks);
   m.plan_path = dir + "/model.json";
   m.weights_path = dir + "/weights.bin";
   std::string text = m.plan.to_json().dump(1) + "\n";
@@ -75,14 +104,10 @@ LoadedModel LoadedModel::load(const std::string& dir) {
       << "'" << dir << "/weights.bin' has " << weights.size() << " bytes, the plan expects "
       << expected;
   plan.weights.assign(weights.begin(), weights.end());
-  const std::string lib_path = std::filesystem::absolute(dir + "/model.so").string();
-  void* handle = ::dlopen(lib_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  TT_USER_CHECK(handle != nullptr) << "cannot load '" << lib_path << "': " << ::dlerror();
-  m.library_ = std::shared_ptr<void>(handle, [](void* h) { ::dlclose(h); });
+  const std::string lib_path = dir + "/model.so";
+  m.library_ = open_library(lib_path);
   for (const PlanCall& c : plan.calls) {
-    void* sym = ::dlsym(handle, c.function.c_str());
-    TT_USER_CHECK(sym != nullptr) << "'" << lib_path << "' has no function '" << c.function << "'";
-    m.functions_.push_back(reinterpret_cast<KernelFunction>(sym));
+    m.functions_.push_back(symbol(m.library_.get(), lib_path, c.function));
   }
   m.arena_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(plan.arena_bytes));
   m.plan_ = std::make_shared<RunPlan>(std::move(plan));

@@ -144,11 +144,14 @@ Partition partition(const Graph& graph) {
 te::Workload kernel_workload(const Graph& graph, const Kernel& kernel) {
   std::map<std::string, te::Tensor> tensors;
   std::vector<te::Tensor> inputs;
+  std::vector<te::Tensor> constants;  // weights: their layout rewrites run at compile time
   for (size_t i = 0; i < kernel.inputs.size(); ++i) {
     const Value& v = graph.value(kernel.inputs[i]);
     te::Tensor t = te::placeholder(v.shape, v.dtype, "in" + std::to_string(i));
     tensors[v.name] = t;
     inputs.push_back(t);
+    if (v.is_constant())
+      constants.push_back(t);
   }
   te::Tensor last;
   for (size_t j = 0; j < kernel.nodes.size(); ++j) {
@@ -168,7 +171,7 @@ te::Workload kernel_workload(const Graph& graph, const Kernel& kernel) {
     name += (d ? "x" : "") + std::to_string(out.shape[d]);
   }
   name += "_" + out.dtype.to_string();
-  return te::Workload(name, inputs, {last});
+  return te::Workload(name, inputs, {last}, constants);
 }
 
 std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition) {

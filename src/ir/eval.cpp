@@ -262,6 +262,16 @@ void eval(const LoweredFunc& f, const std::vector<void*>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     interpreter.bind_buffer(f.params[i], args[i]);
   }
+  // The prepacked buffers live for this call: filled by the prepare body, read by the body.
+  std::vector<std::vector<uint64_t>> prepacked;
+  for (const Buffer& b : f.prepacked) {
+    size_t bytes = static_cast<size_t>(b.num_elements() * b.dtype().bytes());
+    prepacked.emplace_back((bytes + 7) / 8, 0xDEDEDEDEDEDEDEDEULL);
+    interpreter.bind_buffer(b, prepacked.back().data());
+  }
+  if (f.prepare.defined()) {
+    interpreter.exec(f.prepare);
+  }
   if (f.body.defined()) {
     interpreter.exec(f.body);
   }

@@ -125,8 +125,16 @@ void Printer::print_func(const LoweredFunc& f) {
         << name(b);
     shape(b.shape());
   }
+  for (const Buffer& b : f.prepacked) {
+    os_ << ", prepacked " << b.dtype().to_string() << " " << name(b);
+    shape(b.shape());
+  }
   os_ << ")";
   block(f.body);
+  if (f.prepare.defined()) {
+    os_ << "\nprepare " << f.name << "_prepare";
+    block(f.prepare);
+  }
 }
 
 }  // namespace tensortune::ir::printer_detail

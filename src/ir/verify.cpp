@@ -23,11 +23,20 @@ class Verifier : public IRVisitor {
       check(b.defined(), "a parameter buffer is undefined");
       check(buffers_.insert(b.get()).second, "buffer '" + b.name() + "' is a parameter twice");
     }
+    for (const Buffer& b : f.prepacked) {
+      check(b.defined(), "a prepacked buffer is undefined");
+      check(buffers_.insert(b.get()).second, "buffer '" + b.name() + "' is a parameter twice");
+    }
     check(f.num_inputs <= f.params.size(), "num_inputs exceeds the number of parameters");
+    check(f.prepacked.empty() == !f.prepare.defined(),
+          "prepacked buffers and a prepare body go together");
   }
   void run() {
     check(func_.body.defined(), "the body is undefined");
     IRVisitor::visit(func_.body);
+    if (func_.prepare.defined()) {
+      IRVisitor::visit(func_.prepare);
+    }
   }
 
  protected:

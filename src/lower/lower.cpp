@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The lowering pipeline: build the loop nest, check GPU bindings, simplify, flatten storage,
-// unswitch split guards, vectorize, unroll, simplify, with ir::verify between passes (Halide's lower() in miniature).
+// unswitch split guards, vectorize, unroll, simplify, hoist constant stages into the prepare
+// function, with ir::verify between passes (Halide's lower() in miniature).
 #include "tensortune/lower/lower.h"
 
 #include "tensortune/ir/ir_printer.h"
@@ -9,6 +10,7 @@
 #include "tensortune/lower/build_loop_nest.h"
 #include "tensortune/lower/check_gpu_bindings.h"
 #include "tensortune/lower/flatten_storage.h"
+#include "tensortune/lower/hoist_prepacked.h"
 #include "tensortune/lower/unroll_loops.h"
 #include "tensortune/lower/unswitch_guards.h"
 #include "tensortune/lower/vectorize_loops.h"
@@ -86,6 +88,10 @@ ir::LoweredFunc lower(const schedule::LoopState& state,
   }
   f.body = ir::simplify(f.body);
   pipeline.after("simplify", f, true);
+  if (!target.is_gpu()) {
+    f = hoist_prepacked(std::move(f), state.workload().constant_inputs());
+    pipeline.after("hoist_prepacked", f, true);
+  }
   pipeline.finish(f, true);
   return f;
 }

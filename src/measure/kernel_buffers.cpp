@@ -12,9 +12,8 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
-#include <type_traits>
-
 #include <sys/mman.h>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -151,7 +150,9 @@ std::shared_ptr<void> allocate(int64_t bytes) {
 }  // namespace
 
 KernelBuffers::KernelBuffers(KernelSignature signature) : signature_(std::move(signature)) {
-  for (const BufferSpec& param : signature_.params) {
+  std::vector<BufferSpec> all = signature_.params;
+  all.insert(all.end(), signature_.prepacked.begin(), signature_.prepacked.end());
+  for (const BufferSpec& param : all) {
     with_element_type(param.dtype, param.name, [](auto) {});
     int64_t bytes = std::max<int64_t>(1, param.num_bytes());
     storage_.push_back(allocate(bytes));
@@ -214,7 +215,9 @@ void KernelBuffers::flush_caches() const {
       continue;  // the first output stays, as TVM's cache flush does
     }
     const char* data = static_cast<const char*>(pointers_[p]);
-    int64_t bytes = signature_.params[p].num_bytes();
+    size_t num_params = signature_.params.size();
+    int64_t bytes = p < num_params ? signature_.params[p].num_bytes()
+                                   : signature_.prepacked[p - num_params].num_bytes();
 #if defined(__x86_64__) || defined(__i386__)
     for (int64_t offset = 0; offset < bytes; offset += 64) {
       _mm_clflush(data + offset);

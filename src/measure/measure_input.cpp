@@ -16,12 +16,52 @@ int64_t BufferSpec::num_elements() const {
   return n;
 }
 
+namespace {
+
+support::Json specs_to_json(const std::vector<BufferSpec>& specs) {
+  support::Json list = support::Json::array();
+  for (const BufferSpec& p : specs) {
+    support::Json entry = support::Json::object();
+    entry["name"] = p.name;
+    entry["dtype"] = p.dtype.to_string();
+    support::Json shape = support::Json::array();
+    for (int64_t extent : p.shape) {
+      shape.push_back(extent);
+    }
+    entry["shape"] = std::move(shape);
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+std::vector<BufferSpec> specs_from_json(const support::Json& json, const std::string& field) {
+  std::vector<BufferSpec> out;
+  const std::string what = "signature field '" + field + "'";
+  for (const support::Json& entry : json.as_array(what.c_str())) {
+    BufferSpec spec;
+    spec.name = entry.at("name").as_string("parameter field 'name'");
+    spec.dtype = ir::DataType::parse(entry.at("dtype").as_string("parameter field 'dtype'"));
+    for (const support::Json& extent : entry.at("shape").as_array("parameter field 'shape'")) {
+      int64_t e = extent.as_int("a shape extent");
+      TT_USER_CHECK(e > 0) << "signature: parameter '" << spec.name << "' has extent " << e;
+      spec.shape.push_back(e);
+    }
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+}  // namespace
+
 KernelSignature KernelSignature::of(const ir::LoweredFunc& func) {
   KernelSignature sig;
   sig.name = func.name;
   sig.num_inputs = func.num_inputs;
   for (const ir::Buffer& param : func.params) {
     sig.params.push_back(BufferSpec{param.name(), param.dtype(), param.shape()});
+  }
+  for (const ir::Buffer& b : func.prepacked) {
+    sig.prepacked.push_back(BufferSpec{b.name(), b.dtype(), b.shape()});
   }
   return sig;
 }
@@ -42,35 +82,19 @@ support::Json KernelSignature::to_json() const {
   support::Json out = support::Json::object();
   out["name"] = name;
   out["num_inputs"] = static_cast<int64_t>(num_inputs);
-  support::Json list = support::Json::array();
-  for (const BufferSpec& p : params) {
-    support::Json entry = support::Json::object();
-    entry["name"] = p.name;
-    entry["dtype"] = p.dtype.to_string();
-    support::Json shape = support::Json::array();
-    for (int64_t extent : p.shape) {
-      shape.push_back(extent);
-    }
-    entry["shape"] = std::move(shape);
-    list.push_back(std::move(entry));
+  out["params"] = specs_to_json(params);
+  if (!prepacked.empty()) {
+    out["prepacked"] = specs_to_json(prepacked);
   }
-  out["params"] = std::move(list);
   return out;
 }
 
 KernelSignature KernelSignature::from_json(const support::Json& json) {
   KernelSignature sig;
   sig.name = json.at("name").as_string("signature field 'name'");
-  for (const support::Json& entry : json.at("params").as_array("signature field 'params'")) {
-    BufferSpec spec;
-    spec.name = entry.at("name").as_string("parameter field 'name'");
-    spec.dtype = ir::DataType::parse(entry.at("dtype").as_string("parameter field 'dtype'"));
-    for (const support::Json& extent : entry.at("shape").as_array("parameter field 'shape'")) {
-      int64_t e = extent.as_int("a shape extent");
-      TT_USER_CHECK(e > 0) << "signature: parameter '" << spec.name << "' has extent " << e;
-      spec.shape.push_back(e);
-    }
-    sig.params.push_back(std::move(spec));
+  sig.params = specs_from_json(json.at("params"), "params");
+  if (json.contains("prepacked")) {
+    sig.prepacked = specs_from_json(json.at("prepacked"), "prepacked");
   }
   int64_t inputs = json.at("num_inputs").as_int("signature field 'num_inputs'");
   TT_USER_CHECK(inputs >= 0 && static_cast<size_t>(inputs) <= sig.params.size())

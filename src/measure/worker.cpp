@@ -101,7 +101,7 @@ Message handle_run(const Message& request, const std::map<uint64_t, StoredRefere
   codegen::Artifact kernel;
   try {
     TT_USER_CHECK(request.blobs.size() == 1) << "run: expected one object blob";
-    kernel = codegen::load_object(request.blobs[0], signature.name);
+    kernel = codegen::load_object(request.blobs[0], signature.name, !signature.prepacked.empty());
   } catch (const std::exception& e) {
     return result_reply(
         failure(MeasureStatus::CompileError, std::string("loading failed: ") + e.what()));
@@ -110,6 +110,11 @@ Message handle_run(const Message& request, const std::map<uint64_t, StoredRefere
   KernelBuffers buffers(signature);
   buffers.fill_inputs(static_cast<uint64_t>(h.at("seed").as_int()));
   buffers.poison_outputs();
+  if (int32_t prepared = kernel.prepare(buffers.pointers()); prepared != 0) {
+    return result_reply(
+        failure(MeasureStatus::RuntimeError,
+                "the kernel's prepare function returned status " + std::to_string(prepared)));
+  }
   double call_start = now_seconds();
   int32_t rc = kernel.function()(buffers.pointers());
   double warmup_seconds = now_seconds() - call_start;

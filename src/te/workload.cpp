@@ -195,8 +195,34 @@ FlopInfo count_flops(const ir::Expr& e) {
 
 }  // namespace
 
+Workload::Workload(std::string name,
+                   std::vector<Tensor> inputs,
+                   std::vector<Tensor> outputs,
+                   const std::vector<Tensor>& constants)
+    : Workload(std::move(name), std::move(inputs), std::move(outputs)) {
+  for (const Tensor& c : constants) {
+    auto it = std::find_if(inputs_.begin(), inputs_.end(),
+                           [&](const Tensor& t) { return t.op() == c.op(); });
+    TT_USER_CHECK(it != inputs_.end())
+        << "workload '" << name_ << "': constant '" << c.name() << "' is not an input";
+    constant_[static_cast<size_t>(it - inputs_.begin())] = true;
+  }
+}
+
+bool Workload::is_constant(const std::string& name) const {
+  for (size_t n = 0; n < inputs_.size(); ++n) {
+    if (constant_[n] && inputs_[n].op()->name == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Workload::Workload(std::string name, std::vector<Tensor> inputs, std::vector<Tensor> outputs)
-    : name_(std::move(name)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {
+    : name_(std::move(name)),
+      inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      constant_(inputs_.size(), false) {
   TT_USER_CHECK(!name_.empty()) << "workload: empty name";
   TT_USER_CHECK(!outputs_.empty()) << "workload '" << name_ << "': no outputs";
   check_distinct(name_, inputs_, "input");
@@ -285,6 +311,13 @@ std::string Workload::canonical_text() const {
   };
   list("inputs", inputs_);
   list("outputs", outputs_);
+  std::vector<Tensor> constants;
+  for (size_t n = 0; n < inputs_.size(); ++n) {
+    if (constant_[n])
+      constants.push_back(inputs_[n]);
+  }
+  if (!constants.empty())
+    list("constants", constants);
   return os.str();
 }
 
@@ -307,7 +340,8 @@ int64_t Workload::max_reduction_length() const {
   int64_t longest = 1;
   for (const OperationRef& op : ops_) {
     int64_t length = 1;
-    for (const ir::IterVar& axis : op->reduce_axes()) length *= axis.extent;
+    for (const ir::IterVar& axis : op->reduce_axes())
+      length *= axis.extent;
     longest = std::max(longest, length);
   }
   return longest;

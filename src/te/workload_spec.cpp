@@ -139,7 +139,8 @@ Workload build_dense(SpecReader& r) {
     out = gelu(out);
   }
   name += epilogue == "none" ? "" : "_" + epilogue;
-  return Workload(name + "_" + t.to_string(), inputs, {out});
+  std::vector<Tensor> constants(inputs.begin() + 1, inputs.end());
+  return Workload(name + "_" + t.to_string(), inputs, {out}, constants);
 }
 
 Conv2dParams read_conv_params(SpecReader& r, bool with_groups) {
@@ -176,10 +177,24 @@ Workload build_conv2d(SpecReader& r) {
   Tensor weight =
       placeholder(nhwc ? std::vector<int64_t>{kh, kw, cg, k} : std::vector<int64_t>{k, cg, kh, kw},
                   t, "weight");
+  bool with_bias = r.flag("bias");
+  bool with_relu = r.choice("epilogue", "none", {"none", "relu"}) == "relu";
   Tensor out = nhwc ? conv2d_nhwc(data, weight, p) : conv2d_nchw(data, weight, p);
   std::string name = std::string(nhwc ? "conv2d_nhwc_" : "conv2d_nchw_") + dims({n, c, h, w}) +
                      "_" + dims({k, kh, kw}) + "_" + conv_suffix(p, true);
-  return Workload(name + "_" + t.to_string(), {data, weight}, {out});
+  std::vector<Tensor> inputs = {data, weight};
+  if (with_bias) {
+    Tensor bias = placeholder({k}, t, "bias");
+    inputs.push_back(bias);
+    out = bias_add(out, bias, nhwc ? 3 : 1, "bias_add");
+    name += "_bias";
+  }
+  if (with_relu) {
+    out = relu(out);
+    name += "_relu";
+  }
+  std::vector<Tensor> constants(inputs.begin() + 1, inputs.end());
+  return Workload(name + "_" + t.to_string(), inputs, {out}, constants);
 }
 
 Workload build_depthwise_conv2d(SpecReader& r) {
@@ -196,7 +211,7 @@ Workload build_depthwise_conv2d(SpecReader& r) {
   std::string name = "depthwise_conv2d_nchw_" + dims({n, c, h, w}) + "_" + dims({kh, kw}) + "_" +
                      conv_suffix(p, false);
   return Workload(name + "_" + t.to_string(), {data, weight},
-                  {depthwise_conv2d_nchw(data, weight, p)});
+                  {depthwise_conv2d_nchw(data, weight, p)}, {weight});
 }
 
 Workload build_pool2d(SpecReader& r) {
@@ -284,7 +299,7 @@ Workload build_pad(SpecReader& r) {
 std::map<std::string, Entry> workload_table() {
   const std::vector<std::string> conv = {"N", "C", "H", "W", "R", "S", "stride", "pad", "dilation"};
   std::vector<std::string> conv2d = conv;
-  conv2d.insert(conv2d.end(), {"K", "groups", "layout"});
+  conv2d.insert(conv2d.end(), {"K", "groups", "layout", "bias", "epilogue"});
   std::vector<std::string> pool = conv;
   pool.emplace_back("kind");
   return {

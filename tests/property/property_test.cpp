@@ -50,8 +50,7 @@ TEST_P(OperatorProperty, RandomSchedulesMatchTheReference) {
   for (int trial = 0; trial < kSchedulesPerOperator; ++trial) {
     std::vector<schedule::Step> steps = random_schedule(workload, rng);
     SCOPED_TRACE("schedule #" + std::to_string(trial) + ":\n" + describe(steps));
-    ir::LoweredFunc func =
-        lower::lower(workload, schedule::Schedule{workload.key(), steps}, cpu);
+    ir::LoweredFunc func = lower::lower(workload, schedule::Schedule{workload.key(), steps}, cpu);
 
     HostBuffers interpreted(workload);
     interpreted.fill_inputs(1000 + trial);
@@ -64,6 +63,13 @@ TEST_P(OperatorProperty, RandomSchedulesMatchTheReference) {
     poison_outputs(compiled);
     codegen::Artifact kernel = codegen::build_cpu(func, cpu);
     std::vector<void*> args = compiled.args();
+    std::vector<std::vector<uint64_t>> prepacked;  // constants in the kernel's layouts
+    for (const ir::Buffer& b : func.prepacked) {
+      prepacked.emplace_back(static_cast<size_t>(b.num_elements() * b.dtype().bytes() + 7) / 8);
+      args.push_back(prepacked.back().data());
+    }
+    ASSERT_EQ(kernel.has_prepare(), !func.prepacked.empty());
+    ASSERT_EQ(kernel.prepare(args.data()), 0);
     ASSERT_EQ(kernel(args.data()), 0);
     ASSERT_TRUE(outputs_match_reference(workload, compiled)) << "through the LLVM kernel";
   }
@@ -71,8 +77,10 @@ TEST_P(OperatorProperty, RandomSchedulesMatchTheReference) {
 
 // Small shapes whose extents are not multiples of the usual factors, so tails are exercised.
 INSTANTIATE_TEST_SUITE_P(
-    Library, OperatorProperty,
-    ::testing::Values("matmul:M=13,N=17,K=19", "matmul:M=12,N=9,K=10,transpose_b=1",
+    Library,
+    OperatorProperty,
+    ::testing::Values("matmul:M=13,N=17,K=19",
+                      "matmul:M=12,N=9,K=10,transpose_b=1",
                       "batch_matmul:B=2,M=9,N=11,K=7",
                       "dense:M=9,N=10,K=11,bias=1,epilogue=relu",
                       "dense:M=6,N=12,K=5,bias=1,epilogue=gelu",
@@ -82,9 +90,14 @@ INSTANTIATE_TEST_SUITE_P(
                       "depthwise_conv2d:N=1,C=5,H=9,W=9,R=3,S=3,stride=1,pad=1",
                       "pool2d:kind=max,N=1,C=3,H=9,W=9,R=3,S=3,stride=2,pad=1",
                       "pool2d:kind=avg,N=1,C=3,H=9,W=9,R=3,S=3,stride=2,pad=1",
-                      "softmax:M=5,N=13", "layer_norm:M=5,N=13", "add:M=7,N=19",
-                      "mul:M=7,N=19", "relu:M=7,N=19", "gelu:M=7,N=19",
-                      "transpose:M=7,N=19", "pad:N=1,C=3,H=7,W=9,pad=2",
+                      "softmax:M=5,N=13",
+                      "layer_norm:M=5,N=13",
+                      "add:M=7,N=19",
+                      "mul:M=7,N=19",
+                      "relu:M=7,N=19",
+                      "gelu:M=7,N=19",
+                      "transpose:M=7,N=19",
+                      "pad:N=1,C=3,H=7,W=9,pad=2",
                       "matmul:M=8,N=8,K=8,dtype=int32"),
     [](const ::testing::TestParamInfo<const char*>& param_info) {
       std::string name;

@@ -22,14 +22,15 @@
 namespace tensortune::cli {
 
 ArgParser bench_parser() {
-  ArgParser parser("bench",
-                   "bench --workload SPEC --target T [--db PATH] [--schedule default|best|FILE.json] "
-                   "[--repeat N] "
-                   "[--min-repeat-ms MS] [--threads N] [--seed S] [--json]",
-                   "Builds one kernel, checks its results against the default schedule's, and "
-                   "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
-                   "--min-repeat-ms, then --repeat repeats. Prints the median time per call, "
-                   "GFLOP/s, and the share of the FMA peak measured on the same threads.");
+  ArgParser parser(
+      "bench",
+      "bench --workload SPEC --target T [--db PATH] [--schedule default|best|FILE.json] "
+      "[--repeat N] "
+      "[--min-repeat-ms MS] [--threads N] [--seed S] [--json]",
+      "Builds one kernel, checks its results against the default schedule's, and "
+      "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
+      "--min-repeat-ms, then --repeat repeats. Prints the median time per call, "
+      "GFLOP/s, and the share of the FMA peak measured on the same threads.");
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
       .option("target", "T", kTargetHelp, {}, true)
       .option("schedule", "S", kScheduleHelp)
@@ -50,7 +51,12 @@ using measure::KernelBuffers;
 using measure::TimingOptions;
 using measure::TimingResult;
 
+/// Runs the kernel once, after its prepare function (the layout rewrites of its constant inputs,
+/// which the timed calls then reuse).
 void run_kernel(const BuiltKernel& kernel, const KernelBuffers& buffers) {
+  int32_t prepared = kernel.artifact.prepare(buffers.pointers());
+  TT_USER_CHECK(prepared == 0) << "kernel '" << kernel.func.name << "_prepare' returned error code "
+                               << prepared;
   int32_t status = kernel.artifact(buffers.pointers());
   TT_USER_CHECK(status == 0) << "kernel '" << kernel.func.name << "' returned error code "
                              << status;

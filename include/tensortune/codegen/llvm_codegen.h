@@ -36,9 +36,10 @@ std::string emit_bitcode(const ir::LoweredFunc& func, const target::Target& targ
 std::string compile_bitcode(const std::string& bitcode, const target::Target& target);
 
 /// Links an object file from compile_bitcode into this process (ORC LLJIT, with the runtime and
-/// libm symbols bound to this binary's copies) and returns its function `name`. Throws UserError
-/// when the bytes are not a loadable object or `name` is not defined in it.
-Artifact load_object(const std::string& object, const std::string& name);
+/// libm symbols bound to this binary's copies) and returns its function `name`, with its
+/// NAME_prepare function when `with_prepare` (a kernel with prepacked buffers). Throws UserError
+/// when the bytes are not a loadable object or a function is not defined in it.
+Artifact load_object(const std::string& object, const std::string& name, bool with_prepare = false);
 
 /// Writes a shared library exporting `extern "C" int32_t NAME(void* const* buffers)` for each
 /// function, with tensortune's runtime linked in so the library loads on its own (it needs only

@@ -36,13 +36,25 @@ struct BuiltKernel {
   driver::Compiled compiled;
 };
 
+/// The prepacked buffers of a kernel function (empty when it has none) and its prepare function.
+struct KernelPrepack {
+  std::vector<int64_t> bytes;
+  KernelFunction prepare = nullptr;
+};
+
+/// The prepack of a compiled kernel.
+KernelPrepack prepack_of(const ir::LoweredFunc& func, KernelFunction prepare);
+
 /// The run plan of a partitioned model: one call per kernel, calling `function_names[i]` for
 /// kernel i, intermediates placed by `memory`, and the constants the kernels read packed into
-/// RunPlan::weights.
+/// RunPlan::weights. A kernel with prepacked buffers (`prepacks[i]`, when given) has its prepare
+/// function run here, once per distinct set of weights, and its buffers stored as weights too:
+/// a model's layout rewrites happen when it is compiled, never when it runs.
 RunPlan make_run_plan(const Graph& graph,
                       const Partition& partition,
                       const MemoryPlan& memory,
-                      const std::vector<std::string>& function_names);
+                      const std::vector<std::string>& function_names,
+                      const std::vector<KernelPrepack>& prepacks = {});
 
 class Executable {
  public:

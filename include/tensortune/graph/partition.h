@@ -45,7 +45,8 @@ Partition partition(const Graph& graph);
 
 /// The kernel as a workload: placeholders for its inputs (in Kernel::inputs order), the
 /// nodes' tensor expressions, one output. Named "LABEL_SHAPE_DTYPE", e.g.
-/// "conv_add_relu_1x8x16x16_float32", so equal layers share a key.
+/// "conv_add_relu_1x8x16x16_float32", so equal layers share a key. Inputs that are graph
+/// constants (weights) are the workload's constants, so their layout rewrites run once.
 te::Workload kernel_workload(const Graph& graph, const Kernel& kernel);
 
 /// A unique workload of a model and how often it occurs: the unit of tuning.

@@ -14,7 +14,8 @@ namespace tensortune::ir {
 
 /// Runs `f` on raw dense buffers: `args[i]` points to `f.params[i]`'s elements (float32 as float,
 /// int32 as int32_t, ...), the same ABI as a compiled kernel. Works on flattened and unflattened
-/// IR.
+/// IR. A function with prepacked buffers gets them allocated for the call, runs its prepare body,
+/// then its body.
 /// Semantics: integer Div/Mod are floor division/modulo, integer arithmetic wraps at the type's
 /// width; float32 results are rounded to float after every operation and intrinsics use the float
 /// versions of <cmath>; float min/max propagate NaN; float->int casts truncate; Select evaluates

@@ -14,8 +14,16 @@ enum class StmtKind : uint8_t { For, Store, Allocate, IfThenElse, Seq, Evaluate,
 
 /// How a loop runs. GPU kinds bind the loop variable to a block or thread index.
 enum class ForKind : uint8_t {
-  Serial, Parallel, Vectorized, Unrolled,
-  BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ,
+  Serial,
+  Parallel,
+  Vectorized,
+  Unrolled,
+  BlockX,
+  BlockY,
+  BlockZ,
+  ThreadX,
+  ThreadY,
+  ThreadZ,
 };
 /// "serial", "parallel", "vectorized", "unrolled", "blockIdx.x", ..., "threadIdx.z".
 const char* for_kind_name(ForKind kind);
@@ -60,9 +68,18 @@ struct For final : StmtNode {
   int64_t auto_unroll_max_step;
   Stmt body;
   For(Var v, Expr mn, Expr ext, ForKind k, int64_t unroll, Stmt b)
-      : StmtNode(kKind), var(std::move(v)), min(std::move(mn)), extent(std::move(ext)),
-        for_kind(k), auto_unroll_max_step(unroll), body(std::move(b)) {}
-  static Stmt make(Var var, Expr min, Expr extent, ForKind for_kind, Stmt body,
+      : StmtNode(kKind),
+        var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        auto_unroll_max_step(unroll),
+        body(std::move(b)) {}
+  static Stmt make(Var var,
+                   Expr min,
+                   Expr extent,
+                   ForKind for_kind,
+                   Stmt body,
                    int64_t auto_unroll_max_step = 0);
 };
 
@@ -74,7 +91,10 @@ struct Store final : StmtNode {
   std::vector<Expr> indices;
   Expr predicate;  // undefined = all lanes
   Store(Buffer b, Expr v, std::vector<Expr> idx, Expr p)
-      : StmtNode(kKind), buffer(std::move(b)), value(std::move(v)), indices(std::move(idx)),
+      : StmtNode(kKind),
+        buffer(std::move(b)),
+        value(std::move(v)),
+        indices(std::move(idx)),
         predicate(std::move(p)) {}
   static Stmt make(Buffer buffer, Expr value, std::vector<Expr> indices, Expr predicate = Expr());
 };
@@ -93,7 +113,10 @@ struct IfThenElse final : StmtNode {
   Expr condition;
   Stmt then_case, else_case;  // else_case may be undefined
   IfThenElse(Expr c, Stmt t, Stmt e)
-      : StmtNode(kKind), condition(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+      : StmtNode(kKind),
+        condition(std::move(c)),
+        then_case(std::move(t)),
+        else_case(std::move(e)) {}
   static Stmt make(Expr condition, Stmt then_case, Stmt else_case = Stmt());
 };
 
@@ -130,6 +153,11 @@ struct LoweredFunc {
   std::vector<Buffer> params;
   size_t num_inputs = 0;
   Stmt body;
+  /// Buffers computed from constant inputs alone (weights in a blocked layout): parameters of
+  /// both functions after `params`; `prepare` writes them, `body` only reads them.
+  std::vector<Buffer> prepacked;
+  /// The prepare function's body (undefined when `prepacked` is empty), run once before `body`.
+  Stmt prepare;
 };
 
 }  // namespace tensortune::ir

@@ -13,7 +13,7 @@
 
 namespace tensortune::measure {
 
-/// One 64-byte aligned array per parameter of a kernel signature.
+/// One 64-byte aligned array per parameter (and prepacked buffer) of a kernel signature.
 class KernelBuffers {
  public:
   /// Allocates every parameter; UserError for a dtype that cannot be filled (float16, ...).
@@ -28,7 +28,8 @@ class KernelBuffers {
   /// Copies the inputs of `other`, whose signature must be compatible.
   void copy_inputs_from(const KernelBuffers& other);
 
-  /// The argument array of the kernel ABI (inputs, then outputs).
+  /// The argument array of the kernel ABI (inputs, outputs, then prepacked buffers, which the
+  /// kernel's prepare function fills).
   void* const* pointers() const { return pointers_.data(); }
   const KernelSignature& signature() const { return signature_; }
   void* data(size_t index) const { return pointers_[index]; }

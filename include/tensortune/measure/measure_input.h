@@ -32,6 +32,8 @@ struct KernelSignature {
   std::string name;
   std::vector<BufferSpec> params;
   size_t num_inputs = 0;
+  /// Buffers the kernel's prepare function fills from its constant inputs (passed after params).
+  std::vector<BufferSpec> prepacked;
 
   /// The signature of a lowered function.
   static KernelSignature of(const ir::LoweredFunc& func);

@@ -15,11 +15,23 @@ class Workload {
   /// Checks the DAG: every placeholder reached from `outputs` is in `inputs`, operation names are
   /// unique, no input is also an output. Throws UserError otherwise.
   Workload(std::string name, std::vector<Tensor> inputs, std::vector<Tensor> outputs);
+  /// As above, and `constants` (a subset of `inputs`) are declared constant: weights, fixed when
+  /// a model is compiled. A stage computed at the root from constants alone (a weight copied
+  /// into a blocked layout) is then lowered into the kernel's prepare function, run once, not
+  /// per call. Throws UserError when a constant is not an input.
+  Workload(std::string name,
+           std::vector<Tensor> inputs,
+           std::vector<Tensor> outputs,
+           const std::vector<Tensor>& constants);
 
   /// Readable name, e.g. "matmul_1024x1024x1024_float32".
   const std::string& name() const { return name_; }
   const std::vector<Tensor>& inputs() const { return inputs_; }
   const std::vector<Tensor>& outputs() const { return outputs_; }
+  /// Per input: declared constant (see the constructor).
+  const std::vector<bool>& constant_inputs() const { return constant_; }
+  /// True when the placeholder named `name` is a constant input.
+  bool is_constant(const std::string& name) const;
   /// Every operation reachable from the outputs, producers before consumers (placeholders
   /// included), in a deterministic order (depth-first over inputs in first-read order).
   const std::vector<OperationRef>& ops() const { return ops_; }
@@ -29,7 +41,8 @@ class Workload {
   std::vector<OperationRef> consumers(const OperationRef& op) const;
 
   /// Canonical text: one line per operation in ops() order; tensors renamed T0, T1, ... and
-  /// axis variables by position, so the text does not depend on user names or pointers.
+  /// axis variables by position, so the text does not depend on user names or pointers. The
+  /// constant inputs, when there are any, have a line of their own.
   std::string canonical_text() const;
   /// name() + "_" + 16 hex digits of the hash of canonical_text().
   std::string key() const;
@@ -43,6 +56,7 @@ class Workload {
   std::string name_;
   std::vector<Tensor> inputs_;
   std::vector<Tensor> outputs_;
+  std::vector<bool> constant_;
   std::vector<OperationRef> ops_;
 };
 

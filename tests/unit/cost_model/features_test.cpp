@@ -251,7 +251,7 @@ TEST(Features, UnflattenedIrGivesTheSameAccessPatterns) {
 }
 
 TEST(Features, FunctionWithoutStoresIsAllZero) {
-  ir::LoweredFunc empty{"empty", {}, 0, ir::Evaluate::make(ir::Expr(0))};
+  ir::LoweredFunc empty{"empty", {}, 0, ir::Evaluate::make(ir::Expr(0)), {}, {}};
   ProgramFeatures f = extract_features(empty);
   EXPECT_TRUE(f.stores.empty());
   ASSERT_EQ(f.vector.size(), program_feature_names().size());

@@ -41,6 +41,25 @@ TEST(IsCIdentifier, AcceptsIdentifiersOnly) {
   EXPECT_FALSE(is_c_identifier("a b"));
 }
 
+TEST(CHeader, AKernelWithPrepackedWeightsDeclaresItsPrepareFunction) {
+  te::Workload w = te::make_workload("conv2d:N=1,C=3,H=6,W=5,K=8,R=3,S=3,pad=1");
+  ir::LoweredFunc f = lower::lower(
+      w,
+      schedule::Schedule{w.key(),
+                         {schedule::CacheRead{"weight", ir::MemoryScope::Local, {}, {{0, 4}}}}},
+      target::Target::parse("llvm"));
+  ASSERT_EQ(f.prepacked.size(), 1U);
+  std::string h = c_header({f}, "kernels");
+  EXPECT_NE(
+      h.find("buffers[3]  prepacked float weight.local[2, 3, 3, 3, 4]  (float32, 216 elements)"),
+      std::string::npos)
+      << h;
+  EXPECT_NE(h.find("int32_t " + f.name + "(void* const* buffers);\nint32_t " + f.name +
+                   "_prepare(void* const* buffers);"),
+            std::string::npos)
+      << h;
+}
+
 TEST(CHeader, DeclaresEachFunctionWithItsBufferTable) {
   ir::LoweredFunc mm = lowered("matmul:M=64,N=48,K=32");
   ir::LoweredFunc relu = lowered("relu:M=4,N=5,dtype=int32");

@@ -5,6 +5,7 @@
 
 #include "common/temp_dir.h"
 #include "graph_builder.h"
+#include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
 #include "tensortune/target/target.h"
 
@@ -55,6 +56,59 @@ TEST(ModelLibrary, AnExportedModelRunsLikeTheInProcessOne) {
   std::vector<float> want = Executable::build(g, compiler).run({x}).at(0);
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_FLOAT_EQ(y[i], want[i]) << i;
+}
+
+TEST(ModelLibrary, WeightsInAKernelsOwnLayoutArePreparedWhenTheModelIsCompiled) {
+  // A record whose schedule copies the Gemm's weights at the root: that copy is the kernel's
+  // prepare function, run by export_model; the folder stores its result as a weight.
+  Graph g = small_model();
+  tensortune::test::TempDir dir("tt_model_prepack");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  driver::Compiler compiler(&db, target::Target::parse("llvm"));
+  Partition p = partition(g);
+  te::Workload w = kernel_workload(g, p.kernels.at(0));
+  std::string weight;
+  for (size_t i = 0; i < w.inputs().size(); ++i) {
+    if (w.constant_inputs()[i] && w.inputs()[i].shape().size() == 2)
+      weight = w.inputs()[i].name();
+  }
+  ASSERT_FALSE(weight.empty()) << w.canonical_text();
+  database::WorkloadInfo info;
+  info.key = w.key();
+  info.name = w.name();
+  info.canonical_text = w.canonical_text();
+  info.flop_count = w.flop_count();
+  db.put_workload(info);
+  database::Record r;
+  r.workload_key = w.key();
+  r.target = compiler.identity();
+  r.schedule =
+      schedule::to_json(
+          schedule::Schedule{w.key(),
+                             {schedule::CacheRead{weight, ir::MemoryScope::Local, {}, {{0, 4}}}}})
+          .dump();
+  r.knobs = "{}";
+  r.repeats = {1e-3};
+  r.median_seconds = 1e-3;
+  r.timestamp = 1700000000;
+  db.add_records({r});
+
+  ExportedModel m = export_model(g, compiler, dir.file("m"));
+  ASSERT_EQ(m.functions.at(0).func.prepacked.size(), 1u);
+  // inputs, output, then the prepacked weights (stored in weights.bin).
+  const PlanCall& call = m.plan.calls.at(0);
+  EXPECT_EQ(call.args.size(), p.kernels[0].inputs.size() + 2);
+  EXPECT_EQ(call.args.back().kind, PlanArg::Kind::Weight);
+  LoadedModel loaded = LoadedModel::load(dir.file("m"));
+  std::vector<float> x = testing::wave(64), y(32);
+  loaded.run({x.data()}, {y.data()});
+  driver::Compiler untuned(nullptr, target::Target::parse("llvm"));
+  std::vector<float> want = Executable::build(g, untuned).run({x}).at(0);
+  std::vector<float> in_process = Executable::build(g, compiler).run({x}).at(0);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(y[i], want[i], 1e-5) << i;
+    EXPECT_NEAR(in_process[i], want[i], 1e-5) << i;
+  }
 }
 
 TEST(ModelLibrary, BrokenFoldersAreUserErrors) {

@@ -88,17 +88,16 @@ TEST(BoundInference, DivisionModuloAndUnboundedReads) {
 TEST(FlattenStorage, RowMajorIndexAndTheSizeLimit) {
   Var i("i"), j("j");
   ir::Buffer a("A", kF32, {3, 5}), b("B", kF32, {3, 5});
-  ir::LoweredFunc f{"f",
-                    {a, b},
-                    1,
-                    loop(i, 3, loop(j, 5, ir::Store::make(b, ir::Load::make(a, {i, j}), {i, j})))};
+  ir::LoweredFunc f{
+      "f", {a, b}, 1, loop(i, 3, loop(j, 5, ir::Store::make(b, ir::Load::make(a, {i, j}), {i, j}))),
+      {},  {}};
   ir::LoweredFunc flat = flatten_storage(f);
   EXPECT_EQ(
       text(flat.body),
       text(
           loop(i, 3, loop(j, 5, ir::Store::make(b, ir::Load::make(a, {i * 5 + j}), {i * 5 + j})))));
   ir::Buffer huge("H", kF32, {65536, 32768});
-  ir::LoweredFunc g{"g", {huge}, 0, ir::Store::make(huge, Expr(1.0f), {Expr(0), Expr(0)})};
+  ir::LoweredFunc g{"g", {huge}, 0, ir::Store::make(huge, Expr(1.0f), {Expr(0), Expr(0)}), {}, {}};
   EXPECT_THROW(flatten_storage(g), UserError);
 }
 
@@ -112,7 +111,7 @@ TEST(VectorizeLoops, GuardBecomesAPredicate) {
   ASSERT_NE(store, nullptr) << text(v);
   EXPECT_TRUE(store->predicate.defined());
   EXPECT_EQ(store->value.type(), ir::DataType::float32(8));
-  ir::LoweredFunc f{"f", {a, b}, 1, v};
+  ir::LoweredFunc f{"f", {a, b}, 1, v, {}, {}};
   std::vector<float> in = {1, 2, 3, 4, 5, 6}, out(6, 0);
   ir::eval(f, {in.data(), out.data()});
   EXPECT_EQ(out, (std::vector<float>{2, 4, 6, 8, 10, 12}));
@@ -154,7 +153,7 @@ TEST(VectorizeLoops, ScalarLoadUnderAMaybeEmptyPredicateIsMasked) {
   Stmt body =
       ir::IfThenElse::make(n * 8 + i < 10, ir::Store::make(b, ir::Load::make(c, {n}), {n * 8 + i}));
   Stmt v = vectorize_loops(loop(n, 3, loop(i, 8, body, ir::ForKind::Vectorized)));
-  ir::LoweredFunc f{"f", {c, b}, 1, v};
+  ir::LoweredFunc f{"f", {c, b}, 1, v, {}, {}};
   std::vector<float> in = {1, 2}, out(24, 0);
   EXPECT_NO_THROW(ir::eval(f, {in.data(), out.data()})) << text(v);
   EXPECT_EQ(out[9], 2.0f);
@@ -164,7 +163,8 @@ TEST(VectorizeLoops, ScalarLoadUnderAMaybeEmptyPredicateIsMasked) {
 TEST(UnrollLoops, PragmaUnrollsGuardFreeNestsButNotGuardedOnes) {
   Var o("o"), i("i"), j("j");
   ir::Buffer a("A", kF32, {4, 8});
-  // Under a pragma of 64 steps: the guard-free j nest (8 steps) is unrolled, the guarded one is not.
+  // Under a pragma of 64 steps: the guard-free j nest (8 steps) is unrolled, the guarded one is
+  // not.
   Stmt plain = loop(j, 8, ir::Store::make(a, Expr(1.0f), {o, j}));
   Stmt guarded = loop(i, 8, ir::IfThenElse::make(i < 5, ir::Store::make(a, Expr(2.0f), {o, i})));
   Stmt s = loop(o, 4, ir::Seq::make({plain, guarded}), ir::ForKind::Serial, 64);
@@ -175,7 +175,7 @@ TEST(UnrollLoops, PragmaUnrollsGuardFreeNestsButNotGuardedOnes) {
   ASSERT_NE(seq, nullptr) << text(u);
   ASSERT_EQ(seq->stmts.size(), 9u) << text(u);  // 8 unrolled stores + the guarded loop
   EXPECT_NE(seq->stmts.back().as<ir::For>(), nullptr) << text(u);
-  ir::LoweredFunc f{"f", {a}, 0, u};
+  ir::LoweredFunc f{"f", {a}, 0, u, {}, {}};
   std::vector<float> out(32, 0);
   ir::eval(f, {out.data()});
   for (int r = 0; r < 4; ++r) {
@@ -197,7 +197,7 @@ TEST(UnrollLoops, UnrolledLoopIsReplicatedWithFreshInnerVariables) {
   const auto* second = seq->stmts[1].as<ir::For>();
   ASSERT_TRUE(first != nullptr && second != nullptr);
   EXPECT_NE(first->var.get(), second->var.get());
-  ir::LoweredFunc f{"f", {a}, 0, u};
+  ir::LoweredFunc f{"f", {a}, 0, u, {}, {}};
   std::vector<float> out(12, 0);
   ir::eval(f, {out.data()});
   EXPECT_EQ(out, std::vector<float>(12, 1.0f));

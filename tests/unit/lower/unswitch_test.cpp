@@ -2,7 +2,6 @@
 // unswitch_guards: full tiles of a non-dividing split run guard-free code, boundary tiles keep
 // their guards, and every result computes what the reference computes.
 #include "lower_test_util.h"
-
 #include "tensortune/ir/ir_equal.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/ir/verify.h"
@@ -48,7 +47,7 @@ struct TiledAdd {
     for (int k = 0; k < 48; ++k) {
       a[static_cast<size_t>(k)] = static_cast<float>(k);
     }
-    ir::LoweredFunc f{"f", {in, out}, 1, s};
+    ir::LoweredFunc f{"f", {in, out}, 1, s, {}, {}};
     ir::eval(f, {a.data(), b.data()});
     return b;
   }
@@ -80,7 +79,7 @@ TEST(UnswitchGuards, FullTilesLoseTheGuardBoundaryTileKeepsIt) {
   EXPECT_NE(partial->var.get(), full->var.get()) << "the copies must not share a loop variable";
   EXPECT_EQ(t.run(u), expected_tiled_add(40));
   EXPECT_EQ(t.run(s), expected_tiled_add(40));
-  ir::LoweredFunc f{"f", {t.in, t.out}, 1, u};
+  ir::LoweredFunc f{"f", {t.in, t.out}, 1, u, {}, {}};
   EXPECT_NO_THROW(ir::verify(f, ir::VerifyOptions{}));
 }
 
@@ -90,7 +89,7 @@ TEST(UnswitchGuards, EveryComparisonKindAndBoundary) {
   for (int n : {0, 1, 15, 16, 17, 32, 47, 48}) {
     SCOPED_TRACE(n);
     Expr idx = t.o * 16 + t.i;
-    for (const Expr& guard : {idx < n, idx <= n - 1, Expr(n) > idx, Expr(n - 1) >= idx}) {
+    for (const Expr& guard : {idx<n, idx <= n - 1, Expr(n)> idx, Expr(n - 1) >= idx}) {
       EXPECT_EQ(t.run(unswitch_guards(t.build(guard))), expected_tiled_add(n))
           << ir::to_string(unswitch_guards(t.build(guard)));
     }
@@ -118,8 +117,9 @@ TEST(UnswitchGuards, GuardOnALetBoundInsideIsLeftAlone) {
   Var x("x");
   Expr idx = t.o * 16 + t.i;
   Stmt store = ir::Store::make(t.out, ir::Load::make(t.in, {idx}) + 1.0f, {idx});
-  Stmt s = loop(t.o, 3,
-                ir::LetStmt::make(x, t.o * 2, loop(t.i, 16, ir::IfThenElse::make(x + t.i < 20, store))));
+  Stmt s =
+      loop(t.o, 3,
+           ir::LetStmt::make(x, t.o * 2, loop(t.i, 16, ir::IfThenElse::make(x + t.i < 20, store))));
   Stmt u = unswitch_guards(s);
   const auto* outer = u.as<ir::For>();
   ASSERT_NE(outer, nullptr);
@@ -147,21 +147,24 @@ TEST(UnswitchGuards, InvariantGuardIsHoistedOutOfTheInnerLoopWithoutADeadCopy) {
 /// local accumulator, a parallel fused outer loop and an unroll pragma.
 TEST(UnswitchGuards, OddMatmulVectorizesItsFullTiles) {
   te::Workload w = matmul_workload(37, 45, 29);
-  std::vector<schedule::Step> tiled = {
-      Split{"C", "i", 8}, Split{"C", "j", 16}, Split{"C", "k", 8},
-      Reorder{"C", {"i.o", "j.o", "k.o", "i.i", "k.i", "j.i"}},
-      Annotate{"C", "j.i", ir::ForKind::Vectorized}};
+  std::vector<schedule::Step> tiled = {Split{"C", "i", 8}, Split{"C", "j", 16}, Split{"C", "k", 8},
+                                       Reorder{"C", {"i.o", "j.o", "k.o", "i.i", "k.i", "j.i"}},
+                                       Annotate{"C", "j.i", ir::ForKind::Vectorized}};
   ir::LoweredFunc f = expect_lowers_correctly(w, tiled);
   // An unpredicated 16-wide store: a full tile (the boundary tiles' stores carry " if (...)").
   EXPECT_GE(count_in(f, "= x16(0f)\n"), 1) << ir::to_string(f);
 
-  std::vector<schedule::Step> cached = {
-      CacheWrite{"C", ir::MemoryScope::Local}, Split{"C", "i", 8}, Split{"C", "j", 16},
-      Reorder{"C", {"i.o", "j.o", "i.i", "j.i"}}, Fuse{"C", {"i.o", "j.o"}},
-      Annotate{"C", "i.o@j.o", ir::ForKind::Parallel}, ComputeAt{"C.local", "C", "i.o@j.o"},
-      Split{"C.local", "k", 8}, Reorder{"C.local", {"k.o", "k.i", "i", "j"}},
-      Annotate{"C.local", "j", ir::ForKind::Vectorized},
-      PragmaUnroll{"C", "i.o@j.o", 64}};
+  std::vector<schedule::Step> cached = {CacheWrite{"C", ir::MemoryScope::Local},
+                                        Split{"C", "i", 8},
+                                        Split{"C", "j", 16},
+                                        Reorder{"C", {"i.o", "j.o", "i.i", "j.i"}},
+                                        Fuse{"C", {"i.o", "j.o"}},
+                                        Annotate{"C", "i.o@j.o", ir::ForKind::Parallel},
+                                        ComputeAt{"C.local", "C", "i.o@j.o"},
+                                        Split{"C.local", "k", 8},
+                                        Reorder{"C.local", {"k.o", "k.i", "i", "j"}},
+                                        Annotate{"C.local", "j", ir::ForKind::Vectorized},
+                                        PragmaUnroll{"C", "i.o@j.o", 64}};
   ir::LoweredFunc g = expect_lowers_correctly(w, cached);
   EXPECT_GE(count_in(g, "= x16(0f)\n"), 1) << ir::to_string(g);
 }
@@ -170,12 +173,15 @@ TEST(UnswitchGuards, GpuKernelsKeepTheirGuardsInPlace) {
   // On a GPU a tile predicate may depend on threadIdx; copies of a body with barriers in
   // divergent branches would be undefined behaviour, so lower() does not unswitch there.
   te::Workload w = matmul_workload(37, 45, 29);
-  const std::vector<schedule::Step> steps = {
-      Split{"C", "i", 8}, Split{"C", "j", 16}, Reorder{"C", {"i.o", "j.o", "i.i", "j.i", "k"}},
-      Annotate{"C", "i.o", ir::ForKind::BlockY}, Annotate{"C", "j.o", ir::ForKind::BlockX},
-      Annotate{"C", "i.i", ir::ForKind::ThreadY}, Annotate{"C", "j.i", ir::ForKind::ThreadX}};
-  ir::LoweredFunc f = lower(schedule::apply_steps(w, steps), target::Target::parse("cuda -arch=sm_80"),
-                            function_name(w));
+  const std::vector<schedule::Step> steps = {Split{"C", "i", 8},
+                                             Split{"C", "j", 16},
+                                             Reorder{"C", {"i.o", "j.o", "i.i", "j.i", "k"}},
+                                             Annotate{"C", "i.o", ir::ForKind::BlockY},
+                                             Annotate{"C", "j.o", ir::ForKind::BlockX},
+                                             Annotate{"C", "i.i", ir::ForKind::ThreadY},
+                                             Annotate{"C", "j.i", ir::ForKind::ThreadX}};
+  ir::LoweredFunc f = lower(schedule::apply_steps(w, steps),
+                            target::Target::parse("cuda -arch=sm_80"), function_name(w));
   EXPECT_EQ(count_in(f, "} else {"), 0) << ir::to_string(f);
   EXPECT_GE(count_in(f, "if ("), 1) << ir::to_string(f);
   EXPECT_TRUE(runs_like_reference(w, f));

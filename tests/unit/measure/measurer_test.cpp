@@ -56,6 +56,25 @@ TEST(Measurer, GoodCandidatesAreVerifiedAndTimedWithTheProtocol) {
   EXPECT_EQ(measurer.runner().worker_starts(), 1);
 }
 
+TEST(Measurer, AKernelWithPrepackedWeightsIsPreparedBeforeItIsCheckedAndTimed) {
+  // conv2d declares its weights constant: the OIHW4o copy at the root becomes the prepare
+  // function, which the worker runs once; without it the kernel would read zeros.
+  te::Workload w = te::make_workload("conv2d:N=1,C=3,H=6,W=5,K=8,R=3,S=3,stride=1,pad=1");
+  ir::LoweredFunc blocked =
+      lower_steps(w, {schedule::CacheRead{"weight", ir::MemoryScope::Local, {}, {{0, 4}}},
+                      schedule::ComputeInline{"conv_pad"}, schedule::Split{"conv", "f", 4},
+                      schedule::Reorder{"conv", {"n", "f.o", "y", "rc", "ry", "rx", "x", "f.i"}},
+                      schedule::Annotate{"conv", "f.i", ir::ForKind::Vectorized}});
+  ASSERT_EQ(blocked.prepacked.size(), 1U);
+  EXPECT_EQ(KernelSignature::of(blocked).prepacked.size(), 1U);
+  EXPECT_EQ(KernelSignature::from_json(KernelSignature::of(blocked).to_json()).prepacked.size(),
+            1U);
+  Measurer measurer(target::Target(), quick_options());
+  auto reference = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(27));
+  MeasureResult r = measurer.measure(*reference, {blocked}).at(0);
+  EXPECT_TRUE(r.ok()) << status_name(r.status) << ": " << r.message;
+}
+
 TEST(Measurer, HundredMixedCandidatesGiveHundredRecordsOfTheRightClass) {
   te::Workload w = matmul_workload(kN);
   ir::LoweredFunc base = default_kernel(w);

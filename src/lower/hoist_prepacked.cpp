@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// hoist_prepacked: root nests that only read constants move into the prepare function.
+#include "tensortune/lower/hoist_prepacked.h"
+
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/support/error.h"
+
+#include <set>
+#include <utility>
+
+namespace tensortune::lower {
+namespace {
+
+using BufferSet = std::set<const ir::BufferNode*>;
+
+/// The buffers a nest reads and writes, allocations inside the nest left out.
+class AccessCollector : public ir::IRVisitor {
+ public:
+  using IRVisitor::visit;
+  BufferSet reads, writes;
+
+ protected:
+  void visit(const ir::Load* op) override {
+    if (inner_.count(op->buffer.get()) == 0)
+      reads.insert(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    if (inner_.count(op->buffer.get()) == 0)
+      writes.insert(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Allocate* op) override {
+    inner_.insert(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+
+ private:
+  BufferSet inner_;
+};
+
+/// The root structure: allocations and sequences down to the nests (leaves).
+struct RootWalk {
+  std::vector<const ir::StmtNode*> leaves;
+  std::vector<ir::Stmt> leaf_stmts;
+  std::vector<ir::Buffer> allocations;
+
+  void collect(const ir::Stmt& s) {
+    if (const auto* alloc = s.as<ir::Allocate>()) {
+      if (alloc->buffer.scope() == ir::MemoryScope::Global) {
+        allocations.push_back(alloc->buffer);
+      }
+      collect(alloc->body);
+    } else if (const auto* seq = s.as<ir::Seq>()) {
+      for (const ir::Stmt& child : seq->stmts)
+        collect(child);
+    } else {
+      leaves.push_back(s.get());
+      leaf_stmts.push_back(s);
+    }
+  }
+};
+
+/// `s` without the hoisted nests and the allocations of the hoisted buffers (undefined when
+/// nothing is left).
+ir::Stmt remove_hoisted(const ir::Stmt& s,
+                        const std::set<const ir::StmtNode*>& nests,
+                        const BufferSet& buffers) {
+  if (const auto* alloc = s.as<ir::Allocate>()) {
+    ir::Stmt body = remove_hoisted(alloc->body, nests, buffers);
+    if (buffers.count(alloc->buffer.get()) != 0 || !body.defined())
+      return body;
+    return ir::Allocate::make(alloc->buffer, body);
+  }
+  if (const auto* seq = s.as<ir::Seq>()) {
+    std::vector<ir::Stmt> kept;
+    for (const ir::Stmt& child : seq->stmts) {
+      ir::Stmt c = remove_hoisted(child, nests, buffers);
+      if (c.defined())
+        kept.push_back(c);
+    }
+    return kept.empty() ? ir::Stmt() : ir::Seq::make(std::move(kept));
+  }
+  return nests.count(s.get()) != 0 ? ir::Stmt() : s;
+}
+
+}  // namespace
+
+ir::LoweredFunc hoist_prepacked(ir::LoweredFunc func, const std::vector<bool>& constant_inputs) {
+  TT_CHECK(constant_inputs.size() <= func.num_inputs)
+      << "hoist_prepacked: " << constant_inputs.size() << " constant flags for " << func.num_inputs
+      << " inputs";
+  BufferSet available;  // constants and the buffers of hoisted nests
+  for (size_t i = 0; i < constant_inputs.size(); ++i) {
+    if (constant_inputs[i])
+      available.insert(func.params[i].get());
+  }
+  if (available.empty() || !func.prepacked.empty())
+    return func;
+  RootWalk walk;
+  walk.collect(func.body);
+  BufferSet root_buffers;
+  for (const ir::Buffer& b : walk.allocations)
+    root_buffers.insert(b.get());
+
+  std::vector<AccessCollector> access(walk.leaves.size());
+  std::set<const ir::StmtNode*> hoisted_nests;
+  BufferSet hoisted_buffers;
+  std::vector<ir::Stmt> prepare;
+  for (size_t n = 0; n < walk.leaves.size(); ++n) {
+    access[n].visit(walk.leaf_stmts[n]);
+    bool hoist = !access[n].writes.empty();
+    for (const ir::BufferNode* b : access[n].reads)
+      hoist = hoist && available.count(b) != 0;
+    for (const ir::BufferNode* b : access[n].writes) {
+      hoist = hoist && root_buffers.count(b) != 0 && available.count(b) == 0;
+    }
+    if (!hoist)
+      continue;
+    hoisted_nests.insert(walk.leaves[n]);
+    prepare.push_back(walk.leaf_stmts[n]);
+    for (const ir::BufferNode* b : access[n].writes) {
+      available.insert(b);
+      hoisted_buffers.insert(b);
+    }
+  }
+  // A hoisted buffer written again by a kept nest would not be constant after all.
+  for (size_t n = 0; n < walk.leaves.size(); ++n) {
+    if (hoisted_nests.count(walk.leaves[n]) != 0)
+      continue;
+    for (const ir::BufferNode* b : access[n].writes) {
+      if (hoisted_buffers.count(b) != 0)
+        return func;
+    }
+  }
+  if (prepare.empty())
+    return func;
+  ir::Stmt body = remove_hoisted(func.body, hoisted_nests, hoisted_buffers);
+  if (!body.defined())
+    return func;  // the whole function would be its prepare step
+  func.body = body;
+  func.prepare = ir::Seq::make(std::move(prepare));
+  for (const ir::Buffer& b : walk.allocations) {
+    if (hoisted_buffers.count(b.get()) != 0)
+      func.prepacked.push_back(b);
+  }
+  return func;
+}
+
+}  // namespace tensortune::lower
