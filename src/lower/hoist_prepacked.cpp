@@ -110,8 +110,10 @@ ir::LoweredFunc hoist_prepacked(ir::LoweredFunc func, const std::vector<bool>& c
   for (size_t n = 0; n < walk.leaves.size(); ++n) {
     access[n].visit(walk.leaf_stmts[n]);
     bool hoist = !access[n].writes.empty();
-    for (const ir::BufferNode* b : access[n].reads)
-      hoist = hoist && available.count(b) != 0;
+    for (const ir::BufferNode* b : access[n].reads) {
+      // A reduction reads back what it accumulates.
+      hoist = hoist && (available.count(b) != 0 || access[n].writes.count(b) != 0);
+    }
     for (const ir::BufferNode* b : access[n].writes) {
       hoist = hoist && root_buffers.count(b) != 0 && available.count(b) == 0;
     }

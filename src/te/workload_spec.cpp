@@ -197,6 +197,23 @@ Workload build_conv2d(SpecReader& r) {
   return Workload(name + "_" + t.to_string(), inputs, {out}, constants);
 }
 
+Workload build_conv2d_winograd(SpecReader& r) {
+  int64_t n = r.dim("N");
+  int64_t c = r.dim("C");
+  int64_t h = r.dim("H");
+  int64_t w = r.dim("W");
+  int64_t k = r.dim("K");
+  int64_t pad = r.integer("pad", 1, 0);
+  int64_t tile = r.integer("tile", 4, 2);
+  ir::DataType t = r.dtype();
+  Tensor data = placeholder({n, c, h, w}, t, "data");
+  Tensor weight = placeholder({k, c, 3, 3}, t, "weight");
+  Tensor out = conv2d_winograd_nchw(data, weight, pad, tile);
+  std::string name = "conv2d_winograd_nchw_" + dims({n, c, h, w}) + "_" + dims({k, 3, 3}) + "_p" +
+                     std::to_string(pad) + "_t" + std::to_string(tile);
+  return Workload(name + "_" + t.to_string(), {data, weight}, {out}, {weight});
+}
+
 Workload build_depthwise_conv2d(SpecReader& r) {
   int64_t n = r.dim("N");
   int64_t c = r.dim("C");
@@ -307,6 +324,7 @@ std::map<std::string, Entry> workload_table() {
       {"batch_matmul", {{"B", "M", "N", "K", "transpose_b"}, build_batch_matmul}},
       {"dense", {{"M", "N", "K", "bias", "epilogue"}, build_dense}},
       {"conv2d", {conv2d, build_conv2d}},
+      {"conv2d_winograd", {{"N", "C", "H", "W", "K", "pad", "tile"}, build_conv2d_winograd}},
       {"depthwise_conv2d", {conv, build_depthwise_conv2d}},
       {"pool2d", {pool, build_pool2d}},
       {"softmax", {{"M", "N"}, build_softmax}},

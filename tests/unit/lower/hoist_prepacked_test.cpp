@@ -95,6 +95,16 @@ TEST(HoistPrepacked, ADenseLayerPacksItsWeightsAndKeepsItsBiasEpilogue) {
   EXPECT_NE(ir::to_string(f.body).find("bias["), std::string::npos);
 }
 
+TEST(HoistPrepacked, AReductionOverConstantsMovesWithItsAccumulator) {
+  // Winograd's weight transform U = G w G^T reads back its own accumulator: still constant.
+  te::Workload w = te::make_workload("conv2d_winograd:N=1,C=2,H=5,W=6,K=3,pad=1,tile=2");
+  ir::LoweredFunc f = expect_lowers_correctly(w, {});
+  ASSERT_EQ(f.prepacked.size(), 1U);
+  EXPECT_EQ(f.prepacked[0].name(), "conv_kernel_pack");
+  EXPECT_FALSE(stores_to(ir::to_string(f.body), "conv_kernel_pack"));
+  EXPECT_TRUE(stores_to(ir::to_string(f.prepare), "conv_kernel_pack"));
+}
+
 TEST(HoistPrepacked, NoConstantFlagsLeaveTheFunctionAlone) {
   te::Workload w = te::make_workload("conv2d:N=1,C=3,H=6,W=5,K=8,R=3,S=3,stride=1,pad=1");
   ir::LoweredFunc f = expect_lowers_correctly(w, blocked_weight_steps());

@@ -25,6 +25,7 @@ inline const std::map<std::string, std::vector<std::string>>& tiny_specs() {
         // 8 output channels, a width of 6: with 8 lanes (an unknown target's 256 bits), a sketch
         // vectorized over the output channels with weights blocked OIHW8o.
         "conv2d:N=1,C=2,H=4,W=6,K=8,R=3,S=3,pad=1"}},
+      {"conv2d_winograd", {"conv2d_winograd:N=1,C=2,H=5,W=6,K=3,pad=1,tile=2"}},
       {"depthwise_conv2d", {"depthwise_conv2d:N=1,C=3,H=5,W=5,R=3,S=3,pad=1"}},
       {"pool2d",
        {"pool2d:kind=avg,N=1,C=2,H=5,W=6,R=3,S=3,pad=1",

@@ -67,6 +67,7 @@ TEST(MakeWorkload, EveryNamedWorkloadBuildsWithSmallShapes) {
       {"batch_matmul", "B=2,M=4,N=5,K=6,transpose_b=1"},
       {"dense", "M=4,N=5,K=6,bias=1,epilogue=relu"},
       {"conv2d", "N=1,C=4,H=8,W=8,K=4,R=3,S=3,pad=1"},
+      {"conv2d_winograd", "N=1,C=4,H=8,W=8,K=4,pad=1,tile=2"},
       {"depthwise_conv2d", "N=1,C=4,H=8,W=8,R=3,S=3,pad=1"},
       {"pool2d", "N=1,C=4,H=8,W=8,R=2,S=2,stride=2"},
       {"softmax", "M=4,N=5"},
@@ -107,7 +108,7 @@ TEST(MakeWorkload, Int32AppliesToEveryInput) {
 TEST(MakeWorkload, UnknownNameListsKnownNames) {
   std::string msg = user_error([] { make_workload("matmull:M=1"); });
   EXPECT_NE(msg.find("unknown workload 'matmull'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("batch_matmul, conv2d, dense"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("batch_matmul, conv2d, conv2d_winograd, dense"), std::string::npos) << msg;
 }
 
 TEST(MakeWorkload, UnknownKeyListsAcceptedKeys) {

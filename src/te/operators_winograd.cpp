@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// Winograd convolution F(m x m, 3 x 3) (Lavin & Gray), NCHW: the weights transformed into the
+// Winograd domain (a stage of constants alone: the kernel's prepare function once scheduled at the
+// root), the input tiles transformed, alpha^2 batched GEMMs over the channels, and the inverse
+// transform. The transform matrices are constants folded in once the small loops are unrolled.
+#include "te/operator_util.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/support/error.h"
+#include "tensortune/te/compute.h"
+#include "tensortune/te/operators.h"
+
+#include <vector>
+
+namespace tensortune::te {
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;
+
+/// The transform matrices of F(m, 3): B^T (alpha x alpha), G (alpha x 3), A^T (m x alpha).
+struct Transforms {
+  Matrix bt, g, at;
+};
+
+Transforms transforms(int64_t m) {
+  if (m == 2) {
+    return {{{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}},
+            {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}},
+            {{1, 1, 1, 0}, {0, 1, -1, -1}}};
+  }
+  const double s = 1.0 / 6, t = 1.0 / 12, u = 1.0 / 24;
+  return {{{4, 0, -5, 0, 1, 0},
+           {0, -4, -4, 1, 1, 0},
+           {0, 4, -4, -1, 1, 0},
+           {0, -2, -1, 2, 1, 0},
+           {0, 2, -1, -2, 1, 0},
+           {0, 4, 0, -5, 0, 1}},
+          {{0.25, 0, 0}, {-s, -s, -s}, {-s, s, -s}, {u, t, s}, {u, -t, s}, {0, 0, 1}},
+          {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}}};
+}
+
+/// M[row][col] as an expression of two index expressions: a chain of selects over the nonzero
+/// entries, which the simplifier folds to a constant once both indices are constants.
+ir::Expr entry(const Matrix& m, const ir::Expr& row, const ir::Expr& col, ir::DataType t) {
+  ir::Expr out = ir::make_const(t, 0.0);
+  for (size_t r = 0; r < m.size(); ++r) {
+    for (size_t c = 0; c < m[r].size(); ++c) {
+      if (m[r][c] != 0) {
+        out =
+            ir::select(row == ir::Expr(static_cast<int>(r)) && col == ir::Expr(static_cast<int>(c)),
+                       ir::make_const(t, m[r][c]), out);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor conv2d_winograd_nchw(
+    const Tensor& data, const Tensor& weight, int64_t pad, int64_t tile, const std::string& name) {
+  detail::check_ndim("conv2d_winograd_nchw", "data", data, 4);
+  detail::check_ndim("conv2d_winograd_nchw", "weight", weight, 4);
+  detail::check_same_dtype("conv2d_winograd_nchw", data, weight);
+  detail::check_float("conv2d_winograd_nchw", data);
+  TT_USER_CHECK(tile == 2 || tile == 4)
+      << "conv2d_winograd_nchw: tile must be 2 or 4 (F(2x2,3x3) or F(4x4,3x3)), got " << tile;
+  TT_USER_CHECK(pad >= 0) << "conv2d_winograd_nchw: negative padding " << pad;
+  const auto& ds = data.shape();
+  const auto& ws = weight.shape();
+  const int64_t n = ds[0], c = ds[1], k = ws[0];
+  TT_USER_CHECK(ws[1] == c && ws[2] == 3 && ws[3] == 3)
+      << "conv2d_winograd_nchw: weight " << detail::shape_str(ws) << " does not match data "
+      << detail::shape_str(ds) << " (expected [K, " << c << ", 3, 3])";
+  const int64_t oh = ds[2] + 2 * pad - 2, ow = ds[3] + 2 * pad - 2;
+  TT_USER_CHECK(oh > 0 && ow > 0) << "conv2d_winograd_nchw: data " << detail::shape_str(ds)
+                                  << " is smaller than the 3x3 window with pad " << pad;
+  const int64_t m = tile, alpha = tile + 2;
+  const int64_t nh = (oh + m - 1) / m, nw = (ow + m - 1) / m, tiles = n * nh * nw;
+  const Transforms tr = transforms(m);
+  const ir::DataType t = data.dtype();
+
+  // Zero padding up to whole tiles: rows 0 .. nh*m + 1.
+  Tensor padded = detail::pad_with(data, {0, 0, pad, pad},
+                                   {0, 0, nh * m + 2 - ds[2] - pad, nw * m + 2 - ds[3] - pad},
+                                   ir::make_const(t, 0.0), name + "_pad");
+  ir::IterVar kh = reduce_axis(3, "r_kh"), kw = reduce_axis(3, "r_kw");
+  Tensor kernel_pack =
+      compute({alpha, alpha, k, c},
+              [&](const std::vector<ir::Var>& v) {
+                return sum(entry(tr.g, v[0], kh.var, t) * weight(v[2], v[3], kh.var, kw.var) *
+                               entry(tr.g, v[1], kw.var, t),
+                           {kh, kw});
+              },
+              name + "_kernel_pack", "winograd_kernel_pack", {"eps", "nu", "k", "c"});
+  Tensor input_tile = compute({c, tiles, alpha, alpha},
+                              [&](const std::vector<ir::Var>& v) {
+                                ir::Expr p = v[1];
+                                ir::Expr b = p / static_cast<int>(nh * nw);
+                                ir::Expr y = (p / static_cast<int>(nw)) % static_cast<int>(nh);
+                                ir::Expr x = p % static_cast<int>(nw);
+                                return padded(b, v[0], y * static_cast<int>(m) + v[2],
+                                              x * static_cast<int>(m) + v[3]);
+                              },
+                              name + "_input_tile", "injective", {"c", "p", "eps", "nu"});
+  ir::IterVar ra = reduce_axis(alpha, "r_a"), rb = reduce_axis(alpha, "r_b");
+  Tensor data_pack =
+      compute({alpha, alpha, c, tiles},
+              [&](const std::vector<ir::Var>& v) {
+                return sum(input_tile(v[2], v[3], ra.var, rb.var) * entry(tr.bt, v[0], ra.var, t) *
+                               entry(tr.bt, v[1], rb.var, t),
+                           {ra, rb});
+              },
+              name + "_data_pack", "winograd_data_pack", {"eps", "nu", "c", "p"});
+  ir::IterVar rc = reduce_axis(c, "rc");
+  Tensor bgemm = compute(
+      {alpha, alpha, k, tiles},
+      [&](const std::vector<ir::Var>& v) {
+        return sum(kernel_pack(v[0], v[1], v[2], rc.var) * data_pack(v[0], v[1], rc.var, v[3]),
+                   {rc});
+      },
+      name + "_bgemm", "winograd_bgemm", {"eps", "nu", "k", "p"});
+  ir::IterVar sa = reduce_axis(alpha, "s_a"), sb = reduce_axis(alpha, "s_b");
+  Tensor inverse =
+      compute({k, tiles, m, m},
+              [&](const std::vector<ir::Var>& v) {
+                return sum(bgemm(sa.var, sb.var, v[0], v[1]) * entry(tr.at, v[2], sa.var, t) *
+                               entry(tr.at, v[3], sb.var, t),
+                           {sa, sb});
+              },
+              name + "_inverse", "winograd_inverse", {"k", "p", "vh", "vw"});
+  return compute({n, k, oh, ow},
+                 [&](const std::vector<ir::Var>& v) {
+                   ir::Expr p = v[0] * static_cast<int>(nh * nw) +
+                                (v[2] / static_cast<int>(m)) * static_cast<int>(nw) +
+                                v[3] / static_cast<int>(m);
+                   return inverse(v[1], p, v[2] % static_cast<int>(m), v[3] % static_cast<int>(m));
+                 },
+                 name, "conv2d_winograd", {"n", "f", "y", "x"});
+}
+
+}  // namespace tensortune::te
