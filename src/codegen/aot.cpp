@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // export_shared_library: LoweredFuncs -> one position-independent object file -> a shared
-// library linked by the system C compiler together with tensortune's runtime archive.
+// library linked by the system C compiler together with tensortune's runtime archive; with a
+// model entry point (model_entry.cpp) in the same module when one is given.
 #include "codegen/codegen_llvm_internal.h"
 #include "tensortune/codegen/llvm_codegen.h"
 
@@ -88,6 +89,33 @@ void link_shared(const std::string& object, const std::string& runtime, const st
   }
 }
 
+/// export_shared_library, with the model entry point `entry` when it is not null.
+void write_library(const std::vector<ir::LoweredFunc>& funcs,
+                   const target::Target& target,
+                   const std::string& path,
+                   const std::string& runtime_archive,
+                   const ModelEntry* entry) {
+  TT_USER_CHECK(!funcs.empty()) << "export_shared_library: no functions to export to '" << path
+                                << "'";
+  std::string runtime = find_runtime_archive(runtime_archive);
+  detail::LlvmTarget t = detail::llvm_target(target);
+  std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, true);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module =
+      detail::generate_module(funcs, t, tm->createDataLayout(), ctx);
+  if (entry != nullptr) {
+    detail::add_model_entry(*module, *entry, funcs, t);
+    detail::verify_module(*module);
+  }
+  detail::optimize_module(*module, *tm);
+  std::string object_code = detail::emit_machine_code(*module, *tm, false);
+  // Fail early, with a clear message, when the destination cannot be written.
+  write_file(path, "");
+  TempFile object("tensortune", "o");
+  write_file(object.path(), object_code);
+  link_shared(object.path(), runtime, path);
+}
+
 }  // namespace
 
 std::string find_runtime_archive(const std::string& explicit_path) {
@@ -134,21 +162,15 @@ void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
                            const target::Target& target,
                            const std::string& path,
                            const std::string& runtime_archive) {
-  TT_USER_CHECK(!funcs.empty()) << "export_shared_library: no functions to export to '" << path
-                                << "'";
-  std::string runtime = find_runtime_archive(runtime_archive);
-  detail::LlvmTarget t = detail::llvm_target(target);
-  std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, true);
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> module =
-      detail::generate_module(funcs, t, tm->createDataLayout(), ctx);
-  detail::optimize_module(*module, *tm);
-  std::string object_code = detail::emit_machine_code(*module, *tm, false);
-  // Fail early, with a clear message, when the destination cannot be written.
-  write_file(path, "");
-  TempFile object("tensortune", "o");
-  write_file(object.path(), object_code);
-  link_shared(object.path(), runtime, path);
+  write_library(funcs, target, path, runtime_archive, nullptr);
+}
+
+void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
+                           const target::Target& target,
+                           const std::string& path,
+                           const std::string& runtime_archive,
+                           const ModelEntry& entry) {
+  write_library(funcs, target, path, runtime_archive, &entry);
 }
 
 }  // namespace tensortune::codegen

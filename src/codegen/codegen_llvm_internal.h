@@ -3,6 +3,7 @@
 // shared by the JIT, the assembly/IR printers and the shared-library exporter.
 #pragma once
 
+#include "tensortune/codegen/model_entry.h"
 #include "tensortune/ir/stmt.h"
 #include "tensortune/support/error.h"
 #include "tensortune/target/target.h"
@@ -44,6 +45,18 @@ std::unique_ptr<llvm::Module> generate_module(const std::vector<ir::LoweredFunc>
                                               const LlvmTarget& t,
                                               const llvm::DataLayout& layout,
                                               llvm::LLVMContext& ctx);
+
+/// InternalError with LLVM's message when `module` is not valid IR.
+void verify_module(const llvm::Module& module);
+
+/// Adds the model entry point `entry` (tensortune/codegen/model_entry.h) to `module`, which
+/// holds the kernels `funcs` it calls. Throws UserError when a call names a function not among
+/// `funcs`, passes another number of buffers than it takes, or an index or offset is out of
+/// range, or when a kernel already has an entry point's name.
+void add_model_entry(llvm::Module& module,
+                     const ModelEntry& entry,
+                     const std::vector<ir::LoweredFunc>& funcs,
+                     const LlvmTarget& t);
 
 /// Runs the new pass manager's O3 per-module pipeline with `tm`'s cost model.
 void optimize_module(llvm::Module& module, llvm::TargetMachine& tm);

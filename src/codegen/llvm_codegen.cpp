@@ -172,13 +172,17 @@ std::unique_ptr<llvm::Module> generate_module(const std::vector<ir::LoweredFunc>
   for (const ir::LoweredFunc& f : funcs) {
     cg.add_function(f);
   }
+  verify_module(*module);
+  return module;
+}
+
+void verify_module(const llvm::Module& module) {
   std::string problems;
   llvm::raw_string_ostream os(problems);
-  if (llvm::verifyModule(*module, &os)) {
+  if (llvm::verifyModule(module, &os)) {
     os.flush();
     throw InternalError("codegen: LLVM rejected the generated module: " + problems);
   }
-  return module;
 }
 
 void optimize_module(llvm::Module& module, llvm::TargetMachine& tm) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C header of an exported library: what a user needs to call a kernel from C without
-// tensortune (the buffer order, element types and shapes).
+// tensortune (the buffer order, element types and shapes), and a whole model's entry point.
 #include "tensortune/driver/c_header.h"
 
 #include "tensortune/support/error.h"
@@ -80,11 +80,78 @@ void write_function(std::ostringstream& os, const ir::LoweredFunc& f, const std:
   os << "\n";
 }
 
+/// `text` safe inside a C block comment.
+std::string comment_safe(std::string text) {
+  for (size_t at = text.find("*/"); at != std::string::npos; at = text.find("*/", at)) {
+    text.replace(at, 2, "* /");
+  }
+  return text;
+}
+
+/// The rows "inputs[0]   float x[1, 3, 8, 8]  (float32, 192 elements)" of `tensors`.
+void write_tensors(std::ostringstream& os,
+                   const std::vector<TensorDecl>& tensors,
+                   const std::vector<int64_t>& bytes,
+                   const char* array) {
+  TT_CHECK(tensors.size() == bytes.size()) << "one size per model " << array;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorDecl& t = tensors[i];
+    int64_t numel = 1;
+    for (int64_t d : t.shape)
+      numel *= d;
+    TT_CHECK(numel * t.dtype.bytes() == bytes[i]) << "model " << array << " " << i << " size";
+    std::string index = std::string(array) + "[" + std::to_string(i) + "]";
+    os << " *   " << index << std::string(index.size() < 12 ? 12 - index.size() : 1, ' ')
+       << c_type(t.dtype) << " " << comment_safe(t.name) << shape_text(t.shape) << "  ("
+       << t.dtype.to_string() << ", " << numel << " elements)\n";
+  }
+}
+
+/// The comment block and prototypes of a model's entry point.
+void write_model(std::ostringstream& os, const ModelDecl& m, const std::string& library_name) {
+  const codegen::ModelEntry& e = m.entry;
+  os << "/* The model: " << codegen::kModelRun << " makes the " << e.calls.size()
+     << " kernel call(s) of the model in order\n"
+     << " * and returns the first non-zero kernel status (0 on success).\n *\n";
+  write_tensors(os, m.inputs, e.input_bytes, "inputs");
+  write_tensors(os, m.outputs, e.output_bytes, "outputs");
+  os << " *\n"
+     << " * weights: the " << e.weight_bytes << " bytes of " << comment_safe(m.weights_file)
+     << " (beside " << library_name << ".so), read only;\n"
+     << " * arena: " << e.arena_bytes << " bytes of scratch for the intermediate values (best\n"
+     << " * 64-byte aligned, as the weights).\n"
+     << " * Usage (error checks left out):\n"
+     << " *   void *weights, *arena;\n"
+     << " *   posix_memalign(&weights, 64, " << codegen::kModelWeightBytes << "());\n"
+     << " *   FILE* f = fopen(\"" << comment_safe(m.weights_file) << "\", \"rb\");\n"
+     << " *   fread(weights, 1, " << codegen::kModelWeightBytes << "(), f);\n"
+     << " *   fclose(f);\n"
+     << " *   posix_memalign(&arena, 64, " << codegen::kModelArenaBytes << "());\n"
+     << " *   void* inputs[] = {x};   // one pointer per input, in the order above\n"
+     << " *   void* outputs[] = {y};  // one per output\n"
+     << " *   int32_t status = " << codegen::kModelRun
+     << "(inputs, outputs, arena, weights);  // 0: success\n"
+     << " * Calls that run at the same time need an arena each; they may share the weights.\n"
+     << " * " << codegen::kModelInputBytes << "(i) and " << codegen::kModelOutputBytes
+     << "(i) give a tensor's size in bytes\n"
+     << " * (-1: no such tensor).\n"
+     << " */\n"
+     << "int32_t " << codegen::kModelRun
+     << "(void* const* inputs, void* const* outputs, void* arena, const void* weights);\n"
+     << "int64_t " << codegen::kModelArenaBytes << "(void);\n"
+     << "int64_t " << codegen::kModelWeightBytes << "(void);\n"
+     << "int32_t " << codegen::kModelNumInputs << "(void);\n"
+     << "int32_t " << codegen::kModelNumOutputs << "(void);\n"
+     << "int64_t " << codegen::kModelInputBytes << "(int32_t i);\n"
+     << "int64_t " << codegen::kModelOutputBytes << "(int32_t i);\n\n";
+}
+
 }  // namespace
 
 std::string c_header(const std::vector<ir::LoweredFunc>& funcs,
                      const std::string& library_name,
-                     const std::vector<std::string>& notes) {
+                     const std::vector<std::string>& notes,
+                     const ModelDecl* model) {
   TT_USER_CHECK(is_c_identifier(library_name))
       << "c header: library name '" << library_name << "' is not a C identifier";
   TT_CHECK(notes.empty() || notes.size() == funcs.size()) << "one note per function";
@@ -108,6 +175,9 @@ std::string c_header(const std::vector<ir::LoweredFunc>& funcs,
     TT_USER_CHECK(is_c_identifier(funcs[i].name))
         << "c header: function name '" << funcs[i].name << "' is not a C identifier";
     write_function(os, funcs[i], notes.empty() ? "" : notes[i]);
+  }
+  if (model != nullptr) {
+    write_model(os, *model, library_name);
   }
   os << "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* " << guard << " */\n";
   return os.str();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compiler::export_library: the looked-up kernels of several workloads as one shared library
-// (DIR/NAME.so) and the C header that documents how to call them (DIR/NAME.h).
+// (DIR/NAME.so), with a model's entry point when one is given, and the C header that documents
+// how to call them (DIR/NAME.h).
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/driver/c_header.h"
 #include "tensortune/driver/compile.h"
@@ -42,13 +43,12 @@ ExportedLibrary Compiler::export_library(const std::vector<ExportItem>& items,
   TT_USER_CHECK(!items.empty()) << "export: no workloads to export";
   TT_USER_CHECK(is_c_identifier(name))
       << "export: library name '" << name << "' is not a C identifier";
-  make_directory(dir);
-  ExportedLibrary library;
-  std::filesystem::path base = std::filesystem::path(dir) / name;
-  library.library_path = base.string() + ".so";
-  library.header_path = base.string() + ".h";
-  std::vector<ir::LoweredFunc> funcs;
-  std::vector<std::string> notes;
+  return write_library(items, lower_items(items), dir, name, runtime_archive);
+}
+
+std::vector<Compiled> Compiler::lower_items(const std::vector<ExportItem>& items) {
+  TT_USER_CHECK(!items.empty()) << "export: no workloads to export";
+  std::vector<Compiled> lowered;
   std::set<std::string> names;
   for (const ExportItem& item : items) {
     TT_USER_CHECK(item.name.empty() || is_c_identifier(item.name))
@@ -56,13 +56,42 @@ ExportedLibrary Compiler::export_library(const std::vector<ExportItem>& items,
     Compiled compiled = lower_kernel(item.workload, item.spec, item.name);
     TT_USER_CHECK(names.insert(compiled.func.name).second)
         << "export: two functions are named '" << compiled.func.name << "'";
-    funcs.push_back(compiled.func);
-    notes.push_back("workload " + item.workload.name() +
-                    "; schedule: " + compiled.lookup.describe());
-    library.functions.push_back(std::move(compiled));
+    lowered.push_back(std::move(compiled));
   }
-  std::string header = c_header(funcs, name, notes);  // checks names before anything is written
-  codegen::export_shared_library(funcs, resolved_, library.library_path, runtime_archive);
+  return lowered;
+}
+
+ExportedLibrary Compiler::write_library(const std::vector<ExportItem>& items,
+                                        std::vector<Compiled> lowered,
+                                        const std::string& dir,
+                                        const std::string& name,
+                                        const std::string& runtime_archive,
+                                        const ModelDecl* model) {
+  TT_CHECK(items.size() == lowered.size()) << "export: one lowered kernel per item";
+  TT_USER_CHECK(!items.empty()) << "export: no workloads to export";
+  TT_USER_CHECK(is_c_identifier(name))
+      << "export: library name '" << name << "' is not a C identifier";
+  make_directory(dir);
+  ExportedLibrary library;
+  std::filesystem::path base = std::filesystem::path(dir) / name;
+  library.library_path = base.string() + ".so";
+  library.header_path = base.string() + ".h";
+  std::vector<ir::LoweredFunc> funcs;
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < items.size(); ++i) {
+    funcs.push_back(lowered[i].func);
+    notes.push_back("workload " + items[i].workload.name() +
+                    "; schedule: " + lowered[i].lookup.describe());
+  }
+  library.functions = std::move(lowered);
+  // c_header checks the names before anything is written.
+  std::string header = c_header(funcs, name, notes, model);
+  if (model != nullptr) {
+    codegen::export_shared_library(funcs, resolved_, library.library_path, runtime_archive,
+                                   model->entry);
+  } else {
+    codegen::export_shared_library(funcs, resolved_, library.library_path, runtime_archive);
+  }
   write_text(library.header_path, header);
   return library;
 }

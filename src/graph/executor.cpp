@@ -74,21 +74,20 @@ KernelPrepack prepack_of(const ir::LoweredFunc& func, KernelFunction prepare) {
   KernelPrepack p;
   for (const ir::Buffer& b : func.prepacked)
     p.bytes.push_back(b.num_elements() * b.dtype().bytes());
-  TT_CHECK(p.bytes.empty() || prepare != nullptr) << func.name << ": no prepare function";
   p.prepare = p.bytes.empty() ? nullptr : prepare;
   return p;
 }
 
 namespace {
 
-/// Appends `call`'s prepacked buffers to the plan's weights, filled by `prepack.prepare` from the
-/// call's constant arguments (activations are not read by a prepare function: null), reusing
-/// the buffers of an earlier call of the same function on the same weights.
-void add_prepacked(
-    RunPlan& plan,
-    PlanCall& call,
-    const KernelPrepack& prepack,
-    std::map<std::pair<std::string, std::vector<int64_t>>, std::vector<int64_t>>& done) {
+using PrepackKey = std::pair<std::string, std::vector<int64_t>>;
+
+/// Appends `call`'s prepacked buffers to the plan's weights (zero until filled), reusing the
+/// buffers of an earlier call of the same function on the same weights.
+void add_prepacked(RunPlan& plan,
+                   PlanCall& call,
+                   const KernelPrepack& prepack,
+                   std::map<PrepackKey, std::vector<int64_t>>& done) {
   std::vector<int64_t> weight_args;
   for (const PlanArg& a : call.args) {
     weight_args.push_back(a.kind == PlanArg::Kind::Weight ? a.index : -1);
@@ -102,21 +101,46 @@ void add_prepacked(
       plan.weights.resize(
           static_cast<size_t>((offsets.back() + bytes + kAlign - 1) / kAlign * kAlign));
     }
-    std::vector<void*> args;
-    for (int64_t w : weight_args)
-      args.push_back(w < 0 ? nullptr : plan.weights.data() + w);
-    for (int64_t o : offsets)
-      args.push_back(plan.weights.data() + o);
-    int32_t rc = prepack.prepare(args.data());
-    TT_CHECK(rc == 0) << "prepare of " << call.function << " (" << call.workload << ") returned "
-                      << rc;
     it = done.emplace(key, offsets).first;
   }
   for (int64_t o : it->second)
     call.args.push_back(PlanArg{PlanArg::Kind::Weight, o});
 }
 
+/// Runs `prepack.prepare` for `call` (its last prepack.bytes.size() arguments are the prepacked
+/// buffers), unless buffers at the same place were filled already: the call's constant
+/// arguments are passed, its activations are not (null).
+void fill_prepacked(RunPlan& plan,
+                    const PlanCall& call,
+                    const KernelPrepack& prepack,
+                    std::set<int64_t>& filled) {
+  size_t first = call.args.size() - prepack.bytes.size();
+  if (!filled.insert(call.args.at(first).index).second)
+    return;
+  std::vector<void*> args;
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const PlanArg& a = call.args[i];
+    bool constant = a.kind == PlanArg::Kind::Weight;
+    TT_CHECK(i < first || constant) << call.function << ": a prepacked buffer is not a weight";
+    args.push_back(constant ? plan.weights.data() + a.index : nullptr);
+  }
+  int32_t rc = prepack.prepare(args.data());
+  TT_CHECK(rc == 0) << "prepare of " << call.function << " (" << call.workload << ") returned "
+                    << rc;
+}
+
 }  // namespace
+
+void prepack_weights(RunPlan& plan, const std::vector<KernelPrepack>& prepacks) {
+  TT_CHECK(prepacks.size() == plan.calls.size()) << "one prepack per call";
+  std::set<int64_t> filled;
+  for (size_t k = 0; k < prepacks.size(); ++k) {
+    if (prepacks[k].bytes.empty())
+      continue;
+    TT_CHECK(prepacks[k].prepare != nullptr) << plan.calls[k].function << ": no prepare function";
+    fill_prepacked(plan, plan.calls[k], prepacks[k], filled);
+  }
+}
 
 RunPlan make_run_plan(const Graph& graph,
                       const Partition& partition,
@@ -176,11 +200,16 @@ RunPlan make_run_plan(const Graph& graph,
     call.args.push_back(arg_of(kernel.output));
     plan.calls.push_back(std::move(call));
   }
-  std::map<std::pair<std::string, std::vector<int64_t>>, std::vector<int64_t>> prepacked;
+  std::map<PrepackKey, std::vector<int64_t>> prepacked;
+  bool prepare = false;
   for (size_t k = 0; k < prepacks.size(); ++k) {
-    if (!prepacks[k].bytes.empty())
+    if (!prepacks[k].bytes.empty()) {
       add_prepacked(plan, plan.calls[k], prepacks[k], prepacked);
+      prepare = prepare || prepacks[k].prepare != nullptr;
+    }
   }
+  if (prepare)
+    prepack_weights(plan, prepacks);
   return plan;
 }
 

@@ -4,6 +4,8 @@
 
 #include "tensortune/support/error.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
@@ -35,10 +37,78 @@ std::shared_ptr<void> open_library(const std::string& path) {
   return std::shared_ptr<void>(handle, [](void* h) { ::dlclose(h); });
 }
 
-KernelFunction symbol(void* library, const std::string& path, const std::string& name) {
+/// The function `name` of the library at `path`; UserError naming both when it is missing.
+template <class F = KernelFunction>
+F symbol(void* library, const std::string& path, const std::string& name) {
   void* sym = ::dlsym(library, name.c_str());
   TT_USER_CHECK(sym != nullptr) << "'" << path << "' has no function '" << name << "'";
-  return reinterpret_cast<KernelFunction>(sym);
+  return reinterpret_cast<F>(sym);
+}
+
+/// UserError unless the entry point of the library at `path` has the sizes of `plan` (read from
+/// `plan_path`): the library and the plan must come from one compile-model run.
+void check_entry_point(void* library,
+                       const std::string& path,
+                       const RunPlan& plan,
+                       int64_t weight_bytes,
+                       const std::string& plan_path) {
+  using Size = int64_t (*)();
+  using Count = int32_t (*)();
+  using SizeOf = int64_t (*)(int32_t);
+  bool match = symbol<Size>(library, path, codegen::kModelWeightBytes)() == weight_bytes &&
+               symbol<Size>(library, path, codegen::kModelArenaBytes)() == plan.arena_bytes &&
+               symbol<Count>(library, path, codegen::kModelNumInputs)() ==
+                   static_cast<int32_t>(plan.inputs.size()) &&
+               symbol<Count>(library, path, codegen::kModelNumOutputs)() ==
+                   static_cast<int32_t>(plan.outputs.size());
+  auto input_bytes = symbol<SizeOf>(library, path, codegen::kModelInputBytes);
+  auto output_bytes = symbol<SizeOf>(library, path, codegen::kModelOutputBytes);
+  for (size_t i = 0; i < plan.inputs.size(); ++i)
+    match = match && input_bytes(static_cast<int32_t>(i)) == plan.inputs[i].bytes();
+  for (size_t i = 0; i < plan.outputs.size(); ++i)
+    match = match && output_bytes(static_cast<int32_t>(i)) == plan.outputs[i].bytes();
+  TT_USER_CHECK(match) << "'" << path << "' and '" << plan_path
+                       << "' do not belong together (their sizes differ): compile the model again";
+}
+
+/// The entry point of `plan` and what model.h documents of it.
+driver::ModelDecl model_decl(const RunPlan& plan) {
+  driver::ModelDecl decl;
+  codegen::ModelEntry& e = decl.entry;
+  for (const TensorInfo& t : plan.inputs) {
+    decl.inputs.push_back(driver::TensorDecl{t.name, t.dtype, t.shape});
+    e.input_bytes.push_back(t.bytes());
+  }
+  for (const TensorInfo& t : plan.outputs) {
+    decl.outputs.push_back(driver::TensorDecl{t.name, t.dtype, t.shape});
+    e.output_bytes.push_back(t.bytes());
+  }
+  e.arena_bytes = plan.arena_bytes;
+  e.weight_bytes = static_cast<int64_t>(plan.weights.size());
+  for (const PlanCall& c : plan.calls) {
+    codegen::EntryCall call{c.function, {}};
+    for (const PlanArg& a : c.args) {
+      codegen::EntryArg::Kind kind = codegen::EntryArg::Kind::Arena;
+      switch (a.kind) {
+        case PlanArg::Kind::Input:
+          kind = codegen::EntryArg::Kind::Input;
+          break;
+        case PlanArg::Kind::Output:
+          kind = codegen::EntryArg::Kind::Output;
+          break;
+        case PlanArg::Kind::Arena:
+          kind = codegen::EntryArg::Kind::Arena;
+          break;
+        case PlanArg::Kind::Weight:
+          kind = codegen::EntryArg::Kind::Weight;
+          break;
+      }
+      call.args.push_back(codegen::EntryArg{kind, a.index});
+    }
+    e.calls.push_back(std::move(call));
+  }
+  decl.weights_file = "weights.bin";
+  return decl;
 }
 
 }  // namespace
@@ -47,38 +117,46 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
   graph.validate();
   Partition partition = graph::partition(graph);
   std::vector<driver::ExportItem> items;
-  std::vector<std::string> names(partition.kernels.size());  // the function each kernel calls
+  std::vector<size_t> item_of(partition.kernels.size());  // the function each kernel calls
   for (const Task& task : extract_tasks(graph, partition)) {
-    std::string name = "kernel_" + std::to_string(items.size());
-    items.push_back(driver::ExportItem{task.workload, "", name});
     for (size_t k : task.kernels)
-      names[k] = name;
+      item_of[k] = items.size();
+    items.push_back(
+        driver::ExportItem{task.workload, "", "kernel_" + std::to_string(items.size())});
   }
   ExportedModel m;
   m.dir = dir;
-  driver::ExportedLibrary lib = compiler.export_library(items, dir, "model");
+  m.memory = plan_memory(graph, partition);
+  // The library's entry point makes the plan's calls, so the plan is made from the lowered
+  // kernels before the library is written: the prepacked weights get their places then, and
+  // their contents once the library's prepare functions can run.
+  std::vector<driver::Compiled> lowered = compiler.lower_items(items);
+  std::vector<std::string> names;
+  std::vector<KernelPrepack> prepacks;
+  for (size_t k = 0; k < partition.kernels.size(); ++k) {
+    names.push_back(items[item_of[k]].name);
+    prepacks.push_back(prepack_of(lowered[item_of[k]].func, nullptr));
+  }
+  m.plan = make_run_plan(graph, partition, m.memory, names, prepacks);
+  driver::ModelDecl decl = model_decl(m.plan);
+  driver::ExportedLibrary lib =
+      compiler.write_library(items, std::move(lowered), dir, "model", "", &decl);
   m.library_path = lib.library_path;
   m.header_path = lib.header_path;
   m.functions = lib.functions;
-  m.memory = plan_memory(graph, partition);
-  // The layout rewrites of the weights run now, with the prepare functions of the library just
-  // written, so the folder holds the weights in the layouts the kernels read.
-  std::vector<KernelPrepack> prepacks;
   std::shared_ptr<void> library;
-  for (size_t k = 0; k < partition.kernels.size(); ++k) {
-    size_t item = static_cast<size_t>(std::stoul(names[k].substr(std::string("kernel_").size())));
-    const ir::LoweredFunc& func = lib.functions[item].func;
-    KernelFunction prepare = nullptr;
-    if (!func.prepacked.empty()) {
-      if (!library)
-        library = open_library(lib.library_path);
-      prepare = symbol(library.get(), lib.library_path, codegen::prepare_function_name(names[k]));
-    }
-    prepacks.push_back(prepack_of(func, prepare));
+  for (size_t k = 0; k < prepacks.size(); ++k) {
+    if (prepacks[k].bytes.empty())
+      continue;
+    if (!library)
+      library = open_library(lib.library_path);
+    prepacks[k].prepare =
+        symbol(library.get(), lib.library_path, codegen::prepare_function_name(names[k]));
   }
-  m.plan = make_run_plan(graph, partition, m.memory, names, prepacks);
+  if (library)
+    prepack_weights(m.plan, prepacks);
   m.plan_path = dir + "/model.json";
-  m.weights_path = dir + "/weights.bin";
+  m.weights_path = dir + "/" + decl.weights_file;
   std::string text = m.plan.to_json().dump(1) + "\n";
   write_file(m.plan_path, text.data(), text.size());
   write_file(m.weights_path, m.plan.weights.data(), m.plan.weights.size());
@@ -106,17 +184,25 @@ LoadedModel LoadedModel::load(const std::string& dir) {
   plan.weights.assign(weights.begin(), weights.end());
   const std::string lib_path = dir + "/model.so";
   m.library_ = open_library(lib_path);
-  for (const PlanCall& c : plan.calls) {
-    m.functions_.push_back(symbol(m.library_.get(), lib_path, c.function));
-  }
-  m.arena_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(plan.arena_bytes));
+  m.entry_ = symbol<EntryFunction>(m.library_.get(), lib_path, codegen::kModelRun);
+  check_entry_point(m.library_.get(), lib_path, plan, expected, plan_path);
+  // 64-byte aligned, as model.h advises (the kernels need only element alignment).
+  size_t arena = static_cast<size_t>((plan.arena_bytes + 63) / 64 * 64);
+  m.arena_ = std::shared_ptr<void>(std::aligned_alloc(64, std::max<size_t>(arena, 64)), std::free);
+  TT_USER_CHECK(m.arena_ != nullptr) << "cannot allocate the " << arena << "-byte arena";
   m.plan_ = std::make_shared<RunPlan>(std::move(plan));
   return m;
 }
 
 void LoadedModel::run(const std::vector<const void*>& inputs,
                       const std::vector<void*>& outputs) const {
-  plan_->execute(functions_, inputs, outputs, arena_->data());
+  TT_USER_CHECK(inputs.size() == plan_->inputs.size() && outputs.size() == plan_->outputs.size())
+      << "the model takes " << plan_->inputs.size() << " input(s) and " << plan_->outputs.size()
+      << " output(s), got " << inputs.size() << " and " << outputs.size();
+  // Kernels never write their inputs.
+  int32_t rc = entry_(const_cast<void* const*>(inputs.data()), outputs.data(), arena_.get(),
+                      plan_->weights.data());
+  TT_CHECK(rc == 0) << codegen::kModelRun << " returned " << rc;
 }
 
 }  // namespace tensortune::graph

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tensortune/codegen/artifact.h"
+#include "tensortune/codegen/model_entry.h"
 #include "tensortune/ir/stmt.h"
 #include "tensortune/target/target.h"
 
@@ -54,6 +55,16 @@ void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
                            const target::Target& target,
                            const std::string& path,
                            const std::string& runtime_archive);
+
+/// Same, with a whole model's C entry point in the library too (tt_model_run and its query
+/// functions, see model_entry.h), calling the functions of `funcs`. Throws UserError as above,
+/// and when a call of `entry` names a function not in `funcs`, passes another number of buffers
+/// than it takes, or an input, output, arena or weight index is out of range.
+void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
+                           const target::Target& target,
+                           const std::string& path,
+                           const std::string& runtime_archive,
+                           const ModelEntry& entry);
 
 /// The path of tensortune's runtime archive (libtt_runtime.a) that exported libraries link:
 /// `explicit_path` when not empty (UserError when it is not a file); else the first that exists

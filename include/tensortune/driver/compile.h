@@ -6,6 +6,7 @@
 
 #include "tensortune/codegen/artifact.h"
 #include "tensortune/database/database.h"
+#include "tensortune/driver/c_header.h"
 #include "tensortune/ir/stmt.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/target/target.h"
@@ -131,6 +132,19 @@ class Compiler {
                                  const std::string& dir,
                                  const std::string& name,
                                  const std::string& runtime_archive = "");
+  /// export_library in two steps, for a caller that needs the lowered kernels before the
+  /// library is written (a model's entry point depends on their prepacked buffers). The first
+  /// checks the items' function names and lowers each (lower_kernel), in order.
+  std::vector<Compiled> lower_items(const std::vector<ExportItem>& items);
+  /// The second writes DIR/NAME.so with `lowered` (lower_items(items)) and, when `model` is
+  /// given, the model's entry point (codegen::export_shared_library), and DIR/NAME.h documenting
+  /// them (c_header). UserError as export_library, or when the entry point does not fit.
+  ExportedLibrary write_library(const std::vector<ExportItem>& items,
+                                std::vector<Compiled> lowered,
+                                const std::string& dir,
+                                const std::string& name,
+                                const std::string& runtime_archive = "",
+                                const ModelDecl* model = nullptr);
 
   /// Warnings about records that no longer apply, one per record, in the order they were met.
   const std::vector<std::string>& warnings() const { return warnings_; }

@@ -36,25 +36,32 @@ struct BuiltKernel {
   driver::Compiled compiled;
 };
 
-/// The prepacked buffers of a kernel function (empty when it has none) and its prepare function.
+/// The prepacked buffers of a kernel function (empty when it has none) and its prepare function
+/// (null until the kernel is built: the buffers then get their place, but not their contents).
 struct KernelPrepack {
   std::vector<int64_t> bytes;
   KernelFunction prepare = nullptr;
 };
 
-/// The prepack of a compiled kernel.
+/// The prepack of a lowered kernel; `prepare` may be null (see KernelPrepack).
 KernelPrepack prepack_of(const ir::LoweredFunc& func, KernelFunction prepare);
 
 /// The run plan of a partitioned model: one call per kernel, calling `function_names[i]` for
 /// kernel i, intermediates placed by `memory`, and the constants the kernels read packed into
-/// RunPlan::weights. A kernel with prepacked buffers (`prepacks[i]`, when given) has its prepare
-/// function run here, once per distinct set of weights, and its buffers stored as weights too:
-/// a model's layout rewrites happen when it is compiled, never when it runs.
+/// RunPlan::weights. A kernel with prepacked buffers (`prepacks[i]`, when given) gets them in the
+/// weights too, once per distinct set of weights (appended to its call's arguments), filled here
+/// by prepack_weights when the prepare functions are given (else zero until it is called): a
+/// model's layout rewrites happen when it is compiled, never when it runs.
 RunPlan make_run_plan(const Graph& graph,
                       const Partition& partition,
                       const MemoryPlan& memory,
                       const std::vector<std::string>& function_names,
                       const std::vector<KernelPrepack>& prepacks = {});
+
+/// Fills the prepacked buffers of a plan from make_run_plan(..., prepacks) (with or without the
+/// prepare functions) by running each kernel's prepare function (`prepacks[i].prepare`, set for
+/// every kernel with prepacked buffers) on its call's weights, once per distinct buffer.
+void prepack_weights(RunPlan& plan, const std::vector<KernelPrepack>& prepacks);
 
 class Executable {
  public:

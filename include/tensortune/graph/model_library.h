@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A compiled model on disk (what `tensortune compile-model` writes and `run-model` loads):
-// DIR/model.so (every unique kernel, built with the database's best records), DIR/model.h (their
-// C prototypes), DIR/model.json (the run plan) and DIR/weights.bin (the packed constants).
+// DIR/model.so (every unique kernel, built with the database's best records, and the C entry
+// point tt_model_run that makes the plan's calls), DIR/model.h (their C prototypes and how to
+// call the model), DIR/model.json (the run plan) and DIR/weights.bin (the packed constants).
 #pragma once
 
 #include "tensortune/driver/compile.h"
@@ -26,27 +27,35 @@ struct ExportedModel {
 };
 
 /// Partitions `graph` (optimized), builds each unique kernel through `compiler` as function
-/// `kernel_<i>` of DIR/model.so and writes the plan and the weights. Creates DIR; UserError
-/// when a file cannot be written.
+/// `kernel_<i>` of DIR/model.so, with the model's entry point (driver::ModelDecl) in the same
+/// library, and writes the header, the plan and the weights. Creates DIR; UserError when a file
+/// cannot be written.
 ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir);
 
-/// A model folder loaded for running: the library opened with dlopen, every function of the
-/// plan resolved, the weights read.
+/// A model folder loaded for running: the library opened with dlopen, its entry point resolved,
+/// the weights read.
 class LoadedModel {
  public:
   /// UserError naming the file for a missing folder or file, a malformed plan, weights of
-  /// another size than the plan says, or a library lacking a function the plan calls.
+  /// another size than the plan says, or a library without the entry point or whose entry
+  /// point's sizes differ from the plan's.
   static LoadedModel load(const std::string& dir);
 
   const RunPlan& plan() const { return *plan_; }
-  /// Runs the model (see RunPlan::execute). Not thread-safe: calls share one arena.
+  /// Runs the model through the library's C entry point (tt_model_run, which makes the plan's
+  /// calls). UserError when the buffer counts differ from the plan's inputs and outputs;
+  /// InternalError when a kernel fails. Not thread-safe: calls share one arena.
   void run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
 
  private:
+  using EntryFunction = int32_t (*)(void* const* inputs,
+                                    void* const* outputs,
+                                    void* arena,
+                                    const void* weights);
   std::shared_ptr<void> library_;  // dlclose on the last copy
   std::shared_ptr<RunPlan> plan_;
-  std::vector<KernelFunction> functions_;
-  std::shared_ptr<std::vector<uint8_t>> arena_;
+  EntryFunction entry_ = nullptr;
+  std::shared_ptr<void> arena_;
 };
 
 }  // namespace tensortune::graph

@@ -81,13 +81,49 @@ TEST(CHeader, DeclaresEachFunctionWithItsBufferTable) {
   EXPECT_THROW(c_header({mm}, "bad-name"), UserError);
 }
 
+/// A model of one relu kernel: its entry point and tensors.
+ModelDecl relu_model(const ir::LoweredFunc& relu) {
+  ModelDecl m;
+  m.entry.calls = {
+      {relu.name, {{codegen::EntryArg::Kind::Input, 0}, {codegen::EntryArg::Kind::Output, 0}}}};
+  m.entry.input_bytes = {80};
+  m.entry.output_bytes = {80};
+  m.entry.arena_bytes = 128;
+  m.entry.weight_bytes = 64;
+  m.inputs = {TensorDecl{"image", ir::DataType::int32(), {4, 5}}};
+  m.outputs = {TensorDecl{"*/y", ir::DataType::int32(), {4, 5}}};
+  return m;
+}
+
+TEST(CHeader, AModelDeclaresItsEntryPointAndHowToCallIt) {
+  ir::LoweredFunc relu = lowered("relu:M=4,N=5,dtype=int32");
+  ModelDecl model = relu_model(relu);
+  std::string h = c_header({relu}, "model", {}, &model);
+  for (const char* line :
+       {"int32_t tt_model_run(void* const* inputs, void* const* outputs, void* arena, const void* "
+        "weights);",
+        "int64_t tt_model_arena_bytes(void);", "int64_t tt_model_weight_bytes(void);",
+        "int32_t tt_model_num_inputs(void);", "int64_t tt_model_output_bytes(int32_t i);",
+        " *   inputs[0]   int32_t image[4, 5]  (int32, 20 elements)",
+        " *   outputs[0]  int32_t * /y[4, 5]", "the 64 bytes of weights.bin (beside model.so)",
+        "arena: 128 bytes", "fread(weights, 1, tt_model_weight_bytes(), f);",
+        "tt_model_run(inputs, outputs, arena, weights);"}) {
+    EXPECT_NE(h.find(line), std::string::npos) << line << "\n" << h;
+  }
+  // The entry point follows the kernels it calls.
+  EXPECT_LT(h.find("int32_t relu_4x5_int32("), h.find("int32_t tt_model_run("));
+  EXPECT_EQ(c_header({relu}, "model").find("tt_model_run"), std::string::npos);
+}
+
 TEST(CHeader, CompilesAsCAndCxx) {
   if (std::system("cc --version > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "no system C compiler";
   }
   std::string path = std::filesystem::temp_directory_path().string() + "/tensortune_header_" +
                      std::to_string(::getpid()) + ".h";
-  std::ofstream(path) << c_header({lowered("matmul:M=4,N=4,K=4")}, "kernels");
+  ir::LoweredFunc relu = lowered("relu:M=4,N=5,dtype=int32");
+  ModelDecl model = relu_model(relu);
+  std::ofstream(path) << c_header({lowered("matmul:M=4,N=4,K=4"), relu}, "kernels", {}, &model);
   for (const char* lang : {"c", "c++"}) {
     std::string command = std::string("cc -fsyntax-only -Wall -Werror -x ") + lang + " '" + path +
                           "' > /dev/null 2>&1";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A model exported to a folder (library + plan + weights) and loaded back computes what the
-// in-process executable computes; broken folders are clear errors.
+// A model exported to a folder (library + plan + weights) and loaded back, or run through the
+// library's C entry point, computes what the in-process executable computes; broken folders are
+// clear errors.
 #include "tensortune/graph/model_library.h"
 
 #include "common/temp_dir.h"
@@ -11,7 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace tensortune::graph {
 namespace {
@@ -56,6 +60,60 @@ TEST(ModelLibrary, AnExportedModelRunsLikeTheInProcessOne) {
   std::vector<float> want = Executable::build(g, compiler).run({x}).at(0);
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_FLOAT_EQ(y[i], want[i]) << i;
+}
+
+/// The bytes of the file at `path`.
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(ModelLibrary, TheLibrarysCEntryPointRunsTheWholeModel) {
+  Graph g = small_model();
+  tensortune::test::TempDir dir("tt_model_entry");
+  driver::Compiler compiler(nullptr, target::Target::parse("llvm"));
+  ExportedModel m = export_model(g, compiler, dir.file("m"));
+  void* lib = dlopen(m.library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto size = [&](const char* name) {
+    return reinterpret_cast<int64_t (*)()>(dlsym(lib, name))();
+  };
+  auto count = [&](const char* name) {
+    return reinterpret_cast<int32_t (*)()>(dlsym(lib, name))();
+  };
+  EXPECT_EQ(size("tt_model_arena_bytes"), m.plan.arena_bytes);
+  EXPECT_EQ(size("tt_model_weight_bytes"), static_cast<int64_t>(m.plan.weights.size()));
+  EXPECT_EQ(count("tt_model_num_inputs"), 1);
+  EXPECT_EQ(count("tt_model_num_outputs"), 1);
+  EXPECT_EQ(reinterpret_cast<int64_t (*)(int32_t)>(dlsym(lib, "tt_model_input_bytes"))(0), 256);
+  EXPECT_EQ(reinterpret_cast<int64_t (*)(int32_t)>(dlsym(lib, "tt_model_output_bytes"))(0), 128);
+  auto run = reinterpret_cast<int32_t (*)(void* const*, void* const*, void*, const void*)>(
+      dlsym(lib, "tt_model_run"));
+  ASSERT_NE(run, nullptr);
+  std::vector<uint8_t> weights = file_bytes(m.weights_path);
+  EXPECT_EQ(weights, m.plan.weights);
+  std::vector<uint8_t> arena(static_cast<size_t>(m.plan.arena_bytes));
+  std::vector<float> x = testing::wave(64), y(32);
+  void* inputs[] = {x.data()};
+  void* outputs[] = {y.data()};
+  ASSERT_EQ(run(inputs, outputs, arena.data(), weights.data()), 0);
+  std::vector<float> want = Executable::build(g, compiler).run({x}).at(0);
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_FLOAT_EQ(y[i], want[i]) << i;
+  dlclose(lib);
+  // The header declares the entry point and says how to call it.
+  std::string header;
+  {
+    std::ifstream in(m.header_path);
+    header.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(header.find("int32_t tt_model_run(void* const* inputs, void* const* outputs, "
+                        "void* arena, const void* weights);"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(header.find("inputs[0]   float x[4, 16]"), std::string::npos) << header;
+  EXPECT_NE(header.find("outputs[0]  float y[2, 16]"), std::string::npos) << header;
+  EXPECT_NE(header.find("weights.bin"), std::string::npos) << header;
 }
 
 TEST(ModelLibrary, WeightsInAKernelsOwnLayoutArePreparedWhenTheModelIsCompiled) {
@@ -121,6 +179,15 @@ TEST(ModelLibrary, BrokenFoldersAreUserErrors) {
   expect_error([&] { LoadedModel::load(d); }, "the plan expects");
   { std::ofstream(d + "/model.json") << "{\"format\": \"something-else\"}"; }
   expect_error([&] { LoadedModel::load(d); }, "tensortune-run-plan-1");
+  // A library from another model beside this model's plan and weights.
+  export_model(small_model(), compiler, d);
+  Builder b;
+  b.input("x", {4, 16});
+  b.output(b.node("Relu", {"x"}, "y", {4, 16}));
+  export_model(b.g, compiler, dir.file("other"));
+  std::filesystem::copy_file(dir.file("other") + "/model.so", d + "/model.so",
+                             std::filesystem::copy_options::overwrite_existing);
+  expect_error([&] { LoadedModel::load(d); }, "do not belong together");
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// A whole model's C entry point, generated into an exported kernel library: the calls it makes
+// (which kernel with which buffers) as plain data, and the symbols it defines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tensortune::codegen {
+
+/// The symbols of a model entry point:
+///   int32_t tt_model_run(void* const* inputs, void* const* outputs, void* arena,
+///                        const void* weights);
+///   int64_t tt_model_arena_bytes(void);      int64_t tt_model_weight_bytes(void);
+///   int32_t tt_model_num_inputs(void);       int32_t tt_model_num_outputs(void);
+///   int64_t tt_model_input_bytes(int32_t i); int64_t tt_model_output_bytes(int32_t i);
+/// (the last two return -1 for an index out of range).
+inline constexpr const char* kModelRun = "tt_model_run";
+inline constexpr const char* kModelArenaBytes = "tt_model_arena_bytes";
+inline constexpr const char* kModelWeightBytes = "tt_model_weight_bytes";
+inline constexpr const char* kModelNumInputs = "tt_model_num_inputs";
+inline constexpr const char* kModelNumOutputs = "tt_model_num_outputs";
+inline constexpr const char* kModelInputBytes = "tt_model_input_bytes";
+inline constexpr const char* kModelOutputBytes = "tt_model_output_bytes";
+
+/// One buffer passed to a kernel by the entry point.
+struct EntryArg {
+  enum class Kind : uint8_t {
+    Input,   ///< inputs[index]
+    Output,  ///< outputs[index]
+    Arena,   ///< (char*)arena + index
+    Weight,  ///< (const char*)weights + index
+  };
+  Kind kind = Kind::Arena;
+  int64_t index = 0;
+};
+
+/// One kernel call: `function` (a kernel of the same library) with its buffer array `args`.
+struct EntryCall {
+  std::string function;
+  std::vector<EntryArg> args;
+};
+
+/// What tt_model_run does and what the query functions return. tt_model_run makes `calls` in
+/// order and returns the first non-zero kernel status (0 when every kernel succeeded).
+struct ModelEntry {
+  std::vector<EntryCall> calls;
+  std::vector<int64_t> input_bytes;   ///< one per model input: its size in bytes
+  std::vector<int64_t> output_bytes;  ///< one per model output
+  int64_t arena_bytes = 0;            ///< the scratch the caller passes as `arena`
+  int64_t weight_bytes = 0;           ///< the size of the constants passed as `weights`
+};
+
+}  // namespace tensortune::codegen
