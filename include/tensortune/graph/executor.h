@@ -91,7 +91,7 @@ class Executable {
   MemoryPlan memory_;
   RunPlan plan_;
   std::vector<KernelFunction> functions_;
-  mutable std::vector<uint8_t> arena_;
+  mutable AlignedBytes arena_;
 };
 
 }  // namespace tensortune::graph

@@ -7,11 +7,38 @@
 #include "tensortune/graph/graph.h"
 #include "tensortune/support/json.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
 namespace tensortune::graph {
+
+/// An allocator of 64-byte aligned storage (a cache line; whole AVX-512 vectors), so weights and
+/// arenas are aligned as the tuner's measurement buffers were.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>& /*other*/) {}  // NOLINT: rebinding
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64)));
+  }
+  void deallocate(T* p, size_t /*n*/) { ::operator delete(p, std::align_val_t(64)); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>& /*other*/) const {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const CacheLineAllocator<U>& /*other*/) const {
+    return false;
+  }
+};
+
+/// Bytes starting on a cache line.
+using AlignedBytes = std::vector<uint8_t, CacheLineAllocator<uint8_t>>;
 
 /// Name, element type and shape of a model input or output.
 struct TensorInfo {
@@ -47,7 +74,7 @@ struct RunPlan {
   int64_t arena_bytes = 0;
   int64_t activation_bytes = 0;
   /// The constants the kernels read, each at a 64-byte aligned offset.
-  std::vector<uint8_t> weights;
+  AlignedBytes weights;
 
   /// Everything but the weights (stored beside it as a raw file).
   support::Json to_json() const;
