@@ -5,6 +5,7 @@
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/support/error.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -104,9 +105,7 @@ ir::LoweredFunc hoist_prepacked(ir::LoweredFunc func, const std::vector<bool>& c
     root_buffers.insert(b.get());
 
   std::vector<AccessCollector> access(walk.leaves.size());
-  std::set<const ir::StmtNode*> hoisted_nests;
-  BufferSet hoisted_buffers;
-  std::vector<ir::Stmt> prepare;
+  std::vector<bool> hoisted(walk.leaves.size(), false);
   for (size_t n = 0; n < walk.leaves.size(); ++n) {
     access[n].visit(walk.leaf_stmts[n]);
     bool hoist = !access[n].writes.empty();
@@ -115,25 +114,43 @@ ir::LoweredFunc hoist_prepacked(ir::LoweredFunc func, const std::vector<bool>& c
       hoist = hoist && (available.count(b) != 0 || access[n].writes.count(b) != 0);
     }
     for (const ir::BufferNode* b : access[n].writes) {
-      hoist = hoist && root_buffers.count(b) != 0 && available.count(b) == 0;
+      hoist = hoist && root_buffers.count(b) != 0;
     }
-    if (!hoist)
+    if (hoist) {
+      hoisted[n] = true;
+      available.insert(access[n].writes.begin(), access[n].writes.end());
+    }
+  }
+  // A buffer a kept nest writes is not constant after all: neither are the nests that write it
+  // or read it, nor (in turn) the buffers those write.
+  BufferSet tainted;
+  for (size_t n = 0; n < walk.leaves.size(); ++n) {
+    if (!hoisted[n])
+      tainted.insert(access[n].writes.begin(), access[n].writes.end());
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t n = 0; n < walk.leaves.size(); ++n) {
+      auto touches = [&](const BufferSet& set) {
+        return std::any_of(set.begin(), set.end(),
+                           [&](const ir::BufferNode* b) { return tainted.count(b) != 0; });
+      };
+      if (hoisted[n] && (touches(access[n].writes) || touches(access[n].reads))) {
+        hoisted[n] = false;
+        tainted.insert(access[n].writes.begin(), access[n].writes.end());
+        changed = true;
+      }
+    }
+  }
+  std::set<const ir::StmtNode*> hoisted_nests;
+  BufferSet hoisted_buffers;
+  std::vector<ir::Stmt> prepare;
+  for (size_t n = 0; n < walk.leaves.size(); ++n) {
+    if (!hoisted[n])
       continue;
     hoisted_nests.insert(walk.leaves[n]);
     prepare.push_back(walk.leaf_stmts[n]);
-    for (const ir::BufferNode* b : access[n].writes) {
-      available.insert(b);
-      hoisted_buffers.insert(b);
-    }
-  }
-  // A hoisted buffer written again by a kept nest would not be constant after all.
-  for (size_t n = 0; n < walk.leaves.size(); ++n) {
-    if (hoisted_nests.count(walk.leaves[n]) != 0)
-      continue;
-    for (const ir::BufferNode* b : access[n].writes) {
-      if (hoisted_buffers.count(b) != 0)
-        return func;
-    }
+    hoisted_buffers.insert(access[n].writes.begin(), access[n].writes.end());
   }
   if (prepare.empty())
     return func;

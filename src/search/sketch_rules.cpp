@@ -14,7 +14,7 @@
 namespace tensortune::search::detail {
 namespace {
 
-enum class Role : uint8_t { Inline, Generic, Tile, Owned };
+enum class Role : uint8_t { Inline, Generic, Tile, Transform, Owned };
 
 struct TileOption {
   TileVariant variant;
@@ -95,7 +95,10 @@ class SketchAssembly {
                  int64_t lanes)
       : dag_(dag) {
     for (const StageInfo& s : dag.stages) {
-      role_[s.name] = s.has_reuse ? Role::Tile : elementwise(s) ? Role::Inline : Role::Generic;
+      role_[s.name] = s.has_reuse      ? Role::Tile
+                      : s.is_transform ? Role::Transform
+                      : elementwise(s) ? Role::Inline
+                                       : Role::Generic;
     }
     for (size_t k = 0; k < points.size(); ++k) {
       const StageInfo& s = *points[k].stage;
@@ -164,9 +167,13 @@ class SketchAssembly {
           providers[s.name] = plans.back();
           break;
         }
+        case Role::Transform:
+          plans.push_back(make_transform_plan(s, knobs));
+          break;
         case Role::Generic: {
           PlanRef consumer;
-          if (!s.is_output && s.consumers.size() == 1 && providers.count(s.consumers[0]) != 0) {
+          if (!s.is_output && !s.constant_only && s.consumers.size() == 1 &&
+              providers.count(s.consumers[0]) != 0) {
             consumer = providers.at(s.consumers[0]);
           }
           plans.push_back(make_generic_plan(s, consumer, knobs));

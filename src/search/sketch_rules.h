@@ -31,6 +31,14 @@ struct StageInfo {
   /// A reduction with an input read that misses some data-parallel axis (matmul, conv, dense):
   /// it gets multi-level tiling.
   bool has_reuse = false;
+  /// A small transform (Winograd's data and inverse transforms): every reduction axis spans at
+  /// most kTransformExtent, all of them together at most kTransformVolume, some data axis is
+  /// large, and some small one (2 .. kTransformExtent) is read by no tensor access: it only picks
+  /// coefficients. It gets the transform rule instead of multi-level tiling (has_reuse is false).
+  bool is_transform = false;
+  /// Reads only constant inputs (Winograd's weight transform): computed at the root, never at a
+  /// consumer's loop, so it lowers into the prepare function.
+  bool constant_only = false;
   std::vector<schedule::Iter> data_axes;
   std::vector<schedule::Iter> reduce_axes;
   /// Compute stages reading this one, in stage order.
@@ -126,6 +134,15 @@ const std::vector<int64_t>& unroll_choices();
 
 /// compute_inline of `stage`.
 PlanRef make_inline_plan(const std::string& stage);
+
+inline constexpr int64_t kTransformExtent = 8;
+inline constexpr int64_t kTransformVolume = 64;
+
+/// The transform rule: the large data axes outside (fused into a parallel loop, a Parallel knob),
+/// the innermost large one split by a VectorLength knob and vectorized innermost, and between them
+/// the small data axes and the reduction axes fully unrolled, so coefficients that depend only on
+/// them (constant matrices written as selects) fold into constants.
+PlanRef make_transform_plan(const StageInfo& stage, KnobTable& knobs);
 
 /// The generic rule: vectorize the innermost data-parallel axis (a VectorLength knob), fuse outer
 /// data-parallel axes into a parallel loop (a Parallel knob), an Unroll knob, and, when

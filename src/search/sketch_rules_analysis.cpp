@@ -183,6 +183,34 @@ const std::vector<std::string>& DagInfo::copy_axis_names(const std::string& name
   return kNone;
 }
 
+namespace {
+
+/// See StageInfo::is_transform.
+bool is_transform(const StageInfo& info) {
+  int64_t volume = 1;
+  for (const schedule::Iter& r : info.reduce_axes) {
+    if (r.extent > kTransformExtent)
+      return false;
+    volume *= r.extent;
+  }
+  const te::Operation& op = *info.op;
+  std::vector<Read> reads = reads_of(op);
+  bool coefficient_axis = false, large = false;
+  for (size_t d = 0; d < op.axes.size(); ++d) {
+    int64_t extent = op.axes[d].extent;
+    large = large || extent > kTransformExtent;
+    // A small output axis no tensor read depends on: it only selects coefficients.
+    bool read = std::any_of(reads.begin(), reads.end(), [&](const Read& r) {
+      return std::any_of(r.vars.begin(), r.vars.end(),
+                         [&](const auto& used) { return used.count(op.axes[d].var.get()) != 0; });
+    });
+    coefficient_axis = coefficient_axis || (extent >= 2 && extent <= kTransformExtent && !read);
+  }
+  return volume <= kTransformVolume && coefficient_axis && large;
+}
+
+}  // namespace
+
 DagInfo analyse(const te::Workload& workload) {
   schedule::LoopState state(workload);
   DagInfo dag;
@@ -203,6 +231,14 @@ DagInfo analyse(const te::Workload& workload) {
     info.consumers = state.consumers(stage.name);
     if (info.is_reduction && !info.data_axes.empty()) {
       analyse_reuse(info);
+      // A stage of constants alone (Winograd's weight transform) lowers into the prepare
+      // function, run once: the generic rule is enough for it.
+      info.constant_only = std::all_of(
+          stage.op->inputs.begin(), stage.op->inputs.end(), [&](const te::OperationRef& in) {
+            return in->is_placeholder() && workload.is_constant(in->name);
+          });
+      info.is_transform = !info.constant_only && is_transform(info);
+      info.has_reuse = info.has_reuse && !info.is_transform && !info.constant_only;
     }
     std::vector<std::string> names;
     for (const schedule::Iter& it : info.data_axes) {

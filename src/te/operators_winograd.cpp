@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Winograd convolution F(m x m, 3 x 3) (Lavin & Gray), NCHW: the weights transformed into the
 // Winograd domain (a stage of constants alone: the kernel's prepare function once scheduled at the
-// root), the input tiles transformed, alpha^2 batched GEMMs over the channels, and the inverse
-// transform. The transform matrices are constants folded in once the small loops are unrolled.
+// root), the input tiles transformed (rows, then columns), alpha^2 batched GEMMs over the
+// channels, and the inverse transform (columns, then rows). The transform matrices are constants
+// folded in once the small loops are unrolled.
 #include "te/operator_util.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -102,15 +103,22 @@ Tensor conv2d_winograd_nchw(
                                               x * static_cast<int>(m) + v[3]);
                               },
                               name + "_input_tile", "injective", {"c", "p", "eps", "nu"});
-  ir::IterVar ra = reduce_axis(alpha, "r_a"), rb = reduce_axis(alpha, "r_b");
-  Tensor data_pack =
-      compute({alpha, alpha, c, tiles},
-              [&](const std::vector<ir::Var>& v) {
-                return sum(input_tile(v[2], v[3], ra.var, rb.var) * entry(tr.bt, v[0], ra.var, t) *
-                               entry(tr.bt, v[1], rb.var, t),
-                           {ra, rb});
-              },
-              name + "_data_pack", "winograd_data_pack", {"eps", "nu", "c", "p"});
+  // The data transform B^T d B as two one-dimensional passes (alpha^3 terms each instead of
+  // alpha^4): rows, then columns.
+  ir::IterVar ra = reduce_axis(alpha, "r_a");
+  Tensor data_rows = compute(
+      {alpha, alpha, c, tiles},
+      [&](const std::vector<ir::Var>& v) {
+        return sum(input_tile(v[2], v[3], ra.var, v[1]) * entry(tr.bt, v[0], ra.var, t), {ra});
+      },
+      name + "_data_rows", "winograd_data_pack", {"eps", "r_b", "c", "p"});
+  ir::IterVar rb = reduce_axis(alpha, "r_b");
+  Tensor data_pack = compute(
+      {alpha, alpha, c, tiles},
+      [&](const std::vector<ir::Var>& v) {
+        return sum(data_rows(v[0], rb.var, v[2], v[3]) * entry(tr.bt, v[1], rb.var, t), {rb});
+      },
+      name + "_data_pack", "winograd_data_pack", {"eps", "nu", "c", "p"});
   ir::IterVar rc = reduce_axis(c, "rc");
   Tensor bgemm = compute(
       {alpha, alpha, k, tiles},
@@ -119,15 +127,21 @@ Tensor conv2d_winograd_nchw(
                    {rc});
       },
       name + "_bgemm", "winograd_bgemm", {"eps", "nu", "k", "p"});
-  ir::IterVar sa = reduce_axis(alpha, "s_a"), sb = reduce_axis(alpha, "s_b");
-  Tensor inverse =
-      compute({k, tiles, m, m},
+  // The inverse transform A^T M A, columns then rows.
+  ir::IterVar sb = reduce_axis(alpha, "s_b");
+  Tensor inverse_cols =
+      compute({alpha, m, k, tiles},
               [&](const std::vector<ir::Var>& v) {
-                return sum(bgemm(sa.var, sb.var, v[0], v[1]) * entry(tr.at, v[2], sa.var, t) *
-                               entry(tr.at, v[3], sb.var, t),
-                           {sa, sb});
+                return sum(bgemm(v[0], sb.var, v[2], v[3]) * entry(tr.at, v[1], sb.var, t), {sb});
               },
-              name + "_inverse", "winograd_inverse", {"k", "p", "vh", "vw"});
+              name + "_inverse_cols", "winograd_inverse", {"s_a", "vw", "k", "p"});
+  ir::IterVar sa = reduce_axis(alpha, "s_a");
+  Tensor inverse = compute(
+      {k, tiles, m, m},
+      [&](const std::vector<ir::Var>& v) {
+        return sum(inverse_cols(sa.var, v[3], v[0], v[1]) * entry(tr.at, v[2], sa.var, t), {sa});
+      },
+      name + "_inverse", "winograd_inverse", {"k", "p", "vh", "vw"});
   return compute({n, k, oh, ow},
                  [&](const std::vector<ir::Var>& v) {
                    ir::Expr p = v[0] * static_cast<int>(nh * nw) +

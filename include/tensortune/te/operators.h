@@ -54,8 +54,9 @@ Tensor conv2d_nhwc(const Tensor& data,
                    const std::string& name = "conv");
 /// 3x3 stride-1 convolution by Winograd's minimal filtering F(tile x tile, 3 x 3), tile 2 or 4:
 /// NCHW data, OIHW weight [K, C, 3, 3], symmetric padding `pad`; the result equals conv2d_nchw's
-/// up to rounding. Stages NAME_kernel_pack (weights only), NAME_input_tile, NAME_data_pack,
-/// NAME_bgemm (alpha^2 GEMMs over the channels, alpha = tile + 2), NAME_inverse and NAME.
+/// up to rounding. Stages NAME_kernel_pack (weights only), NAME_input_tile, NAME_data_rows and
+/// NAME_data_pack (the data transform, one dimension each), NAME_bgemm (alpha^2 GEMMs over the
+/// channels, alpha = tile + 2), NAME_inverse_cols and NAME_inverse, and NAME.
 Tensor conv2d_winograd_nchw(const Tensor& data,
                             const Tensor& weight,
                             int64_t pad,

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared by the sketch-rule tests (CPU and GPU): tiny instances of every named workload and the
-// output poisoning that makes unwritten elements show.
+// Shared by the sketch-rule tests (CPU and GPU): tiny instances of every named workload, the
+// output poisoning that makes unwritten elements show, and helpers to pick and inspect steps.
 #pragma once
 
 #include "common/reference.h"
+#include "tensortune/schedule/schedule.h"
+#include "tensortune/search/search_space.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <string>
@@ -53,6 +58,52 @@ inline void poison_outputs(testing::HostBuffers& buffers) {
       }
     }
   }
+}
+
+/// The steps on one line.
+inline std::string describe(const std::vector<schedule::Step>& steps) {
+  std::string text;
+  for (const schedule::Step& s : steps) {
+    text += schedule::to_string(s) + "; ";
+  }
+  return text;
+}
+
+/// Every sketch's name, in order.
+inline std::vector<std::string> sketch_names(const SearchSpace& space) {
+  std::vector<std::string> names;
+  for (const Sketch& s : space.sketches()) {
+    names.push_back(s.name);
+  }
+  return names;
+}
+
+/// True when `steps` has `step`.
+inline bool contains(const std::vector<schedule::Step>& steps, const schedule::Step& step) {
+  return std::find(steps.begin(), steps.end(), step) != steps.end();
+}
+
+/// The configuration of sketch `sketch` with every knob at choice 0 except `knob` at `value`.
+inline Config with_knob(const SearchSpace& space,
+                        const std::string& sketch,
+                        const std::string& knob,
+                        const std::vector<int64_t>& value) {
+  for (size_t s = 0; s < space.sketches().size(); ++s) {
+    const Sketch& sk = space.sketches()[s];
+    if (sk.name != sketch) {
+      continue;
+    }
+    Config config{static_cast<int>(s), std::vector<int>(sk.knobs.size(), 0)};
+    for (size_t k = 0; k < sk.knobs.size(); ++k) {
+      auto it = std::find(sk.knobs[k].choices.begin(), sk.knobs[k].choices.end(), value);
+      if (sk.knobs[k].name == knob && it != sk.knobs[k].choices.end()) {
+        config.choice[k] = static_cast<int>(it - sk.knobs[k].choices.begin());
+        return config;
+      }
+    }
+  }
+  ADD_FAILURE() << "no knob '" << knob << "' with that value in sketch '" << sketch << "'";
+  return Config{0, std::vector<int>(space.sketches()[0].knobs.size(), 0)};
 }
 
 }  // namespace tensortune::search

@@ -144,14 +144,6 @@ te::Workload two_matmuls_sharing_b() {
   return te::Workload("two_matmuls", {a, b}, {te::matmul(x, b, false, "Y")});
 }
 
-std::string describe(const std::vector<schedule::Step>& steps) {
-  std::string text;
-  for (const schedule::Step& s : steps) {
-    text += schedule::to_string(s) + "; ";
-  }
-  return text;
-}
-
 /// Configurations in sketch `s` (the enumeration offset of the next sketch).
 double knob_count(const SearchSpace& space, size_t s) {
   double n = 1;
@@ -159,14 +151,6 @@ double knob_count(const SearchSpace& space, size_t s) {
     n *= static_cast<double>(k.choices.size());
   }
   return n;
-}
-
-std::vector<std::string> sketch_names(const SearchSpace& space) {
-  std::vector<std::string> names;
-  for (const Sketch& s : space.sketches()) {
-    names.push_back(s.name);
-  }
-  return names;
 }
 
 bool has(const std::vector<std::string>& names, const std::string& name) {
@@ -215,10 +199,6 @@ TEST(SketchRules, UserDefinedComputeWithoutRulesGetsTheGenericSpace) {
   EXPECT_GT(stats.lowered, 30);
 }
 
-bool contains(const std::vector<schedule::Step>& steps, const schedule::Step& step) {
-  return std::find(steps.begin(), steps.end(), step) != steps.end();
-}
-
 const Knob* find_knob(const Sketch& sketch, const std::string& name) {
   for (const Knob& k : sketch.knobs) {
     if (k.name == name) {
@@ -226,29 +206,6 @@ const Knob* find_knob(const Sketch& sketch, const std::string& name) {
     }
   }
   return nullptr;
-}
-
-/// The configuration of sketch `sketch` with every knob at choice 0 except `knob` at `value`.
-Config with_knob(const SearchSpace& space,
-                 const std::string& sketch,
-                 const std::string& knob,
-                 const std::vector<int64_t>& value) {
-  for (size_t s = 0; s < space.sketches().size(); ++s) {
-    const Sketch& sk = space.sketches()[s];
-    if (sk.name != sketch) {
-      continue;
-    }
-    Config config{static_cast<int>(s), std::vector<int>(sk.knobs.size(), 0)};
-    for (size_t k = 0; k < sk.knobs.size(); ++k) {
-      auto it = std::find(sk.knobs[k].choices.begin(), sk.knobs[k].choices.end(), value);
-      if (sk.knobs[k].name == knob && it != sk.knobs[k].choices.end()) {
-        config.choice[k] = static_cast<int>(it - sk.knobs[k].choices.begin());
-        return config;
-      }
-    }
-  }
-  ADD_FAILURE() << "no knob '" << knob << "' with that value in sketch '" << sketch << "'";
-  return Config{0, std::vector<int>(space.sketches()[0].knobs.size(), 0)};
 }
 
 constexpr ir::MemoryScope kLocal = ir::MemoryScope::Local;

@@ -52,8 +52,9 @@ TEST(Winograd, DeclaresItsWeightsConstantAndNamesItsStages) {
   EXPECT_EQ(w.name(), "conv2d_winograd_nchw_1x8x14x14_16x3x3_p1_t4_float32");
   EXPECT_TRUE(w.is_constant("weight"));
   EXPECT_FALSE(w.is_constant("data"));
-  for (const char* stage : {"conv_kernel_pack", "conv_input_tile", "conv_data_pack", "conv_bgemm",
-                            "conv_inverse", "conv"}) {
+  for (const char* stage :
+       {"conv_kernel_pack", "conv_input_tile", "conv_data_rows", "conv_data_pack", "conv_bgemm",
+        "conv_inverse_cols", "conv_inverse", "conv"}) {
     EXPECT_NE(w.find_op(stage), nullptr) << stage;
   }
   // alpha = 6: the batched GEMM is 36 x [16 x 8] x [8 x 16 tiles of 4x4].

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// The transform rule: small reductions with small output axes (Winograd's data and inverse
+// transforms) get their small loops fully unrolled inside a vectorized, parallel nest over the
+// large axes, so coefficients written as selects over the small indices fold into constants
+// (TVM's Winograd schedules unroll the same loops by hand).
+#include "sketch_rules.h"
+#include "split_factors.h"
+
+namespace tensortune::search::detail {
+namespace {
+
+class TransformPlan final : public StagePlan {
+ public:
+  TransformPlan(const StageInfo& stage, KnobTable& knobs) : stage_(stage.name) {
+    for (const schedule::Iter& it : stage.data_axes) {
+      (it.extent <= kTransformExtent ? small_ : large_).push_back(it.name);
+    }
+    for (const schedule::Iter& it : stage.reduce_axes) {
+      small_.push_back(it.name);
+    }
+    int64_t last_extent = 1;
+    for (const schedule::Iter& it : stage.data_axes) {
+      if (it.name == large_.back())
+        last_extent = it.extent;
+    }
+    vector_ =
+        knobs.add_values(stage_ + ".vector", KnobKind::VectorLength, vector_choices(last_extent));
+    std::vector<int64_t> counts;
+    for (size_t p = 0; p <= large_.size(); ++p) {
+      counts.push_back(static_cast<int64_t>(p));
+    }
+    parallel_ = knobs.add_values(stage_ + ".parallel", KnobKind::Parallel, counts);
+  }
+
+  void emit(Phase phase, const Values& v, Steps& out) const override {
+    if (phase != Phase::Loops) {
+      return;
+    }
+    const int64_t lanes = vector_.one(v);
+    std::vector<std::string> outer = large_;
+    const std::string last = large_.back();
+    if (lanes > 1) {
+      out.emplace_back(schedule::Split{stage_, last, lanes, false});
+      outer.back() = last + ".o";
+    }
+    std::vector<std::string> order = outer;
+    order.insert(order.end(), small_.begin(), small_.end());
+    if (lanes > 1) {
+      order.push_back(last + ".i");
+    }
+    out.emplace_back(schedule::Reorder{stage_, order});
+    for (const std::string& axis : small_) {
+      out.emplace_back(schedule::Annotate{stage_, axis, ir::ForKind::Unrolled});
+    }
+    if (lanes > 1) {
+      out.emplace_back(schedule::Annotate{stage_, last + ".i", ir::ForKind::Vectorized});
+    }
+    const int64_t p = parallel_.one(v);
+    if (p >= 2) {
+      out.emplace_back(
+          schedule::Fuse{stage_, std::vector<std::string>(outer.begin(), outer.begin() + p)});
+    }
+    if (p >= 1) {
+      std::string fused;
+      for (int64_t n = 0; n < p; ++n) {
+        fused += (n == 0 ? "" : "@") + outer[static_cast<size_t>(n)];
+      }
+      out.emplace_back(schedule::Annotate{stage_, fused, ir::ForKind::Parallel});
+    }
+  }
+
+ private:
+  std::string stage_;
+  /// Large data axes (outside), small data axes then reduction axes (unrolled).
+  std::vector<std::string> large_, small_;
+  KnobSlot vector_{-1, {1}}, parallel_{-1, {0}};
+};
+
+}  // namespace
+
+PlanRef make_transform_plan(const StageInfo& stage, KnobTable& knobs) {
+  return std::make_shared<TransformPlan>(stage, knobs);
+}
+
+}  // namespace tensortune::search::detail
