@@ -193,4 +193,12 @@ ir::MemoryScope parse_scope(const std::string& text) {
   return ir::MemoryScope::Global;
 }
 
+std::string fused_axis_name(const std::vector<std::string>& axes) {
+  std::string name;
+  for (size_t n = 0; n < axes.size(); ++n) {
+    name += (n == 0 ? "" : "@") + axes[n];
+  }
+  return name;
+}
+
 }  // namespace tensortune::schedule

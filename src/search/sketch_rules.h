@@ -171,6 +171,16 @@ struct TileSpec {
 
 PlanRef make_tile_plan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs);
 
+/// The loop that fusing the first `count` of `loops` (outermost first) makes, "a@b" (loops[0]
+/// when count is 0 or 1).
+std::string fused_loop(const std::vector<std::string>& loops, int64_t count);
+/// Fuses the first `count` of `loops` (when two or more) and marks that loop parallel (when
+/// one or more).
+void emit_parallel(const std::string& stage,
+                   const std::vector<std::string>& loops,
+                   int64_t count,
+                   Steps& out);
+
 /// The level names of `axis` split into inner factors `inner` (outer first): "a" (none),
 /// "a.o", "a.i.o", ..., "a.i.i"; and the splits that make them.
 std::vector<std::string> level_names(const std::string& axis, size_t num_inner);

@@ -85,14 +85,8 @@ class GenericPlan final : public StagePlan {
     }
     int64_t p = parallel_count(v);
     std::vector<std::string> outer = outer_loops(v);
-    if (p >= 2) {
-      out.emplace_back(
-          schedule::Fuse{stage_, std::vector<std::string>(outer.begin(), outer.begin() + p)});
-    }
+    emit_parallel(stage_, outer, p, out);
     std::string first = outer.empty() ? (reduce_.empty() ? "" : reduce_[0]) : attach_axis(v, 1);
-    if (p >= 1) {
-      out.emplace_back(schedule::Annotate{stage_, first, ir::ForKind::Parallel});
-    }
     if (!first.empty() && unroll_.one(v) > 0) {
       out.emplace_back(schedule::PragmaUnroll{stage_, first, unroll_.one(v)});
     }
@@ -108,14 +102,7 @@ class GenericPlan final : public StagePlan {
   std::string attach_axis(const Values& v, int level) const override {
     int64_t p = parallel_count(v);
     std::vector<std::string> outer = outer_loops(v);
-    if (p >= 2 && level <= p) {
-      std::string fused;
-      for (int64_t n = 0; n < p; ++n) {
-        fused += (n == 0 ? "" : "@") + outer[static_cast<size_t>(n)];
-      }
-      return fused;
-    }
-    return outer.at(static_cast<size_t>(level - 1));
+    return p >= 2 && level <= p ? fused_loop(outer, p) : outer.at(static_cast<size_t>(level - 1));
   }
 
  private:
@@ -141,6 +128,26 @@ class GenericPlan final : public StagePlan {
 };
 
 }  // namespace
+
+std::string fused_loop(const std::vector<std::string>& loops, int64_t count) {
+  return count >= 2 ? schedule::fused_axis_name(std::vector<std::string>(
+                          loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(count)))
+                    : loops.at(0);
+}
+
+void emit_parallel(const std::string& stage,
+                   const std::vector<std::string>& loops,
+                   int64_t count,
+                   Steps& out) {
+  if (count >= 2) {
+    out.emplace_back(schedule::Fuse{
+        stage, std::vector<std::string>(loops.begin(),
+                                        loops.begin() + static_cast<std::ptrdiff_t>(count))});
+  }
+  if (count >= 1) {
+    out.emplace_back(schedule::Annotate{stage, fused_loop(loops, count), ir::ForKind::Parallel});
+  }
+}
 
 PlanRef make_inline_plan(const std::string& stage) {
   return std::make_shared<InlinePlan>(stage);

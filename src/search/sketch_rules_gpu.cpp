@@ -21,20 +21,12 @@ constexpr int64_t kThreadChoices[] = {32, 64, 128, 256, 512, 1024};
 constexpr int64_t kMaxAxisThreads = 64;
 constexpr int64_t kMaxThreadTile = 8;
 
-std::string fused_name(const std::vector<std::string>& axes) {
-  std::string name;
-  for (const std::string& a : axes) {
-    name += (name.empty() ? "" : "@") + a;
-  }
-  return name;
-}
-
 /// Fuses `axes` (when more than one) and returns the loop's name.
 std::string fuse(const std::string& stage, const std::vector<std::string>& axes, Steps& out) {
   if (axes.size() > 1) {
     out.emplace_back(schedule::Fuse{stage, axes});
   }
-  return fused_name(axes);
+  return schedule::fused_axis_name(axes);
 }
 
 /// A stage without data reuse: fuse the data-parallel axes, split by the thread count, bind.

@@ -49,14 +49,6 @@ int64_t product(const std::vector<int64_t>& f, size_t from) {
   return p;
 }
 
-std::string join_fused(const std::vector<std::string>& loops, int64_t count) {
-  std::string fused;
-  for (int64_t n = 0; n < count; ++n) {
-    fused += (n == 0 ? "" : "@") + loops[static_cast<size_t>(n)];
-  }
-  return fused;
-}
-
 std::vector<std::string> axis_names(const StageInfo& stage) {
   std::vector<std::string> names;
   for (const schedule::Iter& it : stage.data_axes) {
@@ -235,7 +227,7 @@ class TilePlan final : public StagePlan {
   std::string s0_loop(const Values& v, int64_t pos) const {
     std::vector<std::string> loops = s0_loops(v, attached() ? outer_.second : data_);
     int64_t p = parallel_.one(v);
-    return p >= 2 && pos <= p ? join_fused(loops, p) : loops[static_cast<size_t>(pos - 1)];
+    return p >= 2 && pos <= p ? fused_loop(loops, p) : loops[static_cast<size_t>(pos - 1)];
   }
 
   /// Fuse + parallel of the first S0 loops, then the unroll pragma on the outermost loop.
@@ -245,14 +237,8 @@ class TilePlan final : public StagePlan {
                              Steps& out) const {
     std::vector<std::string> loops = s0_loops(v, axes);
     int64_t p = parallel_.one(v);
-    if (p >= 2) {
-      out.emplace_back(
-          schedule::Fuse{stage, std::vector<std::string>(loops.begin(), loops.begin() + p)});
-    }
-    std::string first = p >= 2 ? join_fused(loops, p) : loops[0];
-    if (p >= 1) {
-      out.emplace_back(schedule::Annotate{stage, first, ir::ForKind::Parallel});
-    }
+    emit_parallel(stage, loops, p, out);
+    std::string first = fused_loop(loops, p);
     if (unroll_.one(v) > 0) {
       out.emplace_back(schedule::PragmaUnroll{stage, first, unroll_.one(v)});
     }

@@ -55,18 +55,7 @@ class TransformPlan final : public StagePlan {
     if (lanes > 1) {
       out.emplace_back(schedule::Annotate{stage_, last + ".i", ir::ForKind::Vectorized});
     }
-    const int64_t p = parallel_.one(v);
-    if (p >= 2) {
-      out.emplace_back(
-          schedule::Fuse{stage_, std::vector<std::string>(outer.begin(), outer.begin() + p)});
-    }
-    if (p >= 1) {
-      std::string fused;
-      for (int64_t n = 0; n < p; ++n) {
-        fused += (n == 0 ? "" : "@") + outer[static_cast<size_t>(n)];
-      }
-      out.emplace_back(schedule::Annotate{stage_, fused, ir::ForKind::Parallel});
-    }
+    emit_parallel(stage_, outer, parallel_.one(v), out);
   }
 
  private:

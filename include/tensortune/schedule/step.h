@@ -27,6 +27,9 @@ struct Fuse {
   std::vector<std::string> axes;
 };
 
+/// The name of the axis Fuse makes of `axes`: "a@b@c" (one axis keeps its name).
+std::string fused_axis_name(const std::vector<std::string>& axes);
+
 /// Puts the listed axes in this order, in the loop positions they occupied; others stay.
 struct Reorder {
   std::string stage;

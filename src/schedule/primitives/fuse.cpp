@@ -16,7 +16,6 @@ LoopState apply_primitive(const LoopState& state, const Fuse& step) {
   int first = leaf_for_step(stage, "fuse", step.axes[0]);
   const Iter& head = stage.leaf_iters[static_cast<size_t>(first)];
   int64_t extent = 1;
-  std::string name;
   for (size_t n = 0; n < step.axes.size(); ++n) {
     int index = leaf_for_step(stage, "fuse", step.axes[n]);
     if (index != first + static_cast<int>(n)) {
@@ -32,11 +31,11 @@ LoopState apply_primitive(const LoopState& state, const Fuse& step) {
                           " axis and '" + head.name + "' is not; only axes of one kind fuse");
     }
     extent *= iter.extent;
-    name += (n == 0 ? "" : "@") + iter.name;
   }
   if (step.axes.size() == 1) {
     return next;  // fusing one axis leaves it as it is
   }
+  const std::string name = fused_axis_name(step.axes);
   require_fresh_axis_name(stage, "fuse", name);
   Iter fused{name, extent, head.kind, ir::ForKind::Serial, 0};
   auto begin = stage.leaf_iters.begin() + first;
