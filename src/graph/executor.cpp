@@ -16,8 +16,19 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 
+int64_t round_up(int64_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
 int64_t bytes_of(const Value& v) {
-  return (v.numel() * v.dtype.bytes() + kAlign - 1) / kAlign * kAlign;
+  return round_up(v.numel() * v.dtype.bytes());
+}
+
+/// Appends `bytes` (zeros) to the plan's weights at a cache-line offset and returns the offset.
+int64_t append_weight(RunPlan& plan, int64_t bytes) {
+  int64_t offset = static_cast<int64_t>(plan.weights.size());
+  plan.weights.resize(static_cast<size_t>(round_up(offset + bytes)));
+  return offset;
 }
 
 /// Storage values bound to the caller's output buffers: each graph output's storage.
@@ -96,11 +107,8 @@ void add_prepacked(RunPlan& plan,
   auto it = done.find(key);
   if (it == done.end()) {
     std::vector<int64_t> offsets;
-    for (int64_t bytes : prepack.bytes) {
-      offsets.push_back(static_cast<int64_t>(plan.weights.size()));
-      plan.weights.resize(
-          static_cast<size_t>((offsets.back() + bytes + kAlign - 1) / kAlign * kAlign));
-    }
+    for (int64_t bytes : prepack.bytes)
+      offsets.push_back(append_weight(plan, bytes));
     it = done.emplace(key, offsets).first;
   }
   for (int64_t o : it->second)
@@ -182,9 +190,8 @@ RunPlan make_run_plan(const Graph& graph,
         << "constant '" << s << "' of type " << v.dtype.to_string() << " cannot be a kernel buffer";
     const void* data = v.data->floats.empty() ? static_cast<const void*>(v.data->ints.data())
                                               : static_cast<const void*>(v.data->floats.data());
-    int64_t offset = static_cast<int64_t>(plan.weights.size());
     int64_t bytes = v.numel() * v.dtype.bytes();
-    plan.weights.resize(static_cast<size_t>((offset + bytes + kAlign - 1) / kAlign * kAlign));
+    int64_t offset = append_weight(plan, bytes);
     std::memcpy(plan.weights.data() + offset, data, static_cast<size_t>(bytes));
     PlanArg a{PlanArg::Kind::Weight, offset};
     where[s] = a;

@@ -42,8 +42,7 @@ class AccessCollector : public ir::IRVisitor {
 
 /// The root structure: allocations and sequences down to the nests (leaves).
 struct RootWalk {
-  std::vector<const ir::StmtNode*> leaves;
-  std::vector<ir::Stmt> leaf_stmts;
+  std::vector<ir::Stmt> leaves;
   std::vector<ir::Buffer> allocations;
 
   void collect(const ir::Stmt& s) {
@@ -56,8 +55,7 @@ struct RootWalk {
       for (const ir::Stmt& child : seq->stmts)
         collect(child);
     } else {
-      leaves.push_back(s.get());
-      leaf_stmts.push_back(s);
+      leaves.push_back(s);
     }
   }
 };
@@ -107,7 +105,7 @@ ir::LoweredFunc hoist_prepacked(ir::LoweredFunc func, const std::vector<bool>& c
   std::vector<AccessCollector> access(walk.leaves.size());
   std::vector<bool> hoisted(walk.leaves.size(), false);
   for (size_t n = 0; n < walk.leaves.size(); ++n) {
-    access[n].visit(walk.leaf_stmts[n]);
+    access[n].visit(walk.leaves[n]);
     bool hoist = !access[n].writes.empty();
     for (const ir::BufferNode* b : access[n].reads) {
       // A reduction reads back what it accumulates.
@@ -128,13 +126,13 @@ ir::LoweredFunc hoist_prepacked(ir::LoweredFunc func, const std::vector<bool>& c
     if (!hoisted[n])
       tainted.insert(access[n].writes.begin(), access[n].writes.end());
   }
+  auto touches = [&](const BufferSet& set) {
+    return std::any_of(set.begin(), set.end(),
+                       [&](const ir::BufferNode* b) { return tainted.count(b) != 0; });
+  };
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t n = 0; n < walk.leaves.size(); ++n) {
-      auto touches = [&](const BufferSet& set) {
-        return std::any_of(set.begin(), set.end(),
-                           [&](const ir::BufferNode* b) { return tainted.count(b) != 0; });
-      };
       if (hoisted[n] && (touches(access[n].writes) || touches(access[n].reads))) {
         hoisted[n] = false;
         tainted.insert(access[n].writes.begin(), access[n].writes.end());
@@ -148,8 +146,8 @@ ir::LoweredFunc hoist_prepacked(ir::LoweredFunc func, const std::vector<bool>& c
   for (size_t n = 0; n < walk.leaves.size(); ++n) {
     if (!hoisted[n])
       continue;
-    hoisted_nests.insert(walk.leaves[n]);
-    prepare.push_back(walk.leaf_stmts[n]);
+    hoisted_nests.insert(walk.leaves[n].get());
+    prepare.push_back(walk.leaves[n]);
     hoisted_buffers.insert(access[n].writes.begin(), access[n].writes.end());
   }
   if (prepare.empty())
