@@ -48,13 +48,15 @@ bool elementwise(const StageInfo& s) {
 }
 
 /// The stage's vector axes worth a sketch of their own: only when the last axis does not fill
-/// whole vectors of `lanes` (56 of a conv's width) and the candidate does (64 output channels),
-/// and every tensor to block is an input of the workload (blocked once, ahead of the loops).
+/// whole vectors of `lanes` (56 of a conv's width) or is read at a stride (a stride-2 conv's
+/// width: vectors of it would be gathers), the candidate fills whole vectors (64 output
+/// channels), and every tensor to block is an input of the workload (blocked once, ahead of the
+/// loops).
 std::vector<StageInfo::VectorAxis> worthwhile_vector_axes(const DagInfo& dag,
                                                           const StageInfo& s,
                                                           int64_t lanes) {
   std::vector<StageInfo::VectorAxis> out;
-  if (lanes <= 1 || s.data_axes.back().extent % lanes == 0)
+  if (lanes <= 1 || (s.data_axes.back().extent % lanes == 0 && !s.last_axis_strided))
     return out;
   for (const StageInfo::VectorAxis& v : s.vector_axes) {
     bool inputs = std::all_of(v.blocks.begin(), v.blocks.end(),

@@ -57,6 +57,9 @@ struct StageInfo {
     std::vector<std::pair<std::string, int64_t>> blocks;
   };
   std::vector<VectorAxis> vector_axes;
+  /// Some input reads the last data-parallel axis other than at unit stride in its last index
+  /// (a stride-2 conv's x * 2 + rx, or the axis at another index): vectorizing it would gather.
+  bool last_axis_strided = false;
 };
 
 /// The analysed compute DAG.

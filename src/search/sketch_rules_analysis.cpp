@@ -2,7 +2,10 @@
 // The DAG analysis the sketch rules read (Ansor's AccessAnalyzer, reduced to what the CPU rules
 // need): reductions, data reuse, packable inputs, element-wise epilogue chains.
 #include "sketch_rules.h"
+#include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/ir/simplify.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
@@ -99,6 +102,24 @@ std::optional<StageInfo::VectorAxis> vector_axis(const te::Operation& op,
   return out;
 }
 
+/// Whether some read uses data axis `d` of `op` other than at unit stride in its last index.
+bool strided_reads(const te::Operation& op, const std::vector<Read>& reads, size_t d) {
+  const ir::Var& var = op.axes[d].var;
+  const ir::VarMap next{{var.get(), var + ir::make_const(var.type(), int64_t{1})}};
+  for (const Read& r : reads) {
+    for (size_t p = 0; p < r.vars.size(); ++p) {
+      if (r.vars[p].count(var.get()) == 0)
+        continue;
+      if (p + 1 != r.vars.size())
+        return true;
+      const ir::Expr& index = r.indices[p];
+      if (!ir::is_const_int(ir::simplify(ir::substitute(index, next) - index), 1))
+        return true;
+    }
+  }
+  return false;
+}
+
 void analyse_reuse(StageInfo& info) {
   const te::Operation& op = *info.op;
   std::vector<ir::IterVar> reduce = op.reduce_axes();
@@ -120,6 +141,7 @@ void analyse_reuse(StageInfo& info) {
       info.packable.push_back(producer_name(op, r.buffer));
     }
   }
+  info.last_axis_strided = strided_reads(op, reads, op.axes.size() - 1);
   for (size_t d = 0; d + 1 < op.axes.size(); ++d) {
     if (std::optional<StageInfo::VectorAxis> v = vector_axis(op, reads, d)) {
       info.vector_axes.push_back(std::move(*v));

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 namespace tensortune::search::detail {
@@ -214,10 +215,46 @@ std::vector<Config> TaskState::top_configs(size_t n) const {
   std::vector<Config> out;
   for (size_t i = 0; i < top.size() && out.size() < n; ++i)
     out.push_back(top[i].second);
-  for (size_t i = 0; i < transfer_starts.size() && out.size() < n; ++i) {
-    out.push_back(transfer_starts[i]);
+  for (const std::vector<Config>* list : {&transfer_starts, &peer_starts}) {
+    for (size_t i = 0; i < list->size() && out.size() < n; ++i)
+      out.push_back((*list)[i]);
   }
   return out;
+}
+
+void collect_peer_starts(std::vector<std::unique_ptr<TaskState>>& states,
+                         size_t self,
+                         size_t per_peer,
+                         size_t max_peers) {
+  TaskState& me = *states[self];
+  std::vector<std::pair<double, size_t>> order;  // (distance, task)
+  for (size_t j = 0; j < states.size(); ++j) {
+    const TaskState& other = *states[j];
+    if (j == self || other.top.empty())
+      continue;
+    const bool same_op = !me.task->op.empty() && other.task->op == me.task->op;
+    const double flops_distance =
+        std::abs(std::log2(std::max(other.flops, 1.0)) - std::log2(std::max(me.flops, 1.0)));
+    order.emplace_back((same_op ? 0.0 : 1e6) + flops_distance, j);
+  }
+  std::stable_sort(order.begin(), order.end());
+  me.peer_starts.clear();
+  std::unordered_set<std::string> keys;
+  size_t peers = 0;
+  for (const auto& [distance, j] : order) {
+    if (peers >= max_peers)
+      break;
+    const TaskState& other = *states[j];
+    bool mapped = false;
+    for (size_t k = 0; k < std::min(per_peer, other.top.size()); ++k) {
+      const std::optional<Config> c = me.space.nearest(other.space.to_json(other.top[k].second));
+      if (c && keys.insert(me.space.key(*c)).second) {
+        me.peer_starts.push_back(*c);
+        mapped = true;
+      }
+    }
+    peers += mapped ? 1 : 0;
+  }
 }
 
 int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states,

@@ -43,12 +43,16 @@ struct TaskState {
   TaskState& operator=(const TaskState&) = delete;
 
   /// Records a measured configuration: updates measured keys, the best and the top list.
-  void note_measured(const Config* config, const std::string& schedule_json, double seconds,
-                     int64_t record_id, int64_t trial_index);
+  void note_measured(const Config* config,
+                     const std::string& schedule_json,
+                     double seconds,
+                     int64_t record_id,
+                     int64_t trial_index);
   /// The schedule JSON a record of `config` stores (different configurations can give the same
   /// steps: a knob that another knob makes irrelevant).
   std::string schedule_text(const Config& config) const;
-  /// The best measured configurations, fastest first.
+  /// Starting points of the search: the best measured configurations, fastest first, then the
+  /// transferred ones (database, then this run's other tasks).
   std::vector<Config> top_configs(size_t n) const;
   bool is_measured(const std::string& key) const { return measured.count(key) != 0; }
 
@@ -61,6 +65,7 @@ struct TaskState {
   std::unordered_set<std::string> measured_schedules;  ///< steps JSON of measured records
   std::vector<std::pair<double, Config>> top;          ///< (seconds, config), fastest first
   std::vector<Config> transfer_starts;                 ///< good configs of other shapes
+  std::vector<Config> peer_starts;  ///< the best of this run's other tasks, mapped to this space
   std::shared_ptr<const measure::Reference> reference;
   TaskResult result;
   double grid_offset = 0;
@@ -73,17 +78,32 @@ struct TaskState {
 /// Loads the task's own records (resume: measured keys, best, samples) and, with `transfer`,
 /// records of other workloads on the same target (samples and starting points). Returns how many
 /// records were re-lowered for features.
-int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states, const database::Database& db,
-                   const database::TargetKey& target_key, const target::Target& target,
-                   const TuneOptions& options, SampleSet& samples);
+int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states,
+                   const database::Database& db,
+                   const database::TargetKey& target_key,
+                   const target::Target& target,
+                   const TuneOptions& options,
+                   SampleSet& samples);
+
+/// Sets `states[self].peer_starts`: the best `per_peer` configurations of up to `max_peers` other
+/// tasks of the run, each mapped to the nearest configuration of this task's space (tasks whose
+/// sketches this space lacks map to nothing). Tasks of the same operator come first, then the
+/// nearest in FLOPs: a register tile or vector axis one layer of a network found starts the
+/// search of its other layers, within the run, before any of them is in the database.
+void collect_peer_starts(std::vector<std::unique_ptr<TaskState>>& states,
+                         size_t self,
+                         size_t per_peer,
+                         size_t max_peers);
 
 /// Seconds since the Unix epoch (record timestamps, tuning run start and end).
 int64_t unix_now();
 
 /// The database record of one measured candidate; `config` is null for the default schedule.
-database::Record make_record(const TaskState& state, const Config* config,
+database::Record make_record(const TaskState& state,
+                             const Config* config,
                              const measure::MeasureResult& result,
-                             const database::TargetKey& target_key, const TuneOptions& options,
+                             const database::TargetKey& target_key,
+                             const TuneOptions& options,
                              int64_t run_id);
 
 }  // namespace tensortune::search::detail

@@ -57,6 +57,11 @@ PhaseTimes& PhaseTimes::operator+=(const PhaseTimes& o) {
 
 namespace {
 
+/// In-run transfer: the best configurations of how many other tasks, and how many of each, start
+/// a task's search (TaskState::peer_starts).
+constexpr size_t kPeerTasks = 6;
+constexpr size_t kPeerConfigs = 2;
+
 double now() {
   return measure::now_seconds();
 }
@@ -143,17 +148,21 @@ std::vector<Config> propose(TaskState& state,
     }
     return picked;
   }
+  // Before the task has measurements of its own, the model-guided tuners measure the best
+  // configurations of other shapes of the same operator (nearest in this space) as they are: those
+  // of the database, then those of this run's other tasks, up to half the batch.
+  if (options.tuner != TunerKind::Random && model != nullptr && state.top.empty()) {
+    for (const Config& c : state.transfer_starts)
+      take(c);
+    const size_t peer_room = picked.size() + n / 2;
+    for (size_t i = 0; i < state.peer_starts.size() && picked.size() < peer_room; ++i)
+      take(state.peer_starts[i]);
+  }
   const bool guided = options.tuner != TunerKind::Random && model != nullptr && model->trained();
   if (guided) {
     // Rounded up, so a small batch still explores (5% of 16 would be none).
     const auto n_random =
         static_cast<size_t>(std::ceil(options.eps_greedy * static_cast<double>(n)));
-    // Before the task has measurements of its own, the best configurations of other shapes of
-    // the same operator (nearest in this space) are measured as they are.
-    if (state.top.empty()) {
-      for (const Config& c : state.transfer_starts)
-        take(c);
-    }
     const ScoreFn score = [&](const std::vector<Config>& c) {
       return model_scores(state, *model, c);
     };
@@ -258,6 +267,8 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
     t0 = now();
     const size_t n =
         static_cast<size_t>(std::min<int64_t>(options.batch_size, options.trials - done));
+    if (options.transfer)
+      detail::collect_peer_starts(states, static_cast<size_t>(ti), kPeerConfigs, kPeerTasks);
     const std::vector<Config> batch = propose(state, model.get(), options, n);
     rt.features = state.evaluator.seconds() - ev0;
     rt.search = now() - t0 - rt.features;

@@ -63,7 +63,9 @@ struct TuneOptions {
   TaskSchedulerOptions scheduler;
   /// Use the "random" cost model instead of XGBoost with annealing/evolution (for comparison).
   bool random_model = false;
-  /// Warm-start the model from this workload's records (resume) and other workloads' (transfer).
+  /// Warm-start the model from this workload's records (resume) and other workloads' (transfer);
+  /// with `transfer`, each task's search also starts from the best configurations the run's other
+  /// tasks have found so far.
   bool warm_start = true;
   bool transfer = true;
   /// At most this many old records are re-lowered to warm-start the model.

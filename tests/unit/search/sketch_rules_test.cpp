@@ -300,6 +300,21 @@ TEST(SketchRules, ConvolutionOverANarrowWidthIsAlsoVectorizedOverOutputChannels)
   }
 }
 
+TEST(SketchRules, AStridedConvolutionIsAlsoVectorizedOverOutputChannels) {
+  // Width 16 fills a vector, but the input is read at x * 2 + rx: vectors over x would gather.
+  te::Workload w = te::make_workload("conv2d:N=1,C=3,H=32,W=32,K=32,R=3,S=3,stride=2,pad=1");
+  target::Target avx512;
+  avx512.vector_bits = 512;
+  SearchSpace space = SearchSpace::generate(w, avx512);
+  std::vector<std::string> names = sketch_names(space);
+  const std::string sketch = "conv_pad:inline conv:tile+cache_write@S1+vec(f)";
+  ASSERT_TRUE(has(names, sketch)) << ::testing::PrintToString(names);
+  EXPECT_TRUE(has(names, "conv_pad:inline conv:tile"));  // the width stays a choice
+  SampleStats stats;
+  check_config(w, space, with_knob(space, sketch, "conv.f.split", {1, 1, 16}), stats);
+  EXPECT_EQ(stats.lowered, 1) << stats.first_refusal;
+}
+
 TEST(SketchRules, Matmul1024SpaceContainsTheHandWrittenKernel) {
   // examples/matmul_1024_schedule.json: B packed per 64-column panel, a 4x64 register tile, k by
   // 128, an 8-row middle tile; here with the panel loop parallel.

@@ -159,6 +159,29 @@ TEST_F(TunerTest, ANewShapeFirstMeasuresTheNearestOfAnotherShapesBestConfigurati
   }
 }
 
+TEST_F(TunerTest, ATasksFirstRoundMeasuresTheBestOfTheRunsOtherTaskMappedToItsSpace) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Xgb, 16, 8, 5);
+  o.scheduler.policy = SchedulePolicy::RoundRobin;
+  const std::vector<TuneTask> tasks{task("matmul:M=64,N=64,K=64"), task("matmul:M=48,N=64,K=32")};
+  tune(tasks, target_, key_, db, measurer, o);
+  // One round each: the first task's best (of its only round) was known when the second task's
+  // first batch was proposed.
+  const std::vector<database::Record> first = db.best(tasks[0].workload.key(), key_, 2);
+  ASSERT_FALSE(first.empty());
+  const SearchSpace space = SearchSpace::generate(tasks[1].workload, target_);
+  const std::set<std::string> measured = knob_set(db.history(tasks[1].workload.key(), key_));
+  EXPECT_EQ(measured.size(), 8u);
+  for (const database::Record& r : first) {
+    if (r.knobs == "{}")
+      continue;  // the default schedule is not a configuration of the space
+    const std::optional<Config> c = space.nearest(support::Json::parse(r.knobs));
+    ASSERT_TRUE(c.has_value()) << r.knobs;
+    EXPECT_EQ(measured.count(space.key(*c)), 1u) << r.knobs;
+  }
+}
+
 TEST_F(TunerTest, StopFlagEndsTheRunAfterTheBatchInFlightIsSaved) {
   const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"), task("relu:M=64,N=64")};
   database::Database db = database::Database::open(db_path());
