@@ -186,6 +186,8 @@ LoadedModel LoadedModel::load(const std::string& dir) {
   m.library_ = open_library(lib_path);
   m.entry_ = symbol<EntryFunction>(m.library_.get(), lib_path, codegen::kModelRun);
   check_entry_point(m.library_.get(), lib_path, plan, expected, plan_path);
+  for (const PlanCall& c : plan.calls)
+    m.functions_.push_back(symbol<KernelFunction>(m.library_.get(), lib_path, c.function));
   // 64-byte aligned, as model.h advises (the kernels need only element alignment).
   size_t arena = static_cast<size_t>((plan.arena_bytes + 63) / 64 * 64);
   m.arena_ = std::shared_ptr<void>(std::aligned_alloc(64, std::max<size_t>(arena, 64)), std::free);
@@ -203,6 +205,29 @@ void LoadedModel::run(const std::vector<const void*>& inputs,
   int32_t rc = entry_(const_cast<void* const*>(inputs.data()), outputs.data(), arena_.get(),
                       plan_->weights.data());
   TT_CHECK(rc == 0) << codegen::kModelRun << " returned " << rc;
+}
+
+std::vector<double> LoadedModel::profile(const std::vector<const void*>& inputs,
+                                         const std::vector<void*>& outputs,
+                                         int runs) const {
+  TT_USER_CHECK(runs >= 1) << "profile: runs must be >= 1 (got " << runs << ")";
+  auto* arena = static_cast<uint8_t*>(arena_.get());
+  plan_->execute(functions_, inputs, outputs, arena);  // warm-up
+  std::vector<std::vector<double>> samples(plan_->calls.size());
+  std::vector<double> once(plan_->calls.size());
+  for (int r = 0; r < runs; ++r) {
+    std::fill(once.begin(), once.end(), 0.0);
+    plan_->execute(functions_, inputs, outputs, arena, &once);
+    for (size_t c = 0; c < once.size(); ++c)
+      samples[c].push_back(once[c]);
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& s : samples) {
+    std::sort(s.begin(), s.end());
+    const size_t n = s.size();
+    medians.push_back(n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]));
+  }
+  return medians;
 }
 
 }  // namespace tensortune::graph

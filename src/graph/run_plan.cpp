@@ -6,6 +6,8 @@
 #include "graph/op_util.h"
 #include "tensortune/support/error.h"
 
+#include <chrono>
+
 namespace tensortune::graph {
 
 int64_t TensorInfo::numel() const {
@@ -133,11 +135,13 @@ RunPlan RunPlan::from_json(const support::Json& j) {
 void RunPlan::execute(const std::vector<KernelFunction>& functions,
                       const std::vector<const void*>& in,
                       const std::vector<void*>& out,
-                      uint8_t* arena) const {
+                      uint8_t* arena,
+                      std::vector<double>* call_seconds) const {
   TT_USER_CHECK(in.size() == inputs.size() && out.size() == outputs.size())
       << "the model takes " << inputs.size() << " input(s) and " << outputs.size()
       << " output(s), got " << in.size() << " and " << out.size();
   TT_CHECK(functions.size() == calls.size()) << "one function per call";
+  TT_CHECK(call_seconds == nullptr || call_seconds->size() == calls.size()) << "one time per call";
   std::vector<void*> buffers;
   for (size_t c = 0; c < calls.size(); ++c) {
     buffers.clear();
@@ -158,7 +162,12 @@ void RunPlan::execute(const std::vector<KernelFunction>& functions,
           break;
       }
     }
+    const auto start = std::chrono::steady_clock::now();
     int32_t rc = functions[c](buffers.data());
+    if (call_seconds != nullptr) {
+      (*call_seconds)[c] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
     TT_CHECK(rc == 0) << "kernel " << calls[c].function << " (" << calls[c].workload
                       << ") returned " << rc;
   }

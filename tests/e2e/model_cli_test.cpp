@@ -55,6 +55,20 @@ TEST(ModelCli, TuneCompileAndRunAModel) {
     EXPECT_NEAR(got[i], want[i], 1e-4) << i;
   // Random inputs when none are given.
   EXPECT_EQ(run_cli("run-model " + dir).exit_code, 0);
+  // A profile names every call once, in the JSON and in the table.
+  CliResult prof = run_cli("run-model " + dir + " --profile --repeat 2 --json");
+  ASSERT_EQ(prof.exit_code, 0) << prof.err;
+  const support::Json calls = support::Json::parse(prof.out).at("profile");
+  ASSERT_EQ(static_cast<int64_t>(calls.size()), cj.at("calls").as_int());
+  for (const support::Json& call : calls.as_array()) {
+    EXPECT_FALSE(call.at("workload").as_string().empty());
+    EXPECT_GT(call.at("seconds").as_double(), 0.0);
+  }
+  CliResult table = run_cli("run-model " + dir + " --profile --repeat 2");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("sum of the " + std::to_string(calls.size()) + " calls"),
+            std::string::npos)
+      << table.out;
 }
 
 TEST(ModelCli, ModelMistakesAreClearErrors) {

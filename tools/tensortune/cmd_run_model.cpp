@@ -10,6 +10,7 @@
 #include "tensortune/support/json.h"
 #include "tensortune/support/rng.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fmt/format.h>
@@ -21,7 +22,8 @@ namespace tensortune::cli {
 ArgParser run_model_parser() {
   ArgParser parser(
       "run-model",
-      "run-model DIR [--input NAME=FILE.npy ...] [--output-dir OUT] [--seed S] [--json]",
+      "run-model DIR [--input NAME=FILE.npy ...] [--output-dir OUT] [--seed S] [--profile] "
+      "[--json]",
       "Loads a folder written by compile-model, runs it on the given .npy inputs (inputs not "
       "given are uniform random values in [-1, 1) from --seed), writes each output as "
       "OUT/NAME.npy, and "
@@ -32,7 +34,11 @@ ArgParser run_model_parser() {
       .option("output-dir", "OUT", "where to write OUTPUT_NAME.npy for each output")
       .option("seed", "S", "seed of the random inputs (default 0)")
       .option("repeat", "N", "timed repeats (default 5)")
-      .flag("json", "print one JSON document {seconds, repeats, outputs: [{name, shape, file}]}");
+      .flag("profile",
+            "also time each kernel call over the repeats (median) and show where the time goes")
+      .flag("json",
+            "print one JSON document {seconds, repeats, outputs: [{name, shape, file}], "
+            "profile: [{function, workload, seconds}] with --profile}");
   return parser;
 }
 
@@ -50,6 +56,27 @@ std::string shape_str(const std::vector<int64_t>& s) {
   for (size_t i = 0; i < s.size(); ++i)
     r += (i ? "," : "") + std::to_string(s[i]);
   return r + "]";
+}
+
+/// The calls, slowest first, with their share of the calls' total; then the total.
+void print_profile(const graph::RunPlan& plan, const std::vector<double>& seconds) {
+  double total = 0;
+  for (double s : seconds)
+    total += s;
+  std::vector<size_t> order(seconds.size());
+  for (size_t c = 0; c < order.size(); ++c)
+    order[c] = c;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return seconds[a] > seconds[b]; });
+  std::cout << fmt::format(
+      "profile (median of each call over the repeats):\n  {:>4}  {:<44} {:>10} "
+      "{:>6}\n",
+      "call", "workload", "ms", "share");
+  for (size_t c : order) {
+    std::cout << fmt::format("  {:>4}  {:<44} {:>10.4f} {:>5.1f}%\n", c, plan.calls[c].workload,
+                             seconds[c] * 1e3, total > 0 ? 100 * seconds[c] / total : 0.0);
+  }
+  std::cout << fmt::format("  sum of the {} calls: {:.3f} ms\n", seconds.size(), total * 1e3);
 }
 
 }  // namespace
@@ -113,6 +140,9 @@ int run_run_model(const std::vector<std::string>& in_args) {
   timing.repeat = static_cast<int>(p.get_int("repeat", 5, 1, 1000));
   measure::TimingResult tr =
       measure::time_with_warmup([&] { model.run(in_ptrs, out_ptrs); }, timing);
+  std::vector<double> call_seconds;
+  if (p.has("profile"))
+    call_seconds = model.profile(in_ptrs, out_ptrs, timing.repeat);
   support::Json out_list = support::Json::array();
   const std::string out_dir = p.get("output-dir", "");
   if (!out_dir.empty()) {
@@ -145,6 +175,17 @@ int run_run_model(const std::vector<std::string>& in_args) {
     out["repeats"] = std::move(reps);
     out["number"] = tr.number;
     out["outputs"] = std::move(out_list);
+    if (p.has("profile")) {
+      support::Json calls = support::Json::array();
+      for (size_t c = 0; c < call_seconds.size(); ++c) {
+        support::Json j = support::Json::object();
+        j["function"] = plan.calls[c].function;
+        j["workload"] = plan.calls[c].workload;
+        j["seconds"] = call_seconds[c];
+        calls.push_back(std::move(j));
+      }
+      out["profile"] = std::move(calls);
+    }
     std::cout << out.dump() << "\n";
     return 0;
   }
@@ -155,6 +196,8 @@ int run_run_model(const std::vector<std::string>& in_args) {
     std::cout << "  output " << j.at("name").as_string() << " " << shape_str(plan.outputs[i].shape)
               << (j.contains("file") ? " -> " + j.at("file").as_string() : std::string()) << "\n";
   }
+  if (p.has("profile"))
+    print_profile(plan, call_seconds);
   return 0;
 }
 

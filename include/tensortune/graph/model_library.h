@@ -46,6 +46,13 @@ class LoadedModel {
   /// calls). UserError when the buffer counts differ from the plan's inputs and outputs;
   /// InternalError when a kernel fails. Not thread-safe: calls share one arena.
   void run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
+  /// Runs the model's calls one by one from the host `runs` times (after one untimed run) and
+  /// returns each call's median seconds, in plan order: where a model's time goes, with each
+  /// kernel seeing the caches the previous ones left, unlike the tuner's isolated measurements.
+  /// The outputs are those of run(). UserError as run(), or when `runs` < 1.
+  std::vector<double> profile(const std::vector<const void*>& inputs,
+                              const std::vector<void*>& outputs,
+                              int runs) const;
 
  private:
   using EntryFunction = int32_t (*)(void* const* inputs,
@@ -55,6 +62,7 @@ class LoadedModel {
   std::shared_ptr<void> library_;  // dlclose on the last copy
   std::shared_ptr<RunPlan> plan_;
   EntryFunction entry_ = nullptr;
+  std::vector<KernelFunction> functions_;  ///< calls[i]'s kernel, for profile()
   std::shared_ptr<void> arena_;
 };
 

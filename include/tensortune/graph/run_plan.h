@@ -82,12 +82,14 @@ struct RunPlan {
   static RunPlan from_json(const support::Json& json);
 
   /// Runs the calls in order; `functions[i]` is calls[i]'s function. `arena` has arena_bytes.
+  /// With `call_seconds` (one entry per call), each call's wall time is added to its entry.
   /// UserError when the buffer counts differ from inputs/outputs; InternalError naming the
   /// workload when a kernel returns non-zero.
   void execute(const std::vector<KernelFunction>& functions,
                const std::vector<const void*>& inputs,
                const std::vector<void*>& outputs,
-               uint8_t* arena) const;
+               uint8_t* arena,
+               std::vector<double>* call_seconds = nullptr) const;
 };
 
 }  // namespace tensortune::graph

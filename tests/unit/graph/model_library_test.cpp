@@ -63,6 +63,23 @@ TEST(ModelLibrary, AnExportedModelRunsLikeTheInProcessOne) {
     EXPECT_FLOAT_EQ(y[i], want[i]) << i;
 }
 
+TEST(ModelLibrary, AProfileTimesEveryCallAndComputesWhatARunComputes) {
+  Graph g = small_model();
+  tensortune::test::TempDir dir("tt_model_profile");
+  driver::Compiler compiler(nullptr, target::Target::parse("llvm"));
+  export_model(g, compiler, dir.file("m"));
+  LoadedModel loaded = LoadedModel::load(dir.file("m"));
+  std::vector<float> x = testing::wave(64), y(32), z(32);
+  loaded.run({x.data()}, {y.data()});
+  const std::vector<double> seconds = loaded.profile({x.data()}, {z.data()}, 3);
+  ASSERT_EQ(seconds.size(), loaded.plan().calls.size());
+  for (double s : seconds)
+    EXPECT_GT(s, 0.0);
+  EXPECT_EQ(y, z);
+  expect_error([&] { loaded.profile({x.data()}, {z.data()}, 0); }, "runs must be >= 1");
+  expect_error([&] { loaded.profile({}, {z.data()}, 1); }, "takes 1 input(s)");
+}
+
 /// The bytes of the file at `path`.
 std::vector<uint8_t> file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
