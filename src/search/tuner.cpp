@@ -241,6 +241,12 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
   TaskSchedulerOptions sched = options.scheduler;
   sched.seed = options.seed;
   TaskScheduler scheduler(weights, flops, ops, sched);
+  // A task resumed with a best from the database has had its warm-up round: the gradient rule
+  // picks among the resumed tasks at once, instead of giving each one another round first.
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (states[i]->result.best_seconds > 0)
+      scheduler.report(static_cast<int>(i), states[i]->result.best_seconds);
+  }
   database::TuningRun run;
   run.workload_key = tasks.front().workload.key();
   run.target = target_key;

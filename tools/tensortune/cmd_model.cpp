@@ -100,7 +100,13 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
   database::Database db = open_tuning_database(p, "tune-model");
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
+  // The estimate starts from the records already stored (a resumed job).
   std::vector<double> best(tasks.size(), 0.0);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const std::vector<database::Record> stored = db.best(tasks[i].workload.key(), key, 1);
+    if (!stored.empty())
+      best[i] = stored.front().median_seconds;
+  }
   auto estimate = [&]() {
     double total = 0;
     for (size_t i = 0; i < tasks.size(); ++i)

@@ -263,14 +263,22 @@ TEST(SketchRules, ConvolutionInlinesItsPaddingOrComputesItApart) {
   EXPECT_TRUE(contains(apart, schedule::ComputeAt{"conv_pad", "conv", "x.i.o"})) << describe(apart);
 }
 
-TEST(SketchRules, ConvolutionOverANarrowWidthIsAlsoVectorizedOverOutputChannels) {
-  te::Workload w = te::make_workload("conv2d:N=1,C=4,H=6,W=7,K=32,R=3,S=3,pad=1");
+/// The space of `w` on a target with 16-lane float vectors (AVX-512).
+SearchSpace avx512_space(const te::Workload& w) {
   target::Target avx512;
   avx512.vector_bits = 512;
-  SearchSpace space = SearchSpace::generate(w, avx512);
+  return SearchSpace::generate(w, avx512);
+}
+
+/// A conv sketch vectorized over output channels, with a local accumulator blocked like the
+/// weights (the only kind of +vec sketch).
+const char* const kConvOverChannels = "conv_pad:inline conv:tile+cache_write@S1+vec(f)";
+
+TEST(SketchRules, ConvolutionOverANarrowWidthIsAlsoVectorizedOverOutputChannels) {
+  te::Workload w = te::make_workload("conv2d:N=1,C=4,H=6,W=7,K=32,R=3,S=3,pad=1");
+  SearchSpace space = avx512_space(w);
   std::vector<std::string> names = sketch_names(space);
-  // Only with a local accumulator, blocked like the weights.
-  const std::string sketch = "conv_pad:inline conv:tile+cache_write@S1+vec(f)";
+  const std::string sketch = kConvOverChannels;
   ASSERT_TRUE(has(names, sketch)) << ::testing::PrintToString(names);
   ASSERT_TRUE(has(names, "conv_pad:root conv:tile+cache_write@S2+vec(f)"));
   EXPECT_FALSE(has(names, "conv_pad:inline conv:tile+vec(f)"));
@@ -293,8 +301,7 @@ TEST(SketchRules, ConvolutionOverANarrowWidthIsAlsoVectorizedOverOutputChannels)
   check_config(w, space, config, stats);
   EXPECT_EQ(stats.lowered, 1) << stats.first_refusal;
   // A width that fills whole vectors keeps the width as the only vector axis.
-  SearchSpace wide = SearchSpace::generate(
-      te::make_workload("conv2d:N=1,C=4,H=6,W=16,K=32,R=3,S=3,pad=1"), avx512);
+  SearchSpace wide = avx512_space(te::make_workload("conv2d:N=1,C=4,H=6,W=16,K=32,R=3,S=3,pad=1"));
   for (const std::string& name : sketch_names(wide)) {
     EXPECT_EQ(name.find("vec("), std::string::npos) << name;
   }
@@ -303,15 +310,12 @@ TEST(SketchRules, ConvolutionOverANarrowWidthIsAlsoVectorizedOverOutputChannels)
 TEST(SketchRules, AStridedConvolutionIsAlsoVectorizedOverOutputChannels) {
   // Width 16 fills a vector, but the input is read at x * 2 + rx: vectors over x would gather.
   te::Workload w = te::make_workload("conv2d:N=1,C=3,H=32,W=32,K=32,R=3,S=3,stride=2,pad=1");
-  target::Target avx512;
-  avx512.vector_bits = 512;
-  SearchSpace space = SearchSpace::generate(w, avx512);
+  SearchSpace space = avx512_space(w);
   std::vector<std::string> names = sketch_names(space);
-  const std::string sketch = "conv_pad:inline conv:tile+cache_write@S1+vec(f)";
-  ASSERT_TRUE(has(names, sketch)) << ::testing::PrintToString(names);
+  ASSERT_TRUE(has(names, kConvOverChannels)) << ::testing::PrintToString(names);
   EXPECT_TRUE(has(names, "conv_pad:inline conv:tile"));  // the width stays a choice
   SampleStats stats;
-  check_config(w, space, with_knob(space, sketch, "conv.f.split", {1, 1, 16}), stats);
+  check_config(w, space, with_knob(space, kConvOverChannels, "conv.f.split", {1, 1, 16}), stats);
   EXPECT_EQ(stats.lowered, 1) << stats.first_refusal;
 }
 

@@ -182,6 +182,23 @@ TEST_F(TunerTest, ATasksFirstRoundMeasuresTheBestOfTheRunsOtherTaskMappedToItsSp
   }
 }
 
+TEST_F(TunerTest, TasksResumedWithABestSkipTheWarmUpRound) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Random, 16, 8, 2);
+  o.scheduler.eps_random = 0;
+  // The second task runs 1000 times per model: once both have a best, it gets every round.
+  const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"),
+                                    TuneTask::from_spec("matmul:M=32,N=32,K=64", 1000)};
+  tune(tasks, target_, key_, db, measurer, o);  // one round each
+  o.trials = 32;
+  std::vector<int> picked;
+  const TuneResult r = tune(tasks, target_, key_, db, measurer, o,
+                            [&](const TuneProgress& p) { picked.push_back(p.task); });
+  EXPECT_EQ(r.trials, 16);
+  EXPECT_EQ(picked, (std::vector<int>{1, 1}));
+}
+
 TEST_F(TunerTest, StopFlagEndsTheRunAfterTheBatchInFlightIsSaved) {
   const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"), task("relu:M=64,N=64")};
   database::Database db = database::Database::open(db_path());
