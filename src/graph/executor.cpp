@@ -201,7 +201,7 @@ RunPlan make_run_plan(const Graph& graph,
     const Kernel& kernel = partition.kernels[k];
     PlanCall call;
     call.function = function_names[k];
-    call.workload = kernel.label;
+    call.workload = kernel_name(graph, kernel);
     for (const std::string& in : kernel.inputs)
       call.args.push_back(arg_of(in));
     call.args.push_back(arg_of(kernel.output));

@@ -165,13 +165,16 @@ te::Workload kernel_workload(const Graph& graph, const Kernel& kernel) {
     last = detail::lower_node(graph, node, input, "t" + std::to_string(j));
     tensors[node.outputs[0]] = last;
   }
+  return te::Workload(kernel_name(graph, kernel), inputs, {last}, constants);
+}
+
+std::string kernel_name(const Graph& graph, const Kernel& kernel) {
   const Value& out = graph.value(kernel.output);
   std::string name = kernel.label + "_";
   for (size_t d = 0; d < out.shape.size(); ++d) {
     name += (d ? "x" : "") + std::to_string(out.shape[d]);
   }
-  name += "_" + out.dtype.to_string();
-  return te::Workload(name, inputs, {last}, constants);
+  return name + "_" + out.dtype.to_string();
 }
 
 std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition) {

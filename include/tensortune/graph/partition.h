@@ -49,6 +49,9 @@ Partition partition(const Graph& graph);
 /// constants (weights) are the workload's constants, so their layout rewrites run once.
 te::Workload kernel_workload(const Graph& graph, const Kernel& kernel);
 
+/// The name kernel_workload gives the kernel ("LABEL_SHAPE_DTYPE"), without building it.
+std::string kernel_name(const Graph& graph, const Kernel& kernel);
+
 /// A unique workload of a model and how often it occurs: the unit of tuning.
 struct Task {
   te::Workload workload;
