@@ -3,6 +3,7 @@
 #include "tensortune/graph/model_library.h"
 
 #include "tensortune/support/error.h"
+#include "tensortune/support/stats.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -222,11 +223,8 @@ std::vector<double> LoadedModel::profile(const std::vector<const void*>& inputs,
       samples[c].push_back(once[c]);
   }
   std::vector<double> medians;
-  for (std::vector<double>& s : samples) {
-    std::sort(s.begin(), s.end());
-    const size_t n = s.size();
-    medians.push_back(n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]));
-  }
+  for (std::vector<double>& s : samples)
+    medians.push_back(support::median(std::move(s)));
   return medians;
 }
 

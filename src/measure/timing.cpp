@@ -53,15 +53,6 @@ double now_seconds() {
   return t.count();
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) {
-    return 0;
-  }
-  std::sort(values.begin(), values.end());
-  size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 TimingResult time_calls(const std::function<void()>& call,
                         double warmup_seconds,
                         const TimingOptions& options,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tensortune/support/json.h"
+#include "tensortune/support/stats.h"
 
 #include <cstdint>
 #include <functional>
@@ -68,7 +69,7 @@ TimingResult time_with_warmup(const std::function<void()>& call,
                               const std::function<void()>& flush = {});
 
 /// The median of `values` (the mean of the two middle ones for an even count); 0 when empty.
-double median(std::vector<double> values);
+using support::median;
 
 /// Seconds on the monotonic clock since an arbitrary origin.
 double now_seconds();
