@@ -273,7 +273,7 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
     t0 = now();
     const size_t n =
         static_cast<size_t>(std::min<int64_t>(options.batch_size, options.trials - done));
-    if (options.transfer)
+    if (options.transfer && model)  // only the model-guided tuners start from them
       detail::collect_peer_starts(states, static_cast<size_t>(ti), kPeerConfigs, kPeerTasks);
     const std::vector<Config> batch = propose(state, model.get(), options, n);
     rt.features = state.evaluator.seconds() - ev0;
