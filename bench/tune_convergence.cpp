@@ -3,9 +3,9 @@
 // evolutionary search and random sampling, per workload and seed, each run in a fresh database
 // (no transfer), with same-run ratios (XGB@200 / XGB@max, XGB@200 / random@200) and the measured
 // FMA peak. Options (all --name=value): --workloads=SPEC;SPEC --tuners=xgb,xgb-evo,random
-// --seeds=0,1,2 --trials=1000 --checkpoints=64,200,1000 --threads=2 --batch=N (trials per round;
-// the tuner's default when absent) --keep=DIR (keep databases). Each run's time per phase goes to
-// stderr.
+// (xgb-uniform, xgb-evo-uniform: without the sketch rules' prior) --seeds=0,1,2 --trials=1000
+// --checkpoints=64,200,1000 --threads=2 --batch=N (trials per round; the tuner's default when
+// absent) --keep=DIR (keep databases). Each run's time per phase goes to stderr.
 #include "peak.h"
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
@@ -81,7 +81,13 @@ Run tune_once(const std::string& spec,
   mo.build.timeout_s = 10;
   tt::measure::Measurer measurer(target, mo);
   tt::search::TuneOptions o;
-  o.tuner = tt::search::parse_tuner(tuner);
+  // "xgb-uniform", "xgb-evo-uniform": the tuner drawing its random candidates uniformly (no prior).
+  const std::string suffix = "-uniform";
+  const bool uniform = tuner.size() > suffix.size() &&
+                       tuner.compare(tuner.size() - suffix.size(), suffix.size(), suffix) == 0;
+  o.tuner =
+      tt::search::parse_tuner(uniform ? tuner.substr(0, tuner.size() - suffix.size()) : tuner);
+  o.prior = !uniform;
   o.trials = trials;
   o.seed = seed;
   o.transfer = false;

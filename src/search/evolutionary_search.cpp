@@ -60,15 +60,16 @@ class TopSet {
   std::map<std::string, Config> by_key_;
 };
 
-/// Tops `points` up with random samples to `n`.
+/// Tops `points` up with random samples to `n`, drawn from the prior when `plausible`.
 void fill_random(const SearchSpace& space,
                  std::vector<Config>& points,
                  size_t n,
-                 support::Rng& rng) {
+                 support::Rng& rng,
+                 bool plausible) {
   if (points.size() > n)
     points.resize(n);
   while (points.size() < n)
-    points.push_back(space.sample(rng));
+    points.push_back(plausible ? space.sample_plausible(rng) : space.sample(rng));
 }
 
 /// Offers every valid unmeasured point to `top`; true when any entered it.
@@ -208,7 +209,7 @@ std::vector<Config> simulated_annealing(const SearchSpace& space,
                                         const AnnealingOptions& options) {
   TT_CHECK(options.chains > 0 && options.max_steps >= 0);
   std::vector<Config> points = std::move(starts);
-  fill_random(space, points, static_cast<size_t>(options.chains), rng);
+  fill_random(space, points, static_cast<size_t>(options.chains), rng, options.plausible_starts);
   std::vector<float> scores = score(points);
   TopSet top(count);
   offer_all(space, measured, points, scores, top);
@@ -250,7 +251,8 @@ std::vector<Config> evolutionary_search(const SearchSpace& space,
                                         const EvolutionOptions& options) {
   TT_CHECK(options.population > 1 && options.generations >= 0);
   std::vector<Config> population = std::move(starts);
-  fill_random(space, population, static_cast<size_t>(options.population), rng);
+  fill_random(space, population, static_cast<size_t>(options.population), rng,
+              options.plausible_starts);
   std::vector<float> scores = score(population);
   TopSet top(count);
   offer_all(space, measured, population, scores, top);
@@ -296,10 +298,11 @@ std::vector<Config> random_unmeasured(const SearchSpace& space,
                                       const MeasuredFn& measured,
                                       std::unordered_set<std::string>& taken,
                                       size_t count,
-                                      support::Rng& rng) {
+                                      support::Rng& rng,
+                                      bool plausible) {
   std::vector<Config> out;
   for (size_t tries = 0; out.size() < count && tries < 50 * count; ++tries) {
-    Config c = space.sample(rng);
+    Config c = plausible ? space.sample_plausible(rng) : space.sample(rng);
     std::string key = space.key(c);
     if (measured(key) || !taken.insert(std::move(key)).second)
       continue;

@@ -237,13 +237,45 @@ const Sketch& SearchSpace::checked(const Config& config) const {
   return sketch;
 }
 
-std::vector<schedule::Step> SearchSpace::steps(const Config& config) const {
-  const Sketch& sketch = checked(config);
+namespace {
+
+/// The chosen value of each knob of `sketch` (`config` checked against it).
+detail::Values values_of(const Sketch& sketch, const Config& config) {
   detail::Values values;
   for (size_t k = 0; k < sketch.knobs.size(); ++k) {
     values.push_back(sketch.knobs[k].choices[static_cast<size_t>(config.choice[k])]);
   }
-  return sketch.build(values);
+  return values;
+}
+
+}  // namespace
+
+std::vector<schedule::Step> SearchSpace::steps(const Config& config) const {
+  const Sketch& sketch = checked(config);
+  return sketch.build(values_of(sketch, config));
+}
+
+double SearchSpace::prior(const Config& config) const {
+  const Sketch& sketch = checked(config);
+  return sketch.prior ? sketch.prior(values_of(sketch, config)) : 1.0;
+}
+
+Config SearchSpace::sample_plausible(support::Rng& rng) const {
+  constexpr int kDraws = 64;
+  Config best;
+  double best_prior = -1;
+  for (int draw = 0; draw < kDraws; ++draw) {
+    Config c = sample(rng);
+    const double p = prior(c);
+    if (rng.uniform() < p) {
+      return c;
+    }
+    if (p > best_prior) {
+      best_prior = p;
+      best = std::move(c);
+    }
+  }
+  return best;
 }
 
 support::Json SearchSpace::to_json(const Config& config) const {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <thread>
 
 namespace tensortune::search::detail {
 namespace {
@@ -94,8 +95,8 @@ class SketchAssembly {
   SketchAssembly(const DagInfo& dag,
                  const std::vector<DecisionPoint>& points,
                  const std::vector<size_t>& pick,
-                 int64_t lanes)
-      : dag_(dag) {
+                 const CpuShape& cpu)
+      : dag_(dag), cpu_(cpu) {
     for (const StageInfo& s : dag.stages) {
       role_[s.name] = s.has_reuse      ? Role::Tile
                       : s.is_transform ? Role::Transform
@@ -121,7 +122,7 @@ class SketchAssembly {
         continue;
       }
       const TileOption& option = kTileOptions[pick[k]];
-      TileSpec spec{&s, option.variant, option.level, {}, {}, std::nullopt, lanes};
+      TileSpec spec{&s, option.variant, option.level, {}, {}, std::nullopt, cpu};
       std::string label = s.name + ":" + option.label;
       if (option.variant == TileVariant::Fused) {
         std::vector<std::string> chain = epilogue_chain(dag, s);
@@ -170,7 +171,7 @@ class SketchAssembly {
           break;
         }
         case Role::Transform:
-          plans.push_back(make_transform_plan(s, knobs));
+          plans.push_back(make_transform_plan(s, cpu_, knobs));
           break;
         case Role::Generic: {
           PlanRef consumer;
@@ -178,7 +179,7 @@ class SketchAssembly {
               providers.count(s.consumers[0]) != 0) {
             consumer = providers.at(s.consumers[0]);
           }
-          plans.push_back(make_generic_plan(s, consumer, knobs));
+          plans.push_back(make_generic_plan(s, consumer, cpu_, knobs));
           providers[s.name] = plans.back();
           break;
         }
@@ -197,6 +198,7 @@ class SketchAssembly {
   }
 
   const DagInfo& dag_;
+  CpuShape cpu_;
   std::map<std::string, Role> role_;
   std::map<std::string, TileSpec> tiles_;
   std::vector<std::string> labels_;
@@ -204,21 +206,28 @@ class SketchAssembly {
   bool valid_ = true;
 };
 
-/// Float lanes of the target's widest vector register (16 for AVX-512; 8 when unknown).
-int64_t vector_lanes(const te::Workload& workload, const target::Target& target) {
-  int bits = target.vector_bits > 0 ? target.vector_bits : 256;
-  int element = workload.outputs().empty() ? 32 : workload.outputs()[0].dtype().bits();
-  return std::max<int64_t>(1, bits / std::max(8, element));
+/// The target as the rules see it: lanes of its widest vector register for the output's element
+/// type (16 floats with AVX-512; 256-bit vectors when unknown), its vector registers (32 with
+/// AVX-512, else 16) and its threads (-cores, else every hardware thread).
+CpuShape cpu_shape(const te::Workload& workload, const target::Target& target) {
+  const int bits = target.vector_bits > 0 ? target.vector_bits : 256;
+  const int element = workload.outputs().empty() ? 32 : workload.outputs()[0].dtype().bits();
+  CpuShape cpu;
+  cpu.lanes = std::max<int64_t>(1, bits / std::max(8, element));
+  cpu.registers = bits >= 512 ? 32 : 16;
+  cpu.cores =
+      target.cores > 0 ? target.cores : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  return cpu;
 }
 
 std::vector<Sketch> cpu_sketches(const te::Workload& workload, const target::Target& target) {
   DagInfo dag = analyse(workload);
-  const int64_t lanes = vector_lanes(workload, target);
-  std::vector<DecisionPoint> points = decision_points(dag, lanes);
+  const CpuShape cpu = cpu_shape(workload, target);
+  std::vector<DecisionPoint> points = decision_points(dag, cpu.lanes);
   std::vector<Sketch> sketches;
   std::vector<size_t> pick(points.size(), 0);
   while (sketches.size() < kMaxSketches) {
-    SketchAssembly assembly(dag, points, pick, lanes);
+    SketchAssembly assembly(dag, points, pick, cpu);
     if (assembly.valid()) {
       sketches.push_back(assembly.build());
     }
@@ -240,6 +249,13 @@ Sketch make_sketch(std::string name, KnobTable& knobs, std::vector<PlanRef> plan
   Sketch sketch;
   sketch.name = std::move(name);
   sketch.knobs = knobs.take();
+  sketch.prior = [plans](const Values& values) {
+    double p = 1;
+    for (const PlanRef& plan : plans) {
+      p *= plan->prior(values);
+    }
+    return p;
+  };
   sketch.build = [plans = std::move(plans)](const Values& values) {
     Steps steps;
     for (Phase phase : {Phase::CacheWrite, Phase::CacheRead, Phase::Inline, Phase::Loops}) {

@@ -108,6 +108,24 @@ class KnobTable {
   std::vector<Knob> knobs_;
 };
 
+/// What the plausibility prior (StagePlan::prior) knows of a CPU target.
+struct CpuShape {
+  int64_t lanes = 8;       ///< elements of the widest vector register (16 floats with AVX-512)
+  int64_t registers = 16;  ///< vector registers (32 with AVX-512)
+  int64_t cores = 1;       ///< threads of parallel loops
+};
+
+/// The factors of the prior, each in (0, 1], 1 for what a hand-written kernel would do:
+/// a vector of `length` elements where `reach` (the lanes, or less on a short axis) is possible;
+double vector_prior(int64_t length, int64_t reach);
+/// a register tile of `vectors` accumulators (at most `most` possible) on `registers` registers:
+/// enough independent FMA chains to hide latency, few enough not to spill;
+double register_tile_prior(int64_t vectors, int64_t registers, int64_t most);
+/// a parallel loop of `extent` iterations on `cores` threads (1 when serial: extent 1);
+double parallel_prior(int64_t extent, int64_t cores);
+/// an auto-unroll `budget` for a register tile loop nest of `body` iterations around the vector.
+double unroll_prior(int64_t budget, int64_t body);
+
 /// The steps a sketch emits are grouped by phase: cache stages first (cache_write, then
 /// cache_read), then inlining, then the loop steps of each stage, consumers before producers.
 enum class Phase : uint8_t { CacheWrite, CacheRead, Inline, Loops };
@@ -124,12 +142,16 @@ class StagePlan {
   virtual std::string attach_stage() const { return {}; }
   /// The axis of attach point `level` (1 .. num_attach_points()) for `values`.
   virtual std::string attach_axis(const Values& values, int level) const;
+  /// How plausible `values` make this plan as fast code before anything is measured, in (0, 1]
+  /// (SearchSpace::prior): the product of the factors above that apply.
+  virtual double prior(const Values& /*values*/) const { return 1.0; }
 };
 
 using PlanRef = std::shared_ptr<const StagePlan>;
 
 /// The sketch named `name` with the knobs collected in `knobs`, whose steps are every plan's
-/// steps phase by phase (cache stages, inlining, then loops), plans in the given order.
+/// steps phase by phase (cache stages, inlining, then loops), plans in the given order, and whose
+/// prior is the product of the plans' priors.
 Sketch make_sketch(std::string name, KnobTable& knobs, std::vector<PlanRef> plans);
 
 /// The unroll budgets an Unroll knob offers (0 = none).
@@ -145,12 +167,15 @@ inline constexpr int64_t kTransformVolume = 64;
 /// the innermost large one split by a VectorLength knob and vectorized innermost, and between them
 /// the small data axes and the reduction axes fully unrolled, so coefficients that depend only on
 /// them (constant matrices written as selects) fold into constants.
-PlanRef make_transform_plan(const StageInfo& stage, KnobTable& knobs);
+PlanRef make_transform_plan(const StageInfo& stage, const CpuShape& cpu, KnobTable& knobs);
 
 /// The generic rule: vectorize the innermost data-parallel axis (a VectorLength knob), fuse outer
 /// data-parallel axes into a parallel loop (a Parallel knob), an Unroll knob, and, when
 /// `consumer` is given, a ComputeLocation knob (0 = root, else one of its attach points).
-PlanRef make_generic_plan(const StageInfo& stage, const PlanRef& consumer, KnobTable& knobs);
+PlanRef make_generic_plan(const StageInfo& stage,
+                          const PlanRef& consumer,
+                          const CpuShape& cpu,
+                          KnobTable& knobs);
 
 /// How a reuse stage is tiled.
 enum class TileVariant : uint8_t { Plain, CacheWrite, Fused };
@@ -169,7 +194,8 @@ struct TileSpec {
   /// The vectorized data axis when it is not the last (an index into the stage's data axes), and
   /// the inputs copied at the root in a layout blocked by its vector length, a multiple of `lanes`.
   std::optional<StageInfo::VectorAxis> vector_axis;
-  int64_t lanes = 1;
+  /// The target's vector lanes (a blocked vector axis takes multiples of them), registers, cores.
+  CpuShape cpu;
 };
 
 PlanRef make_tile_plan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs);

@@ -7,6 +7,8 @@
 #include "split_factors.h"
 #include "tensortune/support/error.h"
 
+#include <algorithm>
+
 namespace tensortune::search::detail {
 
 StagePlan::~StagePlan() = default;
@@ -39,10 +41,11 @@ class InlinePlan final : public StagePlan {
 
 class GenericPlan final : public StagePlan {
  public:
-  GenericPlan(const StageInfo& stage, PlanRef consumer, KnobTable& knobs)
-      : stage_(stage.name), consumer_(std::move(consumer)) {
+  GenericPlan(const StageInfo& stage, PlanRef consumer, const CpuShape& cpu, KnobTable& knobs)
+      : stage_(stage.name), consumer_(std::move(consumer)), cpu_(cpu) {
     for (const schedule::Iter& it : stage.data_axes) {
       data_.push_back(it.name);
+      extents_.push_back(it.extent);
     }
     for (const schedule::Iter& it : stage.reduce_axes) {
       reduce_.push_back(it.name);
@@ -97,6 +100,27 @@ class GenericPlan final : public StagePlan {
     }
   }
 
+  /// Full vectors, and a parallel loop with work for every core (unless computed inside another
+  /// stage's loops, where the consumer's parallel loop runs it).
+  double prior(const Values& v) const override {
+    if (data_.empty()) {
+      return 1.0;
+    }
+    const std::vector<int64_t> lengths = vector_choices(extents_.back());
+    const int64_t reach = std::min(cpu_.lanes, *std::max_element(lengths.begin(), lengths.end()));
+    double p = vector_prior(vector_length(v), reach);
+    if (!attached(v)) {
+      std::vector<int64_t> outer = extents_;
+      outer.back() = (outer.back() + vector_length(v) - 1) / vector_length(v);
+      int64_t extent = 1;
+      for (int64_t k = 0; k < parallel_count(v); ++k) {
+        extent *= outer[static_cast<size_t>(k)];
+      }
+      p *= parallel_prior(extent, cpu_.cores);
+    }
+    return p;
+  }
+
   int num_attach_points() const override { return static_cast<int>(data_.size()); }
   std::string attach_stage() const override { return stage_; }
   std::string attach_axis(const Values& v, int level) const override {
@@ -123,7 +147,9 @@ class GenericPlan final : public StagePlan {
 
   std::string stage_;
   PlanRef consumer_;
+  CpuShape cpu_;
   std::vector<std::string> data_, reduce_;
+  std::vector<int64_t> extents_;  ///< of the data axes
   KnobSlot vector_{-1, {1}}, parallel_{-1, {0}}, unroll_{-1, {0}}, at_{-1, {0}};
 };
 
@@ -153,8 +179,11 @@ PlanRef make_inline_plan(const std::string& stage) {
   return std::make_shared<InlinePlan>(stage);
 }
 
-PlanRef make_generic_plan(const StageInfo& stage, const PlanRef& consumer, KnobTable& knobs) {
-  return std::make_shared<GenericPlan>(stage, consumer, knobs);
+PlanRef make_generic_plan(const StageInfo& stage,
+                          const PlanRef& consumer,
+                          const CpuShape& cpu,
+                          KnobTable& knobs) {
+  return std::make_shared<GenericPlan>(stage, consumer, cpu, knobs);
 }
 
 KnobSlot KnobTable::add(std::string name,

@@ -11,6 +11,8 @@
 #include "split_factors.h"
 #include "tensortune/support/error.h"
 
+#include <algorithm>
+
 namespace tensortune::search::detail {
 
 std::vector<std::string> level_names(const std::string& axis, size_t num_inner) {
@@ -86,7 +88,7 @@ std::vector<std::vector<int64_t>> vector_friendly(
 class TilePlan final : public StagePlan {
  public:
   TilePlan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs)
-      : c_(spec.stage->name), variant_(spec.variant), level_(spec.level) {
+      : c_(spec.stage->name), variant_(spec.variant), level_(spec.level), cpu_(spec.cpu) {
     const StageInfo& c = *spec.stage;
     data_ = axis_names(c);
     for (const schedule::Iter& it : c.reduce_axes) {
@@ -111,8 +113,15 @@ class TilePlan final : public StagePlan {
       const schedule::Iter& it = c.data_axes[d];
       std::vector<std::vector<int64_t>> choices = split_choices(it.extent, 3);
       if (d == vec_) {
-        choices = spec.vector_axis ? whole_vectors(choices, spec.lanes) : vector_friendly(choices);
+        choices =
+            spec.vector_axis ? whole_vectors(choices, spec.cpu.lanes) : vector_friendly(choices);
       }
+      int64_t widest = 1;
+      for (const std::vector<int64_t>& choice : choices) {
+        widest = std::max(widest, choice.back());
+      }
+      widest_.push_back(widest);
+      extents_.push_back(it.extent);
       data_split_.push_back(
           knobs.add(c_ + "." + it.name + ".split", KnobKind::Split, std::move(choices)));
     }
@@ -182,6 +191,25 @@ class TilePlan final : public StagePlan {
 
   int num_attach_points() const override { return 2; }
   std::string attach_stage() const override { return x_; }
+
+  /// The register tile is the innermost level of every data axis (S3): its vectors are the
+  /// accumulators, and its loops other than the vector must fit the unroll budget.
+  double prior(const Values& v) const override {
+    const int64_t lanes = std::max<int64_t>(1, cpu_.lanes);
+    const int64_t length = vector_length(v);
+    int64_t body = 1;
+    int64_t most = (widest_[vec_] + lanes - 1) / lanes;
+    for (size_t d = 0; d < data_.size(); ++d) {
+      if (d != vec_) {
+        body *= factors(v, d)[2];
+        most *= widest_[d];
+      }
+    }
+    const int64_t vectors = (length + lanes - 1) / lanes * body;
+    return vector_prior(length, std::min(lanes, widest_[vec_])) *
+           register_tile_prior(vectors, cpu_.registers, most) * unroll_prior(unroll_.one(v), body) *
+           parallel_prior(parallel_extent(v), cpu_.cores);
+  }
   std::string attach_axis(const Values& v, int level) const override {
     if (!attached()) {
       if (level == 1) {
@@ -211,6 +239,18 @@ class TilePlan final : public StagePlan {
   int64_t vector_length(const Values& v) const { return factors(v, vec_)[2]; }
   /// The innermost factor of the last axis, vectorized in the outer, epilogue and packing stages.
   int64_t last_length(const Values& v) const { return factors(v, data_.size() - 1)[2]; }
+
+  /// Iterations of the parallel loop: the first `parallel` level-0 loops in the knob's order.
+  int64_t parallel_extent(const Values& v) const {
+    const size_t n = data_.size();
+    int64_t extent = 1;
+    for (size_t k = 0; k < static_cast<size_t>(parallel_.one(v)) && k < n; ++k) {
+      const size_t d = order_.one(v) == 0 ? k : (k + n - 1) % n;
+      const int64_t tile = product(factors(v, d), 0);
+      extent *= (extents_[d] + tile - 1) / tile;
+    }
+    return extent;
+  }
 
   /// The root stage's (X or the outer stage's) level-0 loops in the order the knob picks.
   std::vector<std::string> s0_loops(const Values& v, const std::vector<std::string>& axes) const {
@@ -364,7 +404,10 @@ class TilePlan final : public StagePlan {
   std::string c_, x_;
   TileVariant variant_;
   int level_;
+  CpuShape cpu_;
   std::vector<std::string> data_, reduce_;
+  /// Per data axis: its extent, and its widest innermost factor among the split choices.
+  std::vector<int64_t> extents_, widest_;
   NamedAxes outer_;
   std::vector<NamedAxes> middle_;  // E1 .. E(n-1)
   std::vector<KnobSlot> data_split_, reduce_split_;

@@ -6,25 +6,27 @@
 #include "sketch_rules.h"
 #include "split_factors.h"
 
+#include <algorithm>
+
 namespace tensortune::search::detail {
 namespace {
 
 class TransformPlan final : public StagePlan {
  public:
-  TransformPlan(const StageInfo& stage, KnobTable& knobs) : stage_(stage.name) {
+  TransformPlan(const StageInfo& stage, const CpuShape& cpu, KnobTable& knobs)
+      : stage_(stage.name), cpu_(cpu) {
     for (const schedule::Iter& it : stage.data_axes) {
       (it.extent <= kTransformExtent ? small_ : large_).push_back(it.name);
+      if (it.extent > kTransformExtent) {
+        large_extents_.push_back(it.extent);
+      }
     }
     for (const schedule::Iter& it : stage.reduce_axes) {
       small_.push_back(it.name);
     }
-    int64_t last_extent = 1;
-    for (const schedule::Iter& it : stage.data_axes) {
-      if (it.name == large_.back())
-        last_extent = it.extent;
-    }
-    vector_ =
-        knobs.add_values(stage_ + ".vector", KnobKind::VectorLength, vector_choices(last_extent));
+    const std::vector<int64_t> lengths = vector_choices(large_extents_.back());
+    reach_ = std::min(cpu_.lanes, *std::max_element(lengths.begin(), lengths.end()));
+    vector_ = knobs.add_values(stage_ + ".vector", KnobKind::VectorLength, lengths);
     std::vector<int64_t> counts;
     for (size_t p = 0; p <= large_.size(); ++p) {
       counts.push_back(static_cast<int64_t>(p));
@@ -58,17 +60,31 @@ class TransformPlan final : public StagePlan {
     emit_parallel(stage_, outer, parallel_.one(v), out);
   }
 
+  double prior(const Values& v) const override {
+    const int64_t lanes = vector_.one(v);
+    int64_t extent = 1;
+    for (int64_t k = 0; k < parallel_.one(v); ++k) {
+      const auto d = static_cast<size_t>(k);
+      extent *= d + 1 == large_extents_.size() ? (large_extents_[d] + lanes - 1) / lanes
+                                               : large_extents_[d];
+    }
+    return vector_prior(lanes, reach_) * parallel_prior(extent, cpu_.cores);
+  }
+
  private:
   std::string stage_;
   /// Large data axes (outside), small data axes then reduction axes (unrolled).
   std::vector<std::string> large_, small_;
+  std::vector<int64_t> large_extents_;
+  CpuShape cpu_;
+  int64_t reach_ = 1;  ///< the widest useful vector: the lanes, or the widest choice
   KnobSlot vector_{-1, {1}}, parallel_{-1, {0}};
 };
 
 }  // namespace
 
-PlanRef make_transform_plan(const StageInfo& stage, KnobTable& knobs) {
-  return std::make_shared<TransformPlan>(stage, knobs);
+PlanRef make_transform_plan(const StageInfo& stage, const CpuShape& cpu, KnobTable& knobs) {
+  return std::make_shared<TransformPlan>(stage, cpu, knobs);
 }
 
 }  // namespace tensortune::search::detail

@@ -85,6 +85,7 @@ support::Json options_json(const std::vector<TuneTask>& tasks, const TuneOptions
   j["early_stop"] = o.early_stop;
   j["scheduler"] = policy_name(o.scheduler.policy);
   j["model"] = o.random_model ? "random" : "xgb";
+  j["prior"] = o.prior;
   support::Json workloads = support::Json::array();
   for (const TuneTask& t : tasks)
     workloads.push_back(t.workload.key());
@@ -170,19 +171,24 @@ std::vector<Config> propose(TaskState& state,
     const std::vector<Config> starts = state.top_configs(
         options.tuner == TunerKind::Xgb ? static_cast<size_t>(options.annealing.chains / 2)
                                         : static_cast<size_t>(options.evolution.population / 4));
-    const std::vector<Config> best =
-        options.tuner == TunerKind::Xgb ? simulated_annealing(state.space, score, measured, starts,
-                                                              wanted, state.rng, options.annealing)
-                                        : evolutionary_search(state.space, score, measured, starts,
-                                                              wanted, state.rng, options.evolution);
+    AnnealingOptions annealing = options.annealing;
+    EvolutionOptions evolution = options.evolution;
+    annealing.plausible_starts = evolution.plausible_starts = options.prior;
+    const std::vector<Config> best = options.tuner == TunerKind::Xgb
+                                         ? simulated_annealing(state.space, score, measured, starts,
+                                                               wanted, state.rng, annealing)
+                                         : evolutionary_search(state.space, score, measured, starts,
+                                                               wanted, state.rng, evolution);
     for (const Config& c : best)
       take(c);
   }
-  // The random share, and the whole batch while the model knows nothing yet.
+  // The random share, and the whole batch while the model knows nothing yet: drawn from the
+  // prior by the model-guided tuners.
+  const bool plausible = options.prior && options.tuner != TunerKind::Random;
   for (int attempt = 0; picked.size() < n && attempt < 4; ++attempt) {
     std::unordered_set<std::string> local = taken;
     for (const Config& c :
-         random_unmeasured(state.space, measured, local, n - picked.size(), state.rng)) {
+         random_unmeasured(state.space, measured, local, n - picked.size(), state.rng, plausible)) {
       take(c);
     }
   }

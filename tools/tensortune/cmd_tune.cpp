@@ -51,6 +51,9 @@ ArgParser tune_parser() {
       .option("progress", "STYLE", "auto (bar on a terminal), bar, lines or none",
               {"auto", "bar", "lines", "none"})
       .flag("no-transfer", "do not warm-start the model from other workloads' records")
+      .flag("no-prior",
+            "draw the guided tuners' random candidates uniformly, not from the sketch rules' "
+            "prior (full vectors, register tiles that fit, parallel work for every core)")
       .flag("json",
             "print one JSON document {workload, target, trials, best: {seconds, gflops, "
             "record_id}, tasks, times, ...}");
@@ -97,6 +100,7 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
   o.early_stop = p.get_int("early-stop", 0, 0, int64_t{1} << 40);
   o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
   o.transfer = !p.has("no-transfer");
+  o.prior = !p.has("no-prior");
   o.tool_version = TT_VERSION;
   o.git_revision = TT_GIT_REVISION;
   return o;

@@ -18,7 +18,7 @@ ArgParser& add_measurement_options(ArgParser& parser);
 /// The measurer's options from those flags (their defaults when absent), for `target`.
 measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p, const target::Target& target);
 /// The search options from --tuner, --model, --trials (default 200), --seed, --batch,
-/// --eps-greedy, --early-stop, --scheduler and --no-transfer (defaults when absent).
+/// --eps-greedy, --early-stop, --scheduler, --no-transfer and --no-prior (defaults when absent).
 search::TuneOptions tune_options(const ArgParser::Parsed& p);
 /// Opens (creating it and its folder) the database of --db, default tuning_logs/tensortune.db;
 /// UserError naming `command` when the folder cannot be created.

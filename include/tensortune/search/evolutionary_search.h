@@ -79,12 +79,18 @@ struct AnnealingOptions {
   int early_stop = 15;
   double start_temperature = 1.0;
   double end_temperature = 0.0;
+  /// Fresh chains start from samples of the sketch rules' prior (SearchSpace::sample_plausible),
+  /// not uniform ones: the model ranks them, and chains that start among plausible
+  /// configurations do not spend their steps leaving spills and scalar loops.
+  bool plausible_starts = true;
 };
 
 struct EvolutionOptions {
   int population = 256;
   int generations = 4;
   double mutation_probability = 0.85;
+  /// The initial population is topped up from the prior (see AnnealingOptions).
+  bool plausible_starts = true;
 };
 
 /// Simulated annealing from `starts` (topped up with random samples to `chains` points). Returns up
@@ -107,12 +113,14 @@ std::vector<Config> evolutionary_search(const SearchSpace& space,
                                         support::Rng& rng,
                                         const EvolutionOptions& options = {});
 
-/// Up to `count` distinct unmeasured configurations drawn uniformly (gives up after 50×count
-/// draws when the space is nearly exhausted). `taken` keys are skipped too and extended.
+/// Up to `count` distinct unmeasured configurations drawn uniformly, or from the sketch rules'
+/// prior when `plausible` (SearchSpace::sample_plausible); gives up after 50×count draws when the
+/// space is nearly exhausted. `taken` keys are skipped too and extended.
 std::vector<Config> random_unmeasured(const SearchSpace& space,
                                       const MeasuredFn& measured,
                                       std::unordered_set<std::string>& taken,
                                       size_t count,
-                                      support::Rng& rng);
+                                      support::Rng& rng,
+                                      bool plausible = false);
 
 }  // namespace tensortune::search

@@ -63,6 +63,11 @@ struct TuneOptions {
   TaskSchedulerOptions scheduler;
   /// Use the "random" cost model instead of XGBoost with annealing/evolution (for comparison).
   bool random_model = false;
+  /// The model-guided tuners draw their random candidates (the first round, the eps-greedy share,
+  /// the annealing's and evolution's fresh starts) from the sketch rules' prior
+  /// (SearchSpace::sample_plausible) instead of uniformly. The random tuner always samples
+  /// uniformly: it is the baseline.
+  bool prior = true;
   /// Warm-start the model from this workload's records (resume) and other workloads' (transfer);
   /// with `transfer`, each task's search also starts from the best configurations the run's other
   /// tasks have found so far.

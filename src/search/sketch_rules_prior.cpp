@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// The factors of the sketch rules' plausibility prior (SearchSpace::prior): what a hand-written
+// CPU kernel gets right without measuring (full vectors, a register tile that hides FMA latency
+// without spilling, an unroll budget that covers it, a parallel loop with work for every core).
+// The plans multiply the factors that apply to their knobs.
+#include "sketch_rules.h"
+
+#include <algorithm>
+
+namespace tensortune::search::detail {
+
+double vector_prior(int64_t length, int64_t reach) {
+  if (reach <= 1 || (length >= reach && length % reach == 0)) {
+    return 1.0;
+  }
+  if (length < reach) {  // narrow vectors: a scalar loop on AVX-512 does a sixteenth of the work
+    return std::max(0.1, static_cast<double>(length) / static_cast<double>(reach));
+  }
+  return 0.5;  // a partial vector after whole ones
+}
+
+double register_tile_prior(int64_t vectors, int64_t registers, int64_t most) {
+  // Two FMA ports with four cycles of latency want eight independent accumulators; a few
+  // registers stay free for the broadcast input and the addresses.
+  const int64_t low = std::min(registers / 4, std::max<int64_t>(1, most));
+  const int64_t high = registers - registers / 8;
+  if (vectors > 2 * registers) {
+    return 0.05;
+  }
+  if (vectors > high) {
+    return 0.3;
+  }
+  if (vectors < low) {
+    return 2 * vectors >= low ? 0.6 : 0.3;
+  }
+  return 1.0;
+}
+
+double parallel_prior(int64_t extent, int64_t cores) {
+  if (cores <= 1) {
+    return 1.0;
+  }
+  if (extent < cores) {
+    return 0.2;
+  }
+  if (extent % cores != 0 && extent < 4 * cores) {
+    return 0.6;  // one core idles for a large share of the run
+  }
+  return 1.0;
+}
+
+double unroll_prior(int64_t budget, int64_t body) {
+  // Without unrolling, the accumulators of the register tile stay an indexed array in memory.
+  return body <= 1 || budget >= body ? 1.0 : 0.4;
+}
+
+}  // namespace tensortune::search::detail

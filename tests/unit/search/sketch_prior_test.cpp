@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sketch rules' prior (SearchSpace::prior) and sampling from it: the hand-written kernel's
+// choices score 1, each thing a kernel writer avoids (scalar loops, spilled or latency-bound
+// register tiles, a tile loop left rolled, one idle core) scores lower, and plausible samples are
+// more plausible than uniform ones while every sketch stays reachable.
+#include "search_test_util.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/search/evolutionary_search.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/te/compute.h"
+#include "tensortune/te/operators.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace tensortune::search {
+namespace {
+
+/// Two cores with 16-lane float vectors and 32 registers (AVX-512), as on the project's machines.
+target::Target two_core_avx512() {
+  target::Target t;
+  t.vector_bits = 512;
+  t.cores = 2;
+  return t;
+}
+
+/// The matmul 1024³ configuration of the hand-written kernel (4x64 register tile, k by 128,
+/// panel loop parallel), with `overrides` ({knob, value}) replacing some knobs.
+Config matmul_config(const SearchSpace& space,
+                     const std::map<std::string, std::vector<int64_t>>& overrides) {
+  std::map<std::string, std::vector<int64_t>> knobs = {
+      {"C.i.split", {1, 8, 4}}, {"C.j.split", {1, 1, 64}}, {"C.k.split", {128}}, {"C.order", {1}},
+      {"C.parallel", {1}},      {"C.unroll", {16}},        {"B.local.at", {1}}};
+  for (const auto& [k, v] : overrides)
+    knobs[k] = v;
+  support::Json json = support::Json::object();
+  json["sketch"] = support::Json("C:tile");
+  support::Json values = support::Json::object();
+  for (const auto& [k, v] : knobs) {
+    support::Json list = support::Json::array();
+    for (int64_t x : v)
+      list.push_back(support::Json(x));
+    values[k] = std::move(list);
+  }
+  json["knobs"] = std::move(values);
+  return space.from_json(json);
+}
+
+TEST(SketchPrior, TheHandWrittenMatmulKernelIsFullyPlausible) {
+  SearchSpace space =
+      SearchSpace::generate(te::make_workload("matmul:M=1024,N=1024,K=1024"), two_core_avx512());
+  EXPECT_DOUBLE_EQ(space.prior(matmul_config(space, {})), 1.0);
+}
+
+TEST(SketchPrior, EachThingAKernelWriterAvoidsLowersThePrior) {
+  SearchSpace space =
+      SearchSpace::generate(te::make_workload("matmul:M=1024,N=1024,K=1024"), two_core_avx512());
+  const std::map<std::string, std::map<std::string, std::vector<int64_t>>> worse = {
+      {"scalar inner loop", {{"C.j.split", {1, 64, 1}}}},
+      {"narrow vectors", {{"C.j.split", {1, 16, 4}}}},
+      {"spilling tile (32x4 vectors)", {{"C.i.split", {1, 1, 32}}, {"C.unroll", {512}}}},
+      {"latency-bound tile (1x1 vector)", {{"C.i.split", {1, 4, 1}}, {"C.j.split", {1, 4, 16}}}},
+      {"tile rows left rolled", {{"C.unroll", {0}}}},
+      {"serial", {{"C.parallel", {0}}}},
+  };
+  const double best = space.prior(matmul_config(space, {}));
+  for (const auto& [what, overrides] : worse) {
+    const double p = space.prior(matmul_config(space, overrides));
+    EXPECT_GT(p, 0.0) << what;
+    EXPECT_LE(p, 0.6 * best) << what;
+  }
+  // Worse in two ways is worse than in one.
+  EXPECT_LT(space.prior(matmul_config(space, {{"C.parallel", {0}}, {"C.unroll", {0}}})),
+            space.prior(matmul_config(space, {{"C.parallel", {0}}})));
+}
+
+TEST(SketchPrior, AParallelLoopNeedsWorkForEveryCore) {
+  // order 1 puts j first: j.o has 1024 / 1024 = 1 iteration, nothing for the second core.
+  SearchSpace space =
+      SearchSpace::generate(te::make_workload("matmul:M=1024,N=1024,K=1024"), two_core_avx512());
+  EXPECT_LT(space.prior(matmul_config(space, {{"C.j.split", {16, 1, 64}}})), 0.5);
+  // The same tile with i first: 1024 / 32 rows of tiles.
+  EXPECT_DOUBLE_EQ(
+      space.prior(matmul_config(space, {{"C.j.split", {16, 1, 64}}, {"C.order", {0}}})), 1.0);
+  // On one core nothing is lost by running serially.
+  target::Target one = two_core_avx512();
+  one.cores = 1;
+  SearchSpace serial = SearchSpace::generate(te::make_workload("matmul:M=1024,N=1024,K=1024"), one);
+  EXPECT_DOUBLE_EQ(serial.prior(matmul_config(serial, {{"C.parallel", {0}}})), 1.0);
+}
+
+TEST(SketchPrior, GenericStagesWantFullVectorsAndParallelWork) {
+  te::Tensor a = te::placeholder({64, 256}, ir::DataType::float32(), "A");
+  te::Tensor b = te::compute(
+      {64, 256}, [&](const std::vector<ir::Var>& i) { return a(i[0], i[1]) + a(i[0], i[1]); }, "B");
+  SearchSpace space = SearchSpace::generate(te::Workload("scale", {a}, {b}), two_core_avx512());
+  ASSERT_EQ(space.sketches().size(), 1u);
+  const Sketch& sketch = space.sketches()[0];
+  auto config = [&](int64_t vector, int64_t parallel) {
+    Config c{0, std::vector<int>(sketch.knobs.size(), 0)};
+    for (size_t k = 0; k < sketch.knobs.size(); ++k) {
+      const int64_t want = sketch.knobs[k].kind == KnobKind::VectorLength ? vector
+                           : sketch.knobs[k].kind == KnobKind::Parallel   ? parallel
+                                                                          : -1;
+      for (size_t i = 0; want >= 0 && i < sketch.knobs[k].choices.size(); ++i) {
+        if (sketch.knobs[k].choices[i][0] == want)
+          c.choice[k] = static_cast<int>(i);
+      }
+    }
+    return c;
+  };
+  EXPECT_DOUBLE_EQ(space.prior(config(16, 1)), 1.0);
+  EXPECT_DOUBLE_EQ(space.prior(config(64, 2)), 1.0);
+  EXPECT_LT(space.prior(config(1, 1)), 0.2);
+  EXPECT_LT(space.prior(config(16, 0)), 0.5);
+}
+
+TEST(SketchPrior, PlausibleSamplesAreMorePlausibleAndEverySketchStaysReachable) {
+  SearchSpace space = SearchSpace::generate(
+      te::make_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1"), two_core_avx512());
+  support::Rng rng(3);
+  constexpr int kDraws = 2000;
+  double uniform = 0, plausible = 0;
+  std::set<int> sketches;
+  for (int i = 0; i < kDraws; ++i) {
+    uniform += space.prior(space.sample(rng));
+    const Config c = space.sample_plausible(rng);
+    plausible += space.prior(c);
+    sketches.insert(c.sketch);
+  }
+  EXPECT_GT(plausible, 2.5 * uniform)
+      << "mean prior: uniform " << uniform / kDraws << ", plausible " << plausible / kDraws;
+  EXPECT_EQ(sketches.size(), space.sketches().size());
+  // random_unmeasured draws from the prior when asked to.
+  std::unordered_set<std::string> taken;
+  const MeasuredFn none = [](const std::string&) {
+    return false;
+  };
+  double drawn = 0;
+  const std::vector<Config> batch = random_unmeasured(space, none, taken, 200, rng, true);
+  ASSERT_EQ(batch.size(), 200u);
+  for (const Config& c : batch)
+    drawn += space.prior(c);
+  EXPECT_GT(drawn / 200, 2 * uniform / kDraws);
+}
+
+}  // namespace
+}  // namespace tensortune::search
