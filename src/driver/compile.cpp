@@ -207,6 +207,14 @@ void Compiler::note(const te::Workload& workload, const Lookup& lookup) {
   untuned_[workload.key()] = Untuned{untuned_.size(), workload.name(), lookup.describe()};
 }
 
+double Compiler::stored_best_seconds(const te::Workload& workload) const {
+  if (db_ == nullptr) {
+    return 0;
+  }
+  const std::vector<database::Record> best = db_->best(workload.key(), identity_, 1);
+  return best.empty() ? 0 : best.front().median_seconds;
+}
+
 std::vector<std::string> Compiler::untuned() const {
   std::vector<std::string> names(untuned_.size());
   for (const auto& [key, entry] : untuned_) {

@@ -229,7 +229,11 @@ Executable Executable::build(Graph graph, driver::Compiler& compiler) {
   std::vector<Task> tasks = extract_tasks(e.graph_, e.partition_);
   std::vector<driver::Compiled> compiled;  // one per task
   std::vector<size_t> task_of(kernels.size());
+  const auto stored = [&](const te::Workload& w) {
+    return compiler.stored_best_seconds(w);
+  };
   for (size_t t = 0; t < tasks.size(); ++t) {
+    tasks[t].workload = fastest_form(tasks[t], stored);
     compiled.push_back(compiler.compile(tasks[t].workload));
     for (size_t k : tasks[t].kernels)
       task_of[k] = t;
@@ -245,6 +249,8 @@ Executable Executable::build(Graph graph, driver::Compiler& compiler) {
   }
   e.memory_ = plan_memory(e.graph_, e.partition_);
   e.plan_ = make_run_plan(e.graph_, e.partition_, e.memory_, names, prepacks);
+  for (size_t k = 0; k < kernels.size(); ++k)
+    e.plan_.calls[k].workload = e.kernels_[k].workload.name();  // the form built
   e.arena_.resize(static_cast<size_t>(e.memory_.arena_bytes));
   return e;
 }

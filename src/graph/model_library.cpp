@@ -119,11 +119,14 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
   Partition partition = graph::partition(graph);
   std::vector<driver::ExportItem> items;
   std::vector<size_t> item_of(partition.kernels.size());  // the function each kernel calls
+  const auto stored = [&](const te::Workload& w) {
+    return compiler.stored_best_seconds(w);
+  };
   for (const Task& task : extract_tasks(graph, partition)) {
     for (size_t k : task.kernels)
       item_of[k] = items.size();
-    items.push_back(
-        driver::ExportItem{task.workload, "", "kernel_" + std::to_string(items.size())});
+    items.push_back(driver::ExportItem{fastest_form(task, stored), "",
+                                       "kernel_" + std::to_string(items.size())});
   }
   ExportedModel m;
   m.dir = dir;
@@ -139,6 +142,8 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
     prepacks.push_back(prepack_of(lowered[item_of[k]].func, nullptr));
   }
   m.plan = make_run_plan(graph, partition, m.memory, names, prepacks);
+  for (size_t k = 0; k < partition.kernels.size(); ++k)
+    m.plan.calls[k].workload = items[item_of[k]].workload.name();  // the form built
   driver::ModelDecl decl = model_decl(m.plan);
   driver::ExportedLibrary lib =
       compiler.write_library(items, std::move(lowered), dir, "model", "", &decl);

@@ -212,7 +212,8 @@ te::Conv2dParams conv_params(const Node& node,
 
 te::Tensor conv(const Node& node,
                 const std::function<te::Tensor(size_t)>& input,
-                const std::string& name) {
+                const std::string& name,
+                int64_t winograd) {
   te::Tensor x = input(0);
   te::Tensor w = input(1);
   TT_USER_CHECK(x.ndim() == 4 && w.ndim() == 4)
@@ -227,8 +228,9 @@ te::Tensor conv(const Node& node,
   bool depthwise =
       p.groups > 1 && p.groups == x.shape()[1] && w.shape()[0] == p.groups && w.shape()[1] == 1;
   std::string cname = node.inputs.size() > 2 && !node.inputs[2].empty() ? name + "_conv" : name;
-  te::Tensor y =
-      depthwise ? te::depthwise_conv2d_nchw(x, w, p, cname) : te::conv2d_nchw(x, w, p, cname);
+  te::Tensor y = depthwise  ? te::depthwise_conv2d_nchw(x, w, p, cname)
+                 : winograd ? te::conv2d_winograd_nchw(x, w, p.pad_h, winograd, cname)
+                            : te::conv2d_nchw(x, w, p, cname);
   if (cname != name) {
     y = add_bias(y, input(2), 1, name);
   }
@@ -342,10 +344,34 @@ bool input_is_parameter(const Graph& graph, const Node& node, size_t i) {
   return false;
 }
 
+int64_t winograd_tile(const Graph& graph, const Node& node) {
+  if (node.op != "Conv" || node.inputs.size() < 2) {
+    return 0;
+  }
+  const Value& x = graph.value(node.inputs[0]);
+  const Value& w = graph.value(node.inputs[1]);
+  const Value& out = graph.value(node.outputs[0]);
+  if (x.shape.size() != 4 || w.shape.size() != 4 || !x.dtype.is_float() || x.dtype.bits() != 32 ||
+      w.shape[2] != 3 || w.shape[3] != 3 || node.attr_int("group", 1) != 1 ||
+      node.attr_string("auto_pad", "NOTSET") != "NOTSET") {
+    return 0;
+  }
+  const std::vector<int64_t> ones{1, 1};
+  const std::vector<int64_t> pads = node.attr_ints("pads", {0, 0, 0, 0});
+  if (node.attr_ints("strides", ones) != ones || node.attr_ints("dilations", ones) != ones ||
+      pads.size() != 4 || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3]) {
+    return 0;
+  }
+  // F(4x4, 3x3) does a quarter of the multiplications; on maps under 8 wide its partial tiles
+  // waste most of that, and F(2x2, 3x3) wastes less.
+  return std::min(out.shape[2], out.shape[3]) >= 8 ? 4 : 2;
+}
+
 te::Tensor lower_node(const Graph& graph,
                       const Node& node,
                       const std::function<te::Tensor(size_t)>& input,
-                      const std::string& name) {
+                      const std::string& name,
+                      int64_t winograd) {
   const std::string& op = node.op;
   const Value& out = graph.value(node.outputs[0]);
   te::Tensor y;
@@ -361,7 +387,7 @@ te::Tensor lower_node(const Graph& graph,
       break;
     case OpClass::Anchor:
       if (op == "Conv") {
-        y = conv(node, input, name);
+        y = conv(node, input, name, winograd);
       } else if (op == "Gemm") {
         y = gemm(graph, node, input, name);
       } else if (op == "MatMul") {

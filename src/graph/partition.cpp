@@ -141,7 +141,13 @@ Partition partition(const Graph& graph) {
   return p;
 }
 
-te::Workload kernel_workload(const Graph& graph, const Kernel& kernel) {
+int64_t kernel_winograd_tile(const Graph& graph, const Kernel& kernel) {
+  return kernel.nodes.empty() ? 0 : detail::winograd_tile(graph, graph.nodes[kernel.nodes[0]]);
+}
+
+te::Workload kernel_workload(const Graph& graph, const Kernel& kernel, bool winograd) {
+  const int64_t tile = winograd ? kernel_winograd_tile(graph, kernel) : 0;
+  TT_CHECK(!winograd || tile > 0) << "kernel " << kernel.label << " has no Winograd form";
   std::map<std::string, te::Tensor> tensors;
   std::vector<te::Tensor> inputs;
   std::vector<te::Tensor> constants;  // weights: their layout rewrites run at compile time
@@ -162,15 +168,18 @@ te::Workload kernel_workload(const Graph& graph, const Kernel& kernel) {
                                     << "' is not available to kernel " << kernel.label;
       return it->second;
     };
-    last = detail::lower_node(graph, node, input, "t" + std::to_string(j));
+    last = detail::lower_node(graph, node, input, "t" + std::to_string(j), j == 0 ? tile : 0);
     tensors[node.outputs[0]] = last;
   }
-  return te::Workload(kernel_name(graph, kernel), inputs, {last}, constants);
+  return te::Workload(kernel_name(graph, kernel, winograd), inputs, {last}, constants);
 }
 
-std::string kernel_name(const Graph& graph, const Kernel& kernel) {
+std::string kernel_name(const Graph& graph, const Kernel& kernel, bool winograd) {
   const Value& out = graph.value(kernel.output);
   std::string name = kernel.label + "_";
+  if (winograd) {
+    name += "winograd" + std::to_string(kernel_winograd_tile(graph, kernel)) + "_";
+  }
   for (size_t d = 0; d < out.shape.size(); ++d) {
     name += (d ? "x" : "") + std::to_string(out.shape[d]);
   }
@@ -188,9 +197,26 @@ std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition) 
       continue;
     }
     by_key[w.key()] = tasks.size();
-    tasks.push_back(Task{w, {i}});
+    tasks.push_back(Task{w, {i}, {}});
+    if (kernel_winograd_tile(graph, partition.kernels[i]) > 0) {
+      tasks.back().alternatives.push_back(kernel_workload(graph, partition.kernels[i], true));
+    }
   }
   return tasks;
+}
+
+const te::Workload& fastest_form(const Task& task,
+                                 const std::function<double(const te::Workload&)>& best_seconds) {
+  const te::Workload* chosen = &task.workload;
+  double fastest = best_seconds(task.workload);
+  for (const te::Workload& w : task.alternatives) {
+    const double s = best_seconds(w);
+    if (s > 0 && (fastest <= 0 || s < fastest)) {
+      chosen = &w;
+      fastest = s;
+    }
+  }
+  return *chosen;
 }
 
 }  // namespace tensortune::graph

@@ -71,6 +71,38 @@ TEST(ModelCli, TuneCompileAndRunAModel) {
       << table.out;
 }
 
+TEST(ModelCli, WithWinogradBothFormsOfA3x3ConvAreTunedAndTheModelStillMatches) {
+  if (!graph::onnx_available())
+    GTEST_SKIP() << "built without ONNX";
+  std::string db = temp_path("winograd.db");
+  std::string dir = temp_path("cnn_winograd");
+  std::string out = temp_path("cnn_winograd_out");
+  CliResult t = run_cli("tune-model " + model("cnn.onnx") +
+                        " --target native --winograd --trials 48 --batch 4 --db " + db + " --json");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const support::Json tasks = support::Json::parse(t.out).at("tasks");
+  EXPECT_GT(tasks.size(), 8u);  // the 8 kernels, and the Winograd forms of the 3x3 convs
+  int64_t winograd_trials = 0;
+  for (const support::Json& task : tasks.as_array()) {
+    if (task.at("workload").as_string().find("_winograd") != std::string::npos)
+      winograd_trials += task.at("trials").as_int();
+  }
+  EXPECT_GT(winograd_trials, 0) << t.out;
+  // compile-model builds the faster form of each layer; either way the model computes the same.
+  ASSERT_EQ(run_cli("compile-model " + model("cnn.onnx") + " --target native --db " + db +
+                    " --out " + dir)
+                .exit_code,
+            0);
+  CliResult r = run_cli("run-model " + dir + " --input x=" + model("cnn.input.0.npy") +
+                        " --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<float> got = graph::read_npy(out + "/y.npy").to_floats();
+  std::vector<float> want = graph::read_npy(model("cnn.output.0.npy")).to_floats();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+}
+
 TEST(ModelCli, ModelMistakesAreClearErrors) {
   if (!graph::onnx_available())
     GTEST_SKIP() << "built without ONNX";

@@ -148,6 +148,9 @@ class Compiler {
 
   /// Warnings about records that no longer apply, one per record, in the order they were met.
   const std::vector<std::string>& warnings() const { return warnings_; }
+  /// The median seconds of `workload`'s fastest Ok record on identity(), 0 when it has none (or
+  /// there is no database). Unlike lookup(), it notes nothing for untuned().
+  double stored_best_seconds(const te::Workload& workload) const;
   /// The names of the workloads looked up that had no usable record of their own (adapted or
   /// default), each once, in the order they were first looked up.
   std::vector<std::string> untuned() const;

@@ -7,6 +7,7 @@
 #include "tensortune/graph/graph.h"
 #include "tensortune/te/workload.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,20 +47,34 @@ Partition partition(const Graph& graph);
 /// The kernel as a workload: placeholders for its inputs (in Kernel::inputs order), the
 /// nodes' tensor expressions, one output. Named "LABEL_SHAPE_DTYPE", e.g.
 /// "conv_add_relu_1x8x16x16_float32", so equal layers share a key. Inputs that are graph
-/// constants (weights) are the workload's constants, so their layout rewrites run once.
-te::Workload kernel_workload(const Graph& graph, const Kernel& kernel);
+/// constants (weights) are the workload's constants, so their layout rewrites run once. With
+/// `winograd` (only for a kernel with a Winograd form, kernel_winograd_tile() > 0) its anchor
+/// conv is computed by Winograd's minimal filtering, named "LABEL_winogradM_SHAPE_DTYPE".
+te::Workload kernel_workload(const Graph& graph, const Kernel& kernel, bool winograd = false);
 
 /// The name kernel_workload gives the kernel ("LABEL_SHAPE_DTYPE"), without building it.
-std::string kernel_name(const Graph& graph, const Kernel& kernel);
+std::string kernel_name(const Graph& graph, const Kernel& kernel, bool winograd = false);
+
+/// The tile m of the Winograd form F(m x m, 3 x 3) of the kernel's anchor, or 0 when it has none
+/// (only float32 3x3 convolutions of stride 1 have one).
+int64_t kernel_winograd_tile(const Graph& graph, const Kernel& kernel);
 
 /// A unique workload of a model and how often it occurs: the unit of tuning.
 struct Task {
   te::Workload workload;
   /// The kernels (indices into Partition::kernels) with this workload key, in order.
   std::vector<size_t> kernels;
+  /// Other workloads computing the same kernels (the Winograd form of a 3x3 stride-1 conv):
+  /// tuned beside `workload`, and compile-model builds whichever has the faster stored best.
+  std::vector<te::Workload> alternatives;
   /// How often the workload runs in the model: the task scheduler's weight.
   int weight() const { return static_cast<int>(kernels.size()); }
 };
+
+/// The form of `task` to build: the alternative whose stored best (`best_seconds`, 0 = none) is
+/// the fastest, when it beats the workload's (a stored best beats none), else the workload.
+const te::Workload& fastest_form(const Task& task,
+                                 const std::function<double(const te::Workload&)>& best_seconds);
 
 /// The unique workloads among `partition`'s kernels, in first-occurrence order. Everything that
 /// builds one function per unique kernel (Executable, export_model) goes through it.

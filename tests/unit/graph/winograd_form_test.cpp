@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Winograd form of a model's 3x3 stride-1 convolutions: offered as an alternative task,
+// built when its stored best is the faster one, and computing what the direct form computes.
+#include "common/temp_dir.h"
+#include "graph_builder.h"
+#include "tensortune/database/database.h"
+#include "tensortune/driver/compile.h"
+#include "tensortune/graph/executor.h"
+#include "tensortune/graph/partition.h"
+#include "tensortune/schedule/serialize.h"
+#include "tensortune/target/target.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tensortune::graph {
+namespace {
+
+using testing::Builder;
+using testing::ints_attr;
+
+/// x -> conv 3x3 pad 1 with bias -> relu -> conv 3x3 stride 2 pad 1 -> y: only the first conv
+/// has a Winograd form.
+Builder two_convs(int64_t hw) {
+  Builder b;
+  b.input("x", {1, 4, hw, hw});
+  b.constant("w1", {8, 4, 3, 3}, 0.2);
+  b.constant("b1", {8}, 0.1);
+  b.constant("w2", {4, 8, 3, 3}, 0.2, 0.0, 9);
+  b.node("Conv", {"x", "w1", "b1"}, "c1", {1, 8, hw, hw}, {{"pads", ints_attr({1, 1, 1, 1})}});
+  b.node("Relu", {"c1"}, "r1", {1, 8, hw, hw});
+  const int64_t half = (hw - 1) / 2 + 1;
+  b.output(b.node("Conv", {"r1", "w2"}, "y", {1, 4, half, half},
+                  {{"pads", ints_attr({1, 1, 1, 1})}, {"strides", ints_attr({2, 2})}}));
+  return b;
+}
+
+/// Stores a record of `w`'s default schedule taking `seconds`.
+void store_record(database::Database& db,
+                  const driver::Compiler& compiler,
+                  const te::Workload& w,
+                  double seconds) {
+  database::WorkloadInfo info;
+  info.key = w.key();
+  info.name = w.name();
+  info.canonical_text = w.canonical_text();
+  info.flop_count = w.flop_count();
+  db.put_workload(info);
+  database::Record r;
+  r.workload_key = w.key();
+  r.target = compiler.identity();
+  r.schedule = schedule::to_json(schedule::Schedule{w.key(), {}}).dump();
+  r.knobs = "{}";
+  r.repeats = {seconds};
+  r.median_seconds = seconds;
+  r.timestamp = 1700000000;
+  db.add_records({r});
+}
+
+TEST(WinogradForm, ThreeByThreeStrideOneConvsHaveAWinogradAlternative) {
+  for (int64_t hw : {6, 16}) {
+    SCOPED_TRACE(hw);
+    Builder b = two_convs(hw);
+    std::vector<Task> tasks = extract_tasks(b.g, partition(b.g));
+    ASSERT_EQ(tasks.size(), 2u);
+    ASSERT_EQ(tasks[0].alternatives.size(), 1u);
+    // F(4x4, 3x3) from 8 wide up, F(2x2, 3x3) below.
+    const std::string hws = std::to_string(hw);
+    EXPECT_EQ(tasks[0].alternatives[0].name(), "conv_relu_winograd" +
+                                                   std::string(hw >= 8 ? "4" : "2") + "_1x8x" +
+                                                   hws + "x" + hws + "_float32");
+    EXPECT_TRUE(tasks[1].alternatives.empty()) << "a stride-2 conv has no Winograd form";
+  }
+}
+
+TEST(WinogradForm, TheFormWithTheFasterStoredBestIsBuiltAndComputesTheSame) {
+  Builder b = two_convs(16);
+  std::vector<Task> tasks = extract_tasks(b.g, partition(b.g));
+  ASSERT_EQ(tasks.at(0).alternatives.size(), 1u);
+  const te::Workload& direct = tasks[0].workload;
+  const te::Workload& winograd = tasks[0].alternatives[0];
+  const std::vector<float> x = testing::wave(4 * 16 * 16);
+  driver::Compiler untuned(nullptr, target::Target::parse("llvm"));
+  Executable plain = Executable::build(b.g, untuned);
+  EXPECT_EQ(plain.run_plan().calls.at(0).workload, direct.name()) << "no record: direct";
+  const std::vector<float> want = plain.run({x}).at(0);
+
+  tensortune::test::TempDir dir("tt_winograd_form");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  driver::Compiler compiler(&db, target::Target::parse("llvm"));
+  store_record(db, compiler, winograd, 5e-4);
+  Executable wino = Executable::build(b.g, compiler);
+  EXPECT_EQ(wino.run_plan().calls.at(0).workload, winograd.name()) << "only Winograd is tuned";
+  EXPECT_EQ(wino.run_plan().calls.at(1).workload, tasks[1].workload.name());
+  const std::vector<float> got = wino.run({x}).at(0);
+  ASSERT_EQ(got.size(), want.size());
+  float scale = 0;
+  for (float v : want)
+    scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-5 * scale) << i;
+
+  store_record(db, compiler, direct, 1e-3);
+  EXPECT_EQ(Executable::build(b.g, compiler).run_plan().calls.at(0).workload, winograd.name())
+      << "Winograd's best is the faster";
+  store_record(db, compiler, direct, 1e-4);
+  EXPECT_EQ(Executable::build(b.g, compiler).run_plan().calls.at(0).workload, direct.name())
+      << "now the direct form's best is the faster";
+}
+
+}  // namespace
+}  // namespace tensortune::graph
