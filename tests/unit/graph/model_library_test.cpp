@@ -4,6 +4,7 @@
 // clear errors.
 #include "tensortune/graph/model_library.h"
 
+#include "common/db_records.h"
 #include "common/temp_dir.h"
 #include "graph_builder.h"
 #include "tensortune/schedule/serialize.h"
@@ -150,25 +151,10 @@ TEST(ModelLibrary, WeightsInAKernelsOwnLayoutArePreparedWhenTheModelIsCompiled) 
       weight = w.inputs()[i].name();
   }
   ASSERT_FALSE(weight.empty()) << w.canonical_text();
-  database::WorkloadInfo info;
-  info.key = w.key();
-  info.name = w.name();
-  info.canonical_text = w.canonical_text();
-  info.flop_count = w.flop_count();
-  db.put_workload(info);
-  database::Record r;
-  r.workload_key = w.key();
-  r.target = compiler.identity();
-  r.schedule =
-      schedule::to_json(
-          schedule::Schedule{w.key(),
-                             {schedule::CacheRead{weight, ir::MemoryScope::Local, {}, {{0, 4}}}}})
-          .dump();
-  r.knobs = "{}";
-  r.repeats = {1e-3};
-  r.median_seconds = 1e-3;
-  r.timestamp = 1700000000;
-  db.add_records({r});
+  tensortune::test::register_workload(db, w);
+  db.add_records({tensortune::test::record(
+      w, compiler.identity(), {schedule::CacheRead{weight, ir::MemoryScope::Local, {}, {{0, 4}}}},
+      1e-3)});
 
   ExportedModel m = export_model(g, compiler, dir.file("m"));
   ASSERT_EQ(m.functions.at(0).func.prepacked.size(), 1u);

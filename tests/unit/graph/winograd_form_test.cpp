@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Winograd form of a model's 3x3 stride-1 convolutions: offered as an alternative task,
 // built when its stored best is the faster one, and computing what the direct form computes.
+#include "common/db_records.h"
 #include "common/temp_dir.h"
 #include "graph_builder.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/graph/executor.h"
 #include "tensortune/graph/partition.h"
-#include "tensortune/schedule/serialize.h"
 #include "tensortune/target/target.h"
 
 #include <gtest/gtest.h>
@@ -42,21 +42,8 @@ void store_record(database::Database& db,
                   const driver::Compiler& compiler,
                   const te::Workload& w,
                   double seconds) {
-  database::WorkloadInfo info;
-  info.key = w.key();
-  info.name = w.name();
-  info.canonical_text = w.canonical_text();
-  info.flop_count = w.flop_count();
-  db.put_workload(info);
-  database::Record r;
-  r.workload_key = w.key();
-  r.target = compiler.identity();
-  r.schedule = schedule::to_json(schedule::Schedule{w.key(), {}}).dump();
-  r.knobs = "{}";
-  r.repeats = {seconds};
-  r.median_seconds = seconds;
-  r.timestamp = 1700000000;
-  db.add_records({r});
+  tensortune::test::register_workload(db, w);
+  db.add_records({tensortune::test::record(w, compiler.identity(), {}, seconds)});
 }
 
 TEST(WinogradForm, ThreeByThreeStrideOneConvsHaveAWinogradAlternative) {
