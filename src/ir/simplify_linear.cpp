@@ -255,13 +255,17 @@ Expr Simplifier::mul(const Expr& a, const Expr& b) {
     }
     return compare_expr(b, a) < 0 ? Mul::make(b, a) : Mul::make(a, b);
   }
-  auto is_float_const = [](const Expr& e, double v) {
-    return e.as<FloatImm>() != nullptr && e.as<FloatImm>()->value == v;
+  // x * 1 is x, exactly, also for floats and for a vector times a broadcast one (the unit
+  // coefficients of an unrolled, vectorized transform); x * 0 is not 0 for a float (NaN * 0).
+  auto is_one = [](const Expr& e) {
+    const auto* bc = e.as<Broadcast>();
+    const Expr& s = bc != nullptr ? bc->value : e;
+    return is_const_int(s, 1) || (s.as<FloatImm>() != nullptr && s.as<FloatImm>()->value == 1.0);
   };
-  if (is_const_int(b, 1) || is_float_const(b, 1.0)) {
+  if (is_one(b)) {
     return a;
   }
-  if (is_const_int(a, 1) || is_float_const(a, 1.0)) {
+  if (is_one(a)) {
     return b;
   }
   if (!t.is_float() && (is_const_int(a, 0) || is_const_int(b, 0))) {

@@ -182,6 +182,13 @@ TEST_F(SimplifyTest, FoldsRampAndBroadcastArithmetic) {
   EXPECT_EQ(simp(Ramp::make(x, 8, 4) / Broadcast::make(4, 4)), "ramp((x/4), 2, 4)");
   EXPECT_EQ(simp(Ramp::make(k, 1, 4) < Broadcast::make(67, 4), ranges), "x4(true)");
   EXPECT_EQ(simp(Ramp::make(k, 1, 4) < Broadcast::make(64, 4), ranges), "(ramp(k, 1, 4) < x4(64))");
+  // A vector times a broadcast one is the vector, exactly (a Winograd transform's unit
+  // coefficients once its small loops are unrolled and the rest vectorized); times zero it stays,
+  // since NaN * 0 is NaN.
+  Var v("v", DataType::float32().with_lanes(4));
+  EXPECT_EQ(simp(v * Broadcast::make(f32(1), 4)), "v");
+  EXPECT_EQ(simp(Broadcast::make(f32(1), 4) * v), "v");
+  EXPECT_EQ(simp(v * Broadcast::make(f32(0), 4)), "(v*x4(0f))");
 }
 
 TEST(ConstBound, UsesIntervalArithmetic) {
