@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 namespace tensortune::search {
 
@@ -56,6 +58,27 @@ TaskScheduler::TaskScheduler(std::vector<double> weights,
   }
 }
 
+void TaskScheduler::set_groups(std::vector<int> groups) {
+  TT_CHECK(groups.size() == tasks_.size())
+      << "task scheduler: " << groups.size() << " groups for " << tasks_.size() << " tasks";
+  for (size_t i = 0; i < groups.size(); ++i)
+    tasks_[i].group = groups[i];
+}
+
+double TaskScheduler::group_best(size_t i) const {
+  auto best_of = [&](const Task& t) {
+    return t.best_history.empty() ? kInf : t.best_history.back();
+  };
+  double best = best_of(tasks_[i]);
+  if (tasks_[i].group < 0)
+    return best;
+  for (const Task& t : tasks_) {
+    if (t.group == tasks_[i].group && has_time(best_of(t)))
+      best = has_time(best) ? std::min(best, best_of(t)) : best_of(t);
+  }
+  return best;
+}
+
 void TaskScheduler::report(int task, double best_seconds) {
   Task& t = tasks_.at(static_cast<size_t>(task));
   t.rounds += 1;
@@ -68,11 +91,21 @@ void TaskScheduler::finish(int task) {
 
 double TaskScheduler::total_latency() const {
   double total = 0;
+  std::map<int, std::pair<double, double>> groups;  // group -> (fastest, its weight)
   for (const Task& t : tasks_) {
-    if (!t.best_history.empty() && has_time(t.best_history.back())) {
-      total += t.weight * t.best_history.back();
+    if (t.best_history.empty() || !has_time(t.best_history.back()))
+      continue;
+    const double best = t.best_history.back();
+    if (t.group < 0) {
+      total += t.weight * best;
+      continue;
     }
+    auto [it, fresh] = groups.emplace(t.group, std::make_pair(best, t.weight));
+    if (!fresh && best < it->second.first)
+      it->second = {best, t.weight};
   }
+  for (const auto& [group, fastest] : groups)
+    total += fastest.second * fastest.first;
   return total;
 }
 
@@ -101,6 +134,11 @@ double TaskScheduler::gradient(size_t i) const {
   }
   if (best_rate > 0 && t.flops > 0)
     reachable = std::min(reachable, options_.beta * t.flops / best_rate);
+  const double fastest = group_best(i);
+  if (fastest < best) {
+    // A slower form of its group: only beating the group's fastest would cut the latency.
+    return t.weight * (1 - options_.alpha) * std::min(0.0, reachable - fastest);
+  }
   const double forward = reachable - best;
   return t.weight * (options_.alpha * backward + (1 - options_.alpha) * forward);
 }

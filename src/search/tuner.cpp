@@ -247,6 +247,10 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
   TaskSchedulerOptions sched = options.scheduler;
   sched.seed = options.seed;
   TaskScheduler scheduler(weights, flops, ops, sched);
+  std::vector<int> groups;
+  for (const TuneTask& t : tasks)
+    groups.push_back(t.group);
+  scheduler.set_groups(groups);
   // A task resumed with a best from the database has had its warm-up round: the gradient rule
   // picks among the resumed tasks at once, instead of giving each one another round first.
   for (size_t i = 0; i < states.size(); ++i) {

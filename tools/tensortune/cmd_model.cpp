@@ -101,7 +101,8 @@ int run_tune_model(const std::vector<std::string>& in_args) {
       std::string op = w->name();
       op = op.substr(0, op.rfind('_'));
       op = op.substr(0, op.rfind('_'));
-      tasks.push_back(search::TuneTask{*w, "", op, static_cast<double>(t.weight())});
+      const int group = forms.size() > 1 ? static_cast<int>(m) : -1;
+      tasks.push_back(search::TuneTask{*w, "", op, static_cast<double>(t.weight()), group});
       form_of.push_back(m);
     }
   }

@@ -42,13 +42,18 @@ class TaskScheduler {
   /// The task that gets the next round, or -1 when every task is finished. Every live task gets
   /// one round before the gradient rule starts.
   int next();
+  /// Tasks with the same group id (>= 0) compute the same thing in different forms (a conv
+  /// layer, directly and by Winograd): the model runs the group's fastest, so the total latency
+  /// counts only that one, and a round on a slower form is worth only what would beat it.
+  /// -1 (the default) puts a task in a group of its own.
+  void set_groups(std::vector<int> groups);
   /// Records a finished round of `task`: its best time so far (0 or inf = none yet).
   void report(int task, double best_seconds);
   /// Takes `task` out of the rotation (its space is exhausted or it stopped improving).
   void finish(int task);
   bool finished(int task) const { return tasks_[static_cast<size_t>(task)].finished; }
 
-  /// Sum of weight × best time over the tasks that have one.
+  /// Sum of weight × best time over the tasks that have one (per group: its fastest task).
   double total_latency() const;
   /// The gradients the last next() compared (for logs and tests; empty before the rule starts).
   const std::vector<double>& last_gradients() const { return last_gradients_; }
@@ -58,11 +63,14 @@ class TaskScheduler {
   struct Task {
     double weight = 1, flops = 0;
     std::string op;
+    int group = -1;
     int rounds = 0;
     bool finished = false;
     std::vector<double> best_history;  ///< best seconds after each round (inf = none)
   };
   double gradient(size_t i) const;
+  /// The fastest best time among the tasks of task i's group (its own when ungrouped).
+  double group_best(size_t i) const;
 
   std::vector<Task> tasks_;
   TaskSchedulerOptions options_;

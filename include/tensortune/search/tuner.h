@@ -39,6 +39,9 @@ struct TuneTask {
   std::string op;
   /// How often the workload runs in the model (the task scheduler's weight).
   double weight = 1.0;
+  /// Tasks with the same group (>= 0) are forms of one computation (a conv layer, directly and
+  /// by Winograd): the scheduler counts only the group's fastest (TaskScheduler::set_groups).
+  int group = -1;
 
   /// The task of a workload spec ("matmul:M=64,N=64,K=64"): the workload, its canonical spec and
   /// its operator name. Throws UserError on a malformed spec.
