@@ -126,6 +126,19 @@ double parallel_prior(int64_t extent, int64_t cores);
 /// an auto-unroll `budget` for a register tile loop nest of `body` iterations around the vector.
 double unroll_prior(int64_t budget, int64_t body);
 
+/// The widest useful vector over an axis of `extent`: the widest of vector_choices(extent), at
+/// most `lanes`.
+int64_t vector_reach(int64_t extent, int64_t lanes);
+/// The prior of a nest vectorized over its last loop (the generic and transform rules):
+/// vector_prior(length, reach), times, when `parallel` >= 0, the parallel_prior of fusing its
+/// first `parallel` loops, whose extents are `extents` (outermost first; the last one divided by
+/// the vector length). `parallel` < 0: the nest runs inside another one's parallel loop.
+double vector_nest_prior(const std::vector<int64_t>& extents,
+                         int64_t length,
+                         int64_t reach,
+                         int64_t parallel,
+                         int64_t cores);
+
 /// The steps a sketch emits are grouped by phase: cache stages first (cache_write, then
 /// cache_read), then inlining, then the loop steps of each stage, consumers before producers.
 enum class Phase : uint8_t { CacheWrite, CacheRead, Inline, Loops };

@@ -7,8 +7,6 @@
 #include "split_factors.h"
 #include "tensortune/support/error.h"
 
-#include <algorithm>
-
 namespace tensortune::search::detail {
 
 StagePlan::~StagePlan() = default;
@@ -53,6 +51,7 @@ class GenericPlan final : public StagePlan {
     if (!data_.empty()) {
       vector_ = knobs.add_values(stage_ + ".vector", KnobKind::VectorLength,
                                  vector_choices(stage.data_axes.back().extent));
+      reach_ = vector_reach(stage.data_axes.back().extent, cpu_.lanes);
       std::vector<int64_t> counts;
       for (size_t p = 0; p <= data_.size(); ++p) {
         counts.push_back(static_cast<int64_t>(p));
@@ -106,19 +105,8 @@ class GenericPlan final : public StagePlan {
     if (data_.empty()) {
       return 1.0;
     }
-    const std::vector<int64_t> lengths = vector_choices(extents_.back());
-    const int64_t reach = std::min(cpu_.lanes, *std::max_element(lengths.begin(), lengths.end()));
-    double p = vector_prior(vector_length(v), reach);
-    if (!attached(v)) {
-      std::vector<int64_t> outer = extents_;
-      outer.back() = (outer.back() + vector_length(v) - 1) / vector_length(v);
-      int64_t extent = 1;
-      for (int64_t k = 0; k < parallel_count(v); ++k) {
-        extent *= outer[static_cast<size_t>(k)];
-      }
-      p *= parallel_prior(extent, cpu_.cores);
-    }
-    return p;
+    return vector_nest_prior(extents_, vector_length(v), reach_,
+                             attached(v) ? -1 : parallel_count(v), cpu_.cores);
   }
 
   int num_attach_points() const override { return static_cast<int>(data_.size()); }
@@ -150,6 +138,7 @@ class GenericPlan final : public StagePlan {
   CpuShape cpu_;
   std::vector<std::string> data_, reduce_;
   std::vector<int64_t> extents_;  ///< of the data axes
+  int64_t reach_ = 1;             ///< the widest useful vector over the last one
   KnobSlot vector_{-1, {1}}, parallel_{-1, {0}}, unroll_{-1, {0}}, at_{-1, {0}};
 };
 

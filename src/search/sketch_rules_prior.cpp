@@ -4,6 +4,7 @@
 // without spilling, an unroll budget that covers it, a parallel loop with work for every core).
 // The plans multiply the factors that apply to their knobs.
 #include "sketch_rules.h"
+#include "split_factors.h"
 
 #include <algorithm>
 
@@ -52,6 +53,27 @@ double parallel_prior(int64_t extent, int64_t cores) {
 double unroll_prior(int64_t budget, int64_t body) {
   // Without unrolling, the accumulators of the register tile stay an indexed array in memory.
   return body <= 1 || budget >= body ? 1.0 : 0.4;
+}
+
+int64_t vector_reach(int64_t extent, int64_t lanes) {
+  const std::vector<int64_t> lengths = vector_choices(extent);
+  return std::min(lanes, *std::max_element(lengths.begin(), lengths.end()));
+}
+
+double vector_nest_prior(const std::vector<int64_t>& extents,
+                         int64_t length,
+                         int64_t reach,
+                         int64_t parallel,
+                         int64_t cores) {
+  double p = vector_prior(length, reach);
+  if (parallel >= 0) {
+    int64_t extent = 1;
+    for (size_t d = 0; d < extents.size() && static_cast<int64_t>(d) < parallel; ++d) {
+      extent *= d + 1 == extents.size() ? (extents[d] + length - 1) / length : extents[d];
+    }
+    p *= parallel_prior(extent, cores);
+  }
+  return p;
 }
 
 }  // namespace tensortune::search::detail

@@ -6,8 +6,6 @@
 #include "sketch_rules.h"
 #include "split_factors.h"
 
-#include <algorithm>
-
 namespace tensortune::search::detail {
 namespace {
 
@@ -24,9 +22,9 @@ class TransformPlan final : public StagePlan {
     for (const schedule::Iter& it : stage.reduce_axes) {
       small_.push_back(it.name);
     }
-    const std::vector<int64_t> lengths = vector_choices(large_extents_.back());
-    reach_ = std::min(cpu_.lanes, *std::max_element(lengths.begin(), lengths.end()));
-    vector_ = knobs.add_values(stage_ + ".vector", KnobKind::VectorLength, lengths);
+    vector_ = knobs.add_values(stage_ + ".vector", KnobKind::VectorLength,
+                               vector_choices(large_extents_.back()));
+    reach_ = vector_reach(large_extents_.back(), cpu_.lanes);
     std::vector<int64_t> counts;
     for (size_t p = 0; p <= large_.size(); ++p) {
       counts.push_back(static_cast<int64_t>(p));
@@ -61,14 +59,7 @@ class TransformPlan final : public StagePlan {
   }
 
   double prior(const Values& v) const override {
-    const int64_t lanes = vector_.one(v);
-    int64_t extent = 1;
-    for (int64_t k = 0; k < parallel_.one(v); ++k) {
-      const auto d = static_cast<size_t>(k);
-      extent *= d + 1 == large_extents_.size() ? (large_extents_[d] + lanes - 1) / lanes
-                                               : large_extents_[d];
-    }
-    return vector_prior(lanes, reach_) * parallel_prior(extent, cpu_.cores);
+    return vector_nest_prior(large_extents_, vector_.one(v), reach_, parallel_.one(v), cpu_.cores);
   }
 
  private:
