@@ -154,8 +154,11 @@ RunPlan make_run_plan(const Graph& graph,
                       const Partition& partition,
                       const MemoryPlan& memory,
                       const std::vector<std::string>& function_names,
+                      const std::vector<std::string>& workload_names,
                       const std::vector<KernelPrepack>& prepacks) {
-  TT_CHECK(function_names.size() == partition.kernels.size()) << "one function per kernel";
+  TT_CHECK(function_names.size() == partition.kernels.size() &&
+           workload_names.size() == partition.kernels.size())
+      << "one function and workload name per kernel";
   TT_CHECK(prepacks.empty() || prepacks.size() == partition.kernels.size())
       << "one prepack per kernel";
   RunPlan plan;
@@ -201,7 +204,7 @@ RunPlan make_run_plan(const Graph& graph,
     const Kernel& kernel = partition.kernels[k];
     PlanCall call;
     call.function = function_names[k];
-    call.workload = kernel_name(graph, kernel);
+    call.workload = workload_names[k];
     for (const std::string& in : kernel.inputs)
       call.args.push_back(arg_of(in));
     call.args.push_back(arg_of(kernel.output));
@@ -220,37 +223,44 @@ RunPlan make_run_plan(const Graph& graph,
   return plan;
 }
 
+std::vector<Task> built_tasks(const Graph& graph,
+                              const Partition& partition,
+                              const driver::Compiler& compiler) {
+  std::vector<Task> tasks = extract_tasks(graph, partition);
+  const auto stored = [&](const te::Workload& w) {
+    return compiler.stored_best_seconds(w);
+  };
+  for (Task& t : tasks)
+    t.workload = fastest_form(t, stored);
+  return tasks;
+}
+
 Executable Executable::build(Graph graph, driver::Compiler& compiler) {
   graph.validate();
   Executable e;
   e.graph_ = std::move(graph);
   e.partition_ = graph::partition(e.graph_);
   const std::vector<Kernel>& kernels = e.partition_.kernels;
-  std::vector<Task> tasks = extract_tasks(e.graph_, e.partition_);
+  std::vector<Task> tasks = built_tasks(e.graph_, e.partition_, compiler);
   std::vector<driver::Compiled> compiled;  // one per task
   std::vector<size_t> task_of(kernels.size());
-  const auto stored = [&](const te::Workload& w) {
-    return compiler.stored_best_seconds(w);
-  };
   for (size_t t = 0; t < tasks.size(); ++t) {
-    tasks[t].workload = fastest_form(tasks[t], stored);
     compiled.push_back(compiler.compile(tasks[t].workload));
     for (size_t k : tasks[t].kernels)
       task_of[k] = t;
   }
-  std::vector<std::string> names;
+  std::vector<std::string> names, workloads;
   std::vector<KernelPrepack> prepacks;
   for (size_t k = 0; k < kernels.size(); ++k) {
     const driver::Compiled& c = compiled[task_of[k]];
     e.kernels_.push_back(BuiltKernel{kernels[k], tasks[task_of[k]].workload, c});
     e.functions_.push_back(c.artifact.function());
     names.push_back(c.func.name);
+    workloads.push_back(tasks[task_of[k]].workload.name());
     prepacks.push_back(prepack_of(c.func, c.artifact.prepare_function()));
   }
   e.memory_ = plan_memory(e.graph_, e.partition_);
-  e.plan_ = make_run_plan(e.graph_, e.partition_, e.memory_, names, prepacks);
-  for (size_t k = 0; k < kernels.size(); ++k)
-    e.plan_.calls[k].workload = e.kernels_[k].workload.name();  // the form built
+  e.plan_ = make_run_plan(e.graph_, e.partition_, e.memory_, names, workloads, prepacks);
   e.arena_.resize(static_cast<size_t>(e.memory_.arena_bytes));
   return e;
 }

@@ -119,14 +119,11 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
   Partition partition = graph::partition(graph);
   std::vector<driver::ExportItem> items;
   std::vector<size_t> item_of(partition.kernels.size());  // the function each kernel calls
-  const auto stored = [&](const te::Workload& w) {
-    return compiler.stored_best_seconds(w);
-  };
-  for (const Task& task : extract_tasks(graph, partition)) {
+  for (const Task& task : built_tasks(graph, partition, compiler)) {
     for (size_t k : task.kernels)
       item_of[k] = items.size();
-    items.push_back(driver::ExportItem{fastest_form(task, stored), "",
-                                       "kernel_" + std::to_string(items.size())});
+    items.push_back(
+        driver::ExportItem{task.workload, "", "kernel_" + std::to_string(items.size())});
   }
   ExportedModel m;
   m.dir = dir;
@@ -135,15 +132,14 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
   // kernels before the library is written: the prepacked weights get their places then, and
   // their contents once the library's prepare functions can run.
   std::vector<driver::Compiled> lowered = compiler.lower_items(items);
-  std::vector<std::string> names;
+  std::vector<std::string> names, workloads;
   std::vector<KernelPrepack> prepacks;
   for (size_t k = 0; k < partition.kernels.size(); ++k) {
     names.push_back(items[item_of[k]].name);
+    workloads.push_back(items[item_of[k]].workload.name());
     prepacks.push_back(prepack_of(lowered[item_of[k]].func, nullptr));
   }
-  m.plan = make_run_plan(graph, partition, m.memory, names, prepacks);
-  for (size_t k = 0; k < partition.kernels.size(); ++k)
-    m.plan.calls[k].workload = items[item_of[k]].workload.name();  // the form built
+  m.plan = make_run_plan(graph, partition, m.memory, names, workloads, prepacks);
   driver::ModelDecl decl = model_decl(m.plan);
   driver::ExportedLibrary lib =
       compiler.write_library(items, std::move(lowered), dir, "model", "", &decl);

@@ -86,9 +86,9 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   graph::Partition partition = graph::partition(g);
   std::vector<graph::Task> model_tasks = graph::extract_tasks(g, partition);
   // Every unique kernel is a task, and with --winograd so is its Winograd form (a 3x3 stride-1
-  // conv); form_of[i] is the model task that task i computes.
+  // conv). A task's group is the model task it computes: the scheduler and the estimate count
+  // each kernel at its fastest form (a group of one form is just that task).
   std::vector<search::TuneTask> tasks;
-  std::vector<size_t> form_of;
   for (size_t m = 0; m < model_tasks.size(); ++m) {
     const graph::Task& t = model_tasks[m];
     std::vector<const te::Workload*> forms{&t.workload};
@@ -101,9 +101,8 @@ int run_tune_model(const std::vector<std::string>& in_args) {
       std::string op = w->name();
       op = op.substr(0, op.rfind('_'));
       op = op.substr(0, op.rfind('_'));
-      const int group = forms.size() > 1 ? static_cast<int>(m) : -1;
-      tasks.push_back(search::TuneTask{*w, "", op, static_cast<double>(t.weight()), group});
-      form_of.push_back(m);
+      tasks.push_back(
+          search::TuneTask{*w, "", op, static_cast<double>(t.weight()), static_cast<int>(m)});
     }
   }
   std::cerr << fmt::format("tensortune: {} kernels, {} unique, {} tasks\n",
@@ -126,7 +125,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   auto estimate = [&]() {
     std::vector<double> fastest(model_tasks.size(), 0.0);
     for (size_t i = 0; i < tasks.size(); ++i) {
-      double& f = fastest[form_of[i]];
+      double& f = fastest[static_cast<size_t>(tasks[i].group)];
       if (best[i] > 0 && (f <= 0 || best[i] < f))
         f = best[i];
     }

@@ -47,16 +47,24 @@ struct KernelPrepack {
 KernelPrepack prepack_of(const ir::LoweredFunc& func, KernelFunction prepare);
 
 /// The run plan of a partitioned model: one call per kernel, calling `function_names[i]` for
-/// kernel i, intermediates placed by `memory`, and the constants the kernels read packed into
-/// RunPlan::weights. A kernel with prepacked buffers (`prepacks[i]`, when given) gets them in the
-/// weights too, once per distinct set of weights (appended to its call's arguments), filled here
-/// by prepack_weights when the prepare functions are given (else zero until it is called): a
-/// model's layout rewrites happen when it is compiled, never when it runs.
+/// kernel i (built from the workload named `workload_names[i]`, the form of it that was built,
+/// which profiles and errors show), intermediates placed by `memory`, and the constants the kernels
+/// read packed into RunPlan::weights. A kernel with prepacked buffers (`prepacks[i]`, when given)
+/// gets them in the weights too, once per distinct set of weights (appended to its call's
+/// arguments), filled here by prepack_weights when the prepare functions are given (else zero until
+/// it is called): a model's layout rewrites happen when it is compiled, never when it runs.
 RunPlan make_run_plan(const Graph& graph,
                       const Partition& partition,
                       const MemoryPlan& memory,
                       const std::vector<std::string>& function_names,
+                      const std::vector<std::string>& workload_names,
                       const std::vector<KernelPrepack>& prepacks = {});
+
+/// extract_tasks() with each task's workload replaced by the form to build: fastest_form() by
+/// the stored bests of `compiler`'s database (the workload itself without one).
+std::vector<Task> built_tasks(const Graph& graph,
+                              const Partition& partition,
+                              const driver::Compiler& compiler);
 
 /// Fills the prepacked buffers of a plan from make_run_plan(..., prepacks) (with or without the
 /// prepare functions) by running each kernel's prepare function (`prepacks[i].prepare`, set for

@@ -77,7 +77,8 @@ const te::Workload& fastest_form(const Task& task,
                                  const std::function<double(const te::Workload&)>& best_seconds);
 
 /// The unique workloads among `partition`'s kernels, in first-occurrence order. Everything that
-/// builds one function per unique kernel (Executable, export_model) goes through it.
+/// builds one function per unique kernel (Executable, export_model) goes through it, by way of
+/// built_tasks (executor.h), which picks each task's form.
 std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition);
 
 }  // namespace tensortune::graph
