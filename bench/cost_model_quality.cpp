@@ -2,6 +2,8 @@
 // Cost-model quality on measured records: for each database given, every record of the CPU
 // target is re-lowered for features; a seeded 75/25 split per workload trains XGBoost on one part
 // and scores the other (pairwise ranking accuracy, top-5 peak score), next to the random model.
+// The sketch rules' prior (SearchSpace::prior, which needs no training) is scored on every record
+// whose knobs still name a configuration of the space.
 // Usage: cost_model_quality DB [DB...] [--splits=10] [--rounds=N --depth=N --eta=X
 //        --min-child-weight=X --objective=rank:pairwise|reg:squarederror] (XGBoost parameters;
 //        defaults are the tuner's)
@@ -11,6 +13,8 @@
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/search/evolutionary_search.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/support/json.h"
 #include "tensortune/support/rng.h"
 #include "tensortune/te/operators.h"
 
@@ -27,6 +31,8 @@ int main(int argc, char** argv) {
   tt::cost_model::XGBoostOptions xgb;
   xgb.threads = 1;
   std::vector<tt::cost_model::Sample> samples;
+  std::vector<tt::cost_model::Sample> prior_samples;  // the records with a configuration
+  std::vector<float> priors;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     std::string v;
@@ -60,6 +66,7 @@ int main(int argc, char** argv) {
       for (const tt::database::TargetKey& key : db.targets()) {
         const tt::target::Target target = tt::codegen::resolve_host(tt::target::Target::parse(key.target));
         const std::vector<tt::database::Record> records = db.history(w.key, key);
+        const tt::search::SearchSpace space = tt::search::SearchSpace::generate(workload, target);
         double best = 0;
         for (const auto& r : records) best = std::max(best, r.ok() ? 1 / r.median_seconds : 0.0);
         for (const auto& r : records) {
@@ -67,6 +74,15 @@ int main(int argc, char** argv) {
           if (!f || best <= 0) continue;
           samples.push_back({arg + "|" + w.key, std::move(*f),
                              r.ok() ? static_cast<float>(1 / r.median_seconds / best) : 0.0f});
+          std::optional<tt::search::Config> config;
+          try {
+            config = space.from_json(tt::support::Json::parse(r.knobs));
+          } catch (const std::exception&) {  // knobs of an older space
+          }
+          if (config) {
+            prior_samples.push_back(samples.back());
+            priors.push_back(static_cast<float>(space.prior(*config)));
+          }
         }
       }
     }
@@ -100,5 +116,10 @@ int main(int argc, char** argv) {
   };
   std::cout << fmt::format("  xgb:    pairwise accuracy {:.3f}  top-5 score {:.3f}  (medians)\n", median(acc), median(top5));
   std::cout << fmt::format("  random: pairwise accuracy {:.3f}  top-5 score {:.3f}\n", median(racc), median(rtop5));
+  if (!prior_samples.empty()) {
+    std::cout << fmt::format("  prior:  pairwise accuracy {:.3f}  top-5 score {:.3f}  (all {} records with knobs of this space)\n",
+                             tt::cost_model::pairwise_accuracy(prior_samples, priors),
+                             tt::cost_model::top_k_score(prior_samples, priors, 5), prior_samples.size());
+  }
   return 0;
 }
