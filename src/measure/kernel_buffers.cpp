@@ -211,8 +211,11 @@ std::vector<std::string> KernelBuffers::output_bytes() const {
 
 void KernelBuffers::flush_caches() const {
   for (size_t p = 0; p < pointers_.size(); ++p) {
-    if (p == signature_.num_inputs) {
-      continue;  // the first output stays, as TVM's cache flush does
+    if (p == 0 || (p >= signature_.num_inputs && p < signature_.params.size())) {
+      // The first input and the outputs stay: in a model the first input is the activation the
+      // previous kernel just wrote and the outputs are arena memory used a few kernels ago, while
+      // the weights (the other inputs, and their prepacked copies) come cold from memory.
+      continue;
     }
     const char* data = static_cast<const char*>(pointers_[p]);
     size_t num_params = signature_.params.size();

@@ -75,7 +75,9 @@ void check_options(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
   TT_USER_CHECK(o.early_stop >= 0) << "tune: --early-stop must be >= 0";
 }
 
-support::Json options_json(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
+support::Json options_json(const std::vector<TuneTask>& tasks,
+                           const TuneOptions& o,
+                           const measure::MeasurerOptions& m) {
   support::Json j = support::Json::object();
   j["tuner"] = tuner_name(o.tuner);
   j["trials"] = o.trials;
@@ -86,6 +88,8 @@ support::Json options_json(const std::vector<TuneTask>& tasks, const TuneOptions
   j["scheduler"] = policy_name(o.scheduler.policy);
   j["model"] = o.random_model ? "random" : "xgb";
   j["prior"] = o.prior;
+  // Times taken with cold weights are not comparable with warm ones.
+  j["cache_flush"] = m.run.timing.cache_flush;
   support::Json workloads = support::Json::array();
   for (const TuneTask& t : tasks)
     workloads.push_back(t.workload.key());
@@ -260,7 +264,7 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
   database::TuningRun run;
   run.workload_key = tasks.front().workload.key();
   run.target = target_key;
-  run.options = options_json(tasks, options).dump();
+  run.options = options_json(tasks, options, measurer.options()).dump();
   run.started = unix_now();
   out.run_id = db.start_run(run);
 

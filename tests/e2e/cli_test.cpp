@@ -41,9 +41,8 @@ std::string write_small_schedule() {
 }
 
 TEST(Cli, HelpExitsZeroForTheProgramAndEveryCommand) {
-  for (const char* args :
-       {"--help", "-h", "show --help", "bench --help", "show -h", "help bench", "db --help",
-        "db stats --help"}) {
+  for (const char* args : {"--help", "-h", "show --help", "bench --help", "show -h", "help bench",
+                           "db --help", "db stats --help"}) {
     CliResult r = run_cli(args);
     EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
     EXPECT_NE(r.out.find("usage: tensortune"), std::string::npos) << args;
@@ -105,6 +104,17 @@ TEST(Cli, BenchJsonReportsPositiveTimesAndRates) {
     EXPECT_GT(seconds.as_double(), 0);
   }
   EXPECT_DOUBLE_EQ(json.at("flop").as_double(), 2.0 * 64 * 64 * 64);
+}
+
+TEST(Cli, BenchCacheFlushTimesOneCallPerRepeat) {
+  CliResult r = run_cli(
+      "bench --workload matmul:M=64,N=64,K=64 --target native --repeat 4 --threads 1 "
+      "--cache-flush --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  support::Json json = support::Json::parse(r.out);
+  EXPECT_EQ(json.at("number").as_int(), 1);
+  EXPECT_EQ(json.at("repeats").size(), 4U);
+  EXPECT_GT(json.at("seconds").as_double(), 0);
 }
 
 TEST(Cli, BenchVerifiesAScheduleFileAgainstTheDefault) {

@@ -7,13 +7,13 @@
 #include "tensortune/support/json.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
-#include <sqlite3.h>
 #include <thread>
 
 namespace tensortune {
@@ -32,7 +32,8 @@ std::string tune_args(const std::string& db, int trials, int batch) {
 }
 
 int64_t count_records(const std::string& db) {
-  if (!std::filesystem::exists(db)) return 0;
+  if (!std::filesystem::exists(db))
+    return 0;
   try {
     return database::Database::open(db, true).count_records();
   } catch (const std::exception&) {
@@ -42,7 +43,8 @@ int64_t count_records(const std::string& db) {
 
 std::string integrity_check(const std::string& path) {
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return "open failed";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+    return "open failed";
   std::string result;
   sqlite3_exec(
       db, "PRAGMA integrity_check",
@@ -58,7 +60,8 @@ std::string integrity_check(const std::string& path) {
 /// Polls until the database holds at least `n` records (or 60 s pass).
 bool wait_for_records(const std::string& db, int64_t n) {
   for (int i = 0; i < 600; ++i) {
-    if (count_records(db) >= n) return true;
+    if (count_records(db) >= n)
+      return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -85,11 +88,30 @@ TEST(TuneCli, TunesIntoTheDatabaseAndReportsJson) {
   EXPECT_EQ(support::Json::parse(again.out).at("best").at("record_id").as_int(), best_id);
 }
 
+TEST(TuneCli, CacheFlushIsRecordedWithTheRunsOptions) {
+  const std::string db = temp_path("flush.db");
+  const e2e::CliResult r =
+      run_cli(tune_args(db, 4, 4) + " --cache-flush --timing-budget 0 --single-call-factor 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const database::Database d = database::Database::open(db, true);
+  ASSERT_EQ(d.runs().size(), 1U);
+  EXPECT_TRUE(support::Json::parse(d.runs()[0].options).at("cache_flush").as_bool());
+  for (const database::Record& record : d.all_records()) {
+    // Every one of the five repeats timed (one call each, the caches flushed before it).
+    EXPECT_EQ(record.repeats.size(), 5U);
+  }
+  const std::string warm_db = temp_path("warm.db");
+  const e2e::CliResult warm = run_cli(tune_args(warm_db, 1, 1));
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  const database::Database w = database::Database::open(warm_db, true);
+  EXPECT_FALSE(support::Json::parse(w.runs()[0].options).at("cache_flush").as_bool());
+}
+
 TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {
   const std::string db = temp_path("term.db");
-  const e2e::Background p = e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget,
-                                            "--db", db, "--trials", "100000", "--batch", "4",
-                                            "--tuner", "random", "--progress", "lines"});
+  const e2e::Background p =
+      e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db, "--trials",
+                      "100000", "--batch", "4", "--tuner", "random", "--progress", "lines"});
   ASSERT_TRUE(wait_for_records(db, 4));
   kill(p.pid, SIGTERM);
   EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
@@ -104,9 +126,9 @@ TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {
 
 TEST(TuneCli, KillNineLosesNothingCommittedAndTheRerunResumes) {
   const std::string db = temp_path("kill.db");
-  const e2e::Background p = e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget,
-                                            "--db", db, "--trials", "100000", "--batch", "4",
-                                            "--tuner", "random", "--progress", "lines"});
+  const e2e::Background p =
+      e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db, "--trials",
+                      "100000", "--batch", "4", "--tuner", "random", "--progress", "lines"});
   ASSERT_TRUE(wait_for_records(db, 8));
   const int64_t committed = count_records(db);
   kill(p.pid, SIGKILL);
@@ -120,7 +142,8 @@ TEST(TuneCli, KillNineLosesNothingCommittedAndTheRerunResumes) {
   EXPECT_EQ(support::Json::parse(r.out).at("measured").as_int(), 4);
   const database::Database d = database::Database::open(db, true);
   std::set<std::string> knobs;
-  for (const database::Record& rec : d.all_records()) knobs.insert(rec.knobs);
+  for (const database::Record& rec : d.all_records())
+    knobs.insert(rec.knobs);
   EXPECT_EQ(static_cast<int64_t>(knobs.size()), d.count_records());
 }
 
@@ -134,8 +157,10 @@ TEST(TuneCli, BadInputGetsOneLineAndANonZeroExit) {
       {"tune --workload nosuchop:M=1 --target native --db '" + db + "'", "nosuchop", 1},
       {"tune --workload 'matmul:M=0,N=4,K=4' --target native --db '" + db + "'", "M", 1},
       {"tune --workload matmul:M=4,N=4,K=4 --target 'llvm -speed=9' --db '" + db + "'", "speed", 1},
-      {"tune --workload matmul:M=4,N=4,K=4 --target native --tuner annealing --db '" + db + "'", "tuner", 2},
-      {"tune --workload matmul:M=4,N=4,K=4 --target native --trials -3 --db '" + db + "'", "trials", 2},
+      {"tune --workload matmul:M=4,N=4,K=4 --target native --tuner annealing --db '" + db + "'",
+       "tuner", 2},
+      {"tune --workload matmul:M=4,N=4,K=4 --target native --trials -3 --db '" + db + "'", "trials",
+       2},
       {"tune --target native --db '" + db + "'", "workload", 2},
   };
   for (const Case& c : cases) {
@@ -163,20 +188,24 @@ TEST(ReportCli, WritesASelfContainedPageThatChromiumRendersWithoutErrors) {
 
   const char* chromium = nullptr;
   for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
-    if (std::filesystem::exists(c)) chromium = c;
+    if (std::filesystem::exists(c))
+      chromium = c;
   }
-  if (chromium == nullptr) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
+  if (chromium == nullptr)
+    GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
   const std::string png = temp_path("report.png");
   const std::string log = temp_path("chromium.log");
-  const std::string command = std::string(chromium) +
-                              " --headless --no-sandbox --disable-gpu --hide-scrollbars "
-                              "--enable-logging=stderr --v=0 --window-size=1280,1600 --screenshot='" +
-                              png + "' 'file://" + html + "' >'" + log + "' 2>&1";
+  const std::string command =
+      std::string(chromium) +
+      " --headless --no-sandbox --disable-gpu --hide-scrollbars "
+      "--enable-logging=stderr --v=0 --window-size=1280,1600 --screenshot='" +
+      png + "' 'file://" + html + "' >'" + log + "' 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << e2e::read_text(log);
   const std::string console = e2e::read_text(log);
   EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
   EXPECT_EQ(console.find("CONSOLE"), std::string::npos) << console;
-  const std::string check = std::string("python3 '") + TT_SOURCE_DIR + "/scripts/png_stats.py' '" + png + "'";
+  const std::string check =
+      std::string("python3 '") + TT_SOURCE_DIR + "/scripts/png_stats.py' '" + png + "'";
   FILE* pipe = popen(check.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   char buffer[256] = {};
@@ -184,7 +213,7 @@ TEST(ReportCli, WritesASelfContainedPageThatChromiumRendersWithoutErrors) {
   ASSERT_EQ(pclose(pipe), 0);
   const support::Json s = support::Json::parse(std::string(buffer, n));
   EXPECT_EQ(s.at("width").as_int(), 1280);
-  EXPECT_GT(s.at("colors").as_int(), 8);        // text, axes, curves: not a blank page
+  EXPECT_GT(s.at("colors").as_int(), 8);  // text, axes, curves: not a blank page
   EXPECT_GT(s.at("non_white").as_double(), 0.01);
 }
 

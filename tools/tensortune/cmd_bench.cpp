@@ -26,7 +26,7 @@ ArgParser bench_parser() {
       "bench",
       "bench --workload SPEC --target T [--db PATH] [--schedule default|best|FILE.json] "
       "[--repeat N] "
-      "[--min-repeat-ms MS] [--threads N] [--seed S] [--json]",
+      "[--min-repeat-ms MS] [--threads N] [--seed S] [--cache-flush] [--json]",
       "Builds one kernel, checks its results against the default schedule's, and "
       "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
       "--min-repeat-ms, then --repeat repeats. Prints the median time per call, "
@@ -39,6 +39,9 @@ ArgParser bench_parser() {
       .option("min-repeat-ms", "MS", "least duration of one repeat (default 50)")
       .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
       .option("seed", "S", "seed of the random inputs (default 1)")
+      .flag("cache-flush",
+            "one call per repeat, the inputs but the first (the weights) flushed from the caches "
+            "before it (how tune --cache-flush times)")
       .flag("json",
             "print one JSON document {workload, target, seconds, gflops, peak_gflops, repeats, "
             "number, ...}");
@@ -178,7 +181,10 @@ int run_bench(const std::vector<std::string>& args) {
   std::pair<BuiltKernel, KernelBuffers> built = build_and_verify(workload, choice, target, seed);
   const BuiltKernel& kernel = built.first;
   void* const* pointers = built.second.pointers();
-  TimingResult timed = measure::time_with_warmup([&] { kernel.artifact(pointers); }, timing);
+  timing.cache_flush = parsed->has("cache-flush");
+  const KernelBuffers& buffers = built.second;
+  TimingResult timed = measure::time_with_warmup([&] { kernel.artifact(pointers); }, timing,
+                                                 [&] { buffers.flush_caches(); });
   PeakResult peak = measure_fma_peak(threads);
   TT_LOG(1) << "number " << timed.number << ", " << timed.repeats.size() << " repeats; peak "
             << peak.gflops << " GFLOP/s on " << peak.threads << " threads with " << peak.isa;

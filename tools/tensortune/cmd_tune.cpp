@@ -28,7 +28,7 @@ ArgParser tune_parser() {
   ArgParser parser(
       "tune",
       "tune --workload SPEC [--workload SPEC ...] --target T [--trials N] [--db PATH] "
-      "[--tuner xgb|xgb-evo|random|grid] [--seed S] [--batch N] [--json]",
+      "[--tuner xgb|xgb-evo|random|grid] [--seed S] [--batch N] [--cache-flush] [--json]",
       "Generates the schedule space of each workload, searches it with the cost model and "
       "measures candidates on this machine, writing every measurement to the database. Records "
       "already stored count towards --trials and are never measured again, so rerunning a "
@@ -61,7 +61,17 @@ ArgParser tune_parser() {
   return parser;
 }
 
-ArgParser& add_measurement_options(ArgParser& parser) {
+ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
+  if (flush_by_default) {
+    parser.flag("no-cache-flush",
+                "time candidates with their weights hot in the caches (by default the inputs but "
+                "the first are flushed before each timed call, as a kernel inside a model finds "
+                "them)");
+  } else {
+    parser.flag("cache-flush",
+                "flush the inputs but the first (the weights) from the caches before each timed "
+                "call, as a kernel inside a model finds them");
+  }
   return parser
       .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
       .option("build-timeout", "S", "seconds per candidate build (default 10)")
@@ -75,7 +85,8 @@ ArgParser& add_measurement_options(ArgParser& parser) {
 }
 
 measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
-                                          const target::Target& target) {
+                                          const target::Target& target,
+                                          bool flush_by_default) {
   measure::MeasurerOptions mo;
   mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
   // A candidate LLVM needs more than 10 s for is an unrolled monster, not a contender: on conv2d
@@ -86,6 +97,7 @@ measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
   mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
   // And a slow one that is not hopeless stops repeating after a second of timed calls.
   mo.run.timing.budget_s = p.get_double("timing-budget", 1.0, 0, 86400);
+  mo.run.timing.cache_flush = flush_by_default ? !p.has("no-cache-flush") : p.has("cache-flush");
   return mo;
 }
 

@@ -13,10 +13,13 @@
 
 namespace tensortune::cli {
 
-/// Adds --threads, --build-timeout, --run-timeout, --single-call-factor and --timing-budget.
-ArgParser& add_measurement_options(ArgParser& parser);
+/// Adds --threads, --build-timeout, --run-timeout, --single-call-factor, --timing-budget, and
+/// --cache-flush (or, when `flush_by_default`, --no-cache-flush: tune-model's timings flush).
+ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default = false);
 /// The measurer's options from those flags (their defaults when absent), for `target`.
-measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p, const target::Target& target);
+measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
+                                          const target::Target& target,
+                                          bool flush_by_default = false);
 /// The search options from --tuner, --model, --trials (default 200), --seed, --batch,
 /// --eps-greedy, --early-stop, --scheduler, --no-transfer and --no-prior (defaults when absent).
 search::TuneOptions tune_options(const ArgParser::Parsed& p);

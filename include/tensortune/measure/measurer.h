@@ -10,8 +10,8 @@
 #include "tensortune/target/target.h"
 
 #include <array>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +70,7 @@ class Measurer {
   const std::string& stop_reason() const { return stop_reason_; }
   const MeasureTotals& totals() const { return totals_; }
   const target::Target& target() const { return builder_.target(); }
+  const MeasurerOptions& options() const { return options_; }
   Runner& runner() { return runner_; }
 
  private:
