@@ -7,6 +7,7 @@
 #include "tensortune/ir/ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace tensortune::ir::simplify_detail {
@@ -196,6 +197,18 @@ Expr Simplifier::add(const Expr& a, const Expr& b) {
   }
   DataType t = a.type();
   if (t.is_vector()) {
+    // x + broadcast(-0) is x, exactly (a dropped Winograd term: te::conv2d_winograd_nchw).
+    auto negative_zero = [](const Expr& e) {
+      const auto* bc = e.as<Broadcast>();
+      const auto* f = bc != nullptr ? bc->value.as<FloatImm>() : nullptr;
+      return f != nullptr && f->value == 0 && std::signbit(f->value);
+    };
+    if (negative_zero(b)) {
+      return a;
+    }
+    if (negative_zero(a)) {
+      return b;
+    }
     if (Expr v = vector_arith(ExprKind::Add, a, b); v.defined()) {
       return v;
     }

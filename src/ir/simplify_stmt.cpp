@@ -3,6 +3,7 @@
 // vanish, extent-1 loops are replaced by their body at the loop's min, decided ifs keep one
 // branch, and an undecided if narrows the ranges of the variables its condition constrains.
 #include "simplify_internal.h"
+#include "tensortune/ir/ir_equal.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 
@@ -152,6 +153,20 @@ Stmt Simplifier::visit(const Store* op, const Stmt& s) {
       return no_op();
     }
     predicate = Expr();
+  }
+  // a[i] = a[i] changes nothing (an accumulation whose term folded away), also with the same
+  // predicate on the load and the store (the masked lanes are neither read nor written).
+  if (const auto* load = value.as<Load>();
+      load != nullptr && load->buffer.same_as(op->buffer) &&
+      load->indices.size() == indices.size() && predicate.defined() == load->predicate.defined() &&
+      (!predicate.defined() || structural_equal(predicate, load->predicate))) {
+    bool same = true;
+    for (size_t k = 0; k < indices.size() && same; ++k) {
+      same = structural_equal(load->indices[k], indices[k]);
+    }
+    if (same) {
+      return no_op();
+    }
   }
   if (!changed && predicate.same_as(op->predicate)) {
     return s;

@@ -3,7 +3,7 @@
 // Winograd domain (a stage of constants alone: the kernel's prepare function once scheduled at the
 // root), the input tiles transformed (rows, then columns), alpha^2 batched GEMMs over the
 // channels, and the inverse transform (columns, then rows). The transform matrices are constants
-// folded in once the small loops are unrolled.
+// folded in once the small loops are unrolled, and the terms of their zero entries vanish.
 #include "te/operator_util.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -53,6 +53,24 @@ ir::Expr entry(const Matrix& m, const ir::Expr& row, const ir::Expr& col, ir::Da
     }
   }
   return out;
+}
+
+/// x * M[row][col], with the terms of zero entries left out once both indices are constants
+/// (the small loops unrolled): select(M[row][col] != 0, x * M[row][col], -0). x * 0 would stay,
+/// since it is NaN for an infinite x; a sum plus -0 is the sum, exactly, and folds away.
+ir::Expr weighted(
+    const ir::Expr& x, const Matrix& m, const ir::Expr& row, const ir::Expr& col, ir::DataType t) {
+  ir::Expr nonzero;
+  for (size_t r = 0; r < m.size(); ++r) {
+    for (size_t c = 0; c < m[r].size(); ++c) {
+      if (m[r][c] != 0) {
+        ir::Expr here =
+            row == ir::Expr(static_cast<int>(r)) && col == ir::Expr(static_cast<int>(c));
+        nonzero = nonzero.defined() ? (nonzero || here) : here;
+      }
+    }
+  }
+  return ir::select(nonzero, x * entry(m, row, col, t), ir::make_const(t, -0.0));
 }
 
 }  // namespace
@@ -109,14 +127,14 @@ Tensor conv2d_winograd_nchw(
   Tensor data_rows = compute(
       {alpha, alpha, c, tiles},
       [&](const std::vector<ir::Var>& v) {
-        return sum(input_tile(v[2], v[3], ra.var, v[1]) * entry(tr.bt, v[0], ra.var, t), {ra});
+        return sum(weighted(input_tile(v[2], v[3], ra.var, v[1]), tr.bt, v[0], ra.var, t), {ra});
       },
       name + "_data_rows", "winograd_data_pack", {"eps", "r_b", "c", "p"});
   ir::IterVar rb = reduce_axis(alpha, "r_b");
   Tensor data_pack = compute(
       {alpha, alpha, c, tiles},
       [&](const std::vector<ir::Var>& v) {
-        return sum(data_rows(v[0], rb.var, v[2], v[3]) * entry(tr.bt, v[1], rb.var, t), {rb});
+        return sum(weighted(data_rows(v[0], rb.var, v[2], v[3]), tr.bt, v[1], rb.var, t), {rb});
       },
       name + "_data_pack", "winograd_data_pack", {"eps", "nu", "c", "p"});
   ir::IterVar rc = reduce_axis(c, "rc");
@@ -132,14 +150,14 @@ Tensor conv2d_winograd_nchw(
   Tensor inverse_cols =
       compute({alpha, m, k, tiles},
               [&](const std::vector<ir::Var>& v) {
-                return sum(bgemm(v[0], sb.var, v[2], v[3]) * entry(tr.at, v[1], sb.var, t), {sb});
+                return sum(weighted(bgemm(v[0], sb.var, v[2], v[3]), tr.at, v[1], sb.var, t), {sb});
               },
               name + "_inverse_cols", "winograd_inverse", {"s_a", "vw", "k", "p"});
   ir::IterVar sa = reduce_axis(alpha, "s_a");
   Tensor inverse = compute(
       {k, tiles, m, m},
       [&](const std::vector<ir::Var>& v) {
-        return sum(inverse_cols(sa.var, v[3], v[0], v[1]) * entry(tr.at, v[2], sa.var, t), {sa});
+        return sum(weighted(inverse_cols(sa.var, v[3], v[0], v[1]), tr.at, v[2], sa.var, t), {sa});
       },
       name + "_inverse", "winograd_inverse", {"k", "p", "vh", "vw"});
   return compute({n, k, oh, ow},

@@ -84,6 +84,25 @@ TEST_F(SimplifyStmtTest, DropsProvablyTruePredicatesAndFalseStores) {
   EXPECT_EQ(to_string(simplify(Seq::make({dead, Store::make(out, f32(3), {0})}))), "Out[0] = 3f\n");
 }
 
+TEST_F(SimplifyStmtTest, DropsAStoreOfTheValueAlreadyThere) {
+  // An accumulation whose term folded away: Out[i + 1] = Out[i + 1] + x4(-0f) is Out[i + 1].
+  Var v("v");
+  Expr ramp = Ramp::make(v * 4, 1, 4);
+  Stmt noop = Store::make(out, Load::make(out, {ramp}) + Broadcast::make(f32(-0.0), 4), {ramp});
+  EXPECT_EQ(to_string(simplify(Seq::make({noop, Store::make(out, f32(3), {0})}))), "Out[0] = 3f\n");
+  Expr lanes = Lt::make(Ramp::make(v * 4, 1, 4), Broadcast::make(62, 4));
+  Stmt masked = Store::make(out, Load::make(out, {ramp}, lanes), {ramp}, lanes);
+  EXPECT_EQ(to_string(simplify(Seq::make({masked, Store::make(out, f32(3), {0})}))),
+            "Out[0] = 3f\n");
+  // + 0 is not exact for a vector (-0 + 0 is +0), a copy between buffers or places is a store.
+  Stmt plus_zero = Store::make(out, Load::make(out, {ramp}) + Broadcast::make(f32(0), 4), {ramp});
+  EXPECT_EQ(to_string(simplify(plus_zero)),
+            "Out[ramp((v*4), 1, 4)] = (Out[ramp((v*4), 1, 4)] + x4(0f))\n");
+  EXPECT_EQ(to_string(simplify(Store::make(out, Load::make(a, {i}), {i}))), "Out[i] = A[i]\n");
+  EXPECT_EQ(to_string(simplify(Store::make(out, Load::make(out, {i + 1}), {i}))),
+            "Out[i] = Out[(i + 1)]\n");
+}
+
 TEST_F(SimplifyStmtTest, InlinesTrivialLetsAndDropsUnusedOnes) {
   Var x("x");
   Var y("y");

@@ -3,6 +3,7 @@
 // vectorized nest over the tiles; its weight transform stays at the root (the prepare function);
 // ordinary convolutions and pooling are not transforms.
 #include "search_test_util.h"
+#include "tensortune/ir/ir_visitor.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/search/search_space.h"
 #include "tensortune/te/operators.h"
@@ -35,6 +36,21 @@ TEST(TransformRule, WinogradTransformsAreUnrolledAndVectorizedOverTiles) {
   }
   EXPECT_TRUE(
       contains(steps, schedule::Annotate{"conv_data_rows", "p.i", ir::ForKind::Vectorized}));
+  // Unrolled, the zero entries of B^T leave no term: per (eps, r_b) one initial store, then one
+  // accumulation per nonzero B^T[eps][r_a] (8 of F(2x2, 3x3)'s 16), not one per r_a; twice, for
+  // the 3 whole vectors of the 49 tiles and for the predicated last one.
+  ir::LoweredFunc unrolled = lower::lower(w, schedule::Schedule{w.key(), steps}, {});
+  struct StoreCounter : ir::IRVisitor {
+    using ir::IRVisitor::visit;
+    int64_t stores = 0;
+    void visit(const ir::Store* op) override {
+      stores += op->buffer.name() == "conv_data_rows" ? 1 : 0;
+      ir::IRVisitor::visit(op);
+    }
+  } counter;
+  counter.visit(unrolled.body);
+  const int64_t stores = counter.stores;
+  EXPECT_EQ(stores, 2 * (4 * 4 + 4 * 8));
   // Whatever the knobs, the weight transform is computed at the root: the prepare function.
   support::Rng rng(3);
   for (int n = 0; n < 20; ++n) {
