@@ -17,6 +17,8 @@ namespace {
 
 using Matrix = std::vector<std::vector<double>>;
 
+constexpr int64_t kTileVector = 16;
+
 /// The transform matrices of F(m, 3): B^T (alpha x alpha), G (alpha x 3), A^T (m x alpha).
 struct Transforms {
   Matrix bt, g, at;
@@ -95,6 +97,10 @@ Tensor conv2d_winograd_nchw(
                                   << " is smaller than the 3x3 window with pad " << pad;
   const int64_t m = tile, alpha = tile + 2;
   const int64_t nh = (oh + m - 1) / m, nw = (ow + m - 1) / m, tiles = n * nh * nw;
+  // The tile axis, which the transforms and the batched GEMM vectorize, padded to whole vectors
+  // of 16: 56 x 56 makes 196 tiles, whose every vector length but 4 and 2 would leave a masked
+  // tail in every loop.
+  const int64_t padded_tiles = (tiles + kTileVector - 1) / kTileVector * kTileVector;
   const Transforms tr = transforms(m);
   const ir::DataType t = data.dtype();
 
@@ -111,35 +117,37 @@ Tensor conv2d_winograd_nchw(
                            {kh, kw});
               },
               name + "_kernel_pack", "winograd_kernel_pack", {"eps", "nu", "k", "c"});
-  Tensor input_tile = compute({c, tiles, alpha, alpha},
-                              [&](const std::vector<ir::Var>& v) {
-                                ir::Expr p = v[1];
-                                ir::Expr b = p / static_cast<int>(nh * nw);
-                                ir::Expr y = (p / static_cast<int>(nw)) % static_cast<int>(nh);
-                                ir::Expr x = p % static_cast<int>(nw);
-                                return padded(b, v[0], y * static_cast<int>(m) + v[2],
-                                              x * static_cast<int>(m) + v[3]);
-                              },
-                              name + "_input_tile", "injective", {"c", "p", "eps", "nu"});
+  Tensor input_tile = compute(
+      {c, padded_tiles, alpha, alpha},
+      [&](const std::vector<ir::Var>& v) {
+        // A padding tile repeats the last real one: computed like it, and never read back.
+        ir::Expr p = padded_tiles == tiles ? ir::Expr(v[1])
+                                           : ir::min(v[1], ir::Expr(static_cast<int>(tiles - 1)));
+        ir::Expr b = p / static_cast<int>(nh * nw);
+        ir::Expr y = (p / static_cast<int>(nw)) % static_cast<int>(nh);
+        ir::Expr x = p % static_cast<int>(nw);
+        return padded(b, v[0], y * static_cast<int>(m) + v[2], x * static_cast<int>(m) + v[3]);
+      },
+      name + "_input_tile", "injective", {"c", "p", "eps", "nu"});
   // The data transform B^T d B as two one-dimensional passes (alpha^3 terms each instead of
   // alpha^4): rows, then columns.
   ir::IterVar ra = reduce_axis(alpha, "r_a");
   Tensor data_rows = compute(
-      {alpha, alpha, c, tiles},
+      {alpha, alpha, c, padded_tiles},
       [&](const std::vector<ir::Var>& v) {
         return sum(weighted(input_tile(v[2], v[3], ra.var, v[1]), tr.bt, v[0], ra.var, t), {ra});
       },
       name + "_data_rows", "winograd_data_pack", {"eps", "r_b", "c", "p"});
   ir::IterVar rb = reduce_axis(alpha, "r_b");
   Tensor data_pack = compute(
-      {alpha, alpha, c, tiles},
+      {alpha, alpha, c, padded_tiles},
       [&](const std::vector<ir::Var>& v) {
         return sum(weighted(data_rows(v[0], rb.var, v[2], v[3]), tr.bt, v[1], rb.var, t), {rb});
       },
       name + "_data_pack", "winograd_data_pack", {"eps", "nu", "c", "p"});
   ir::IterVar rc = reduce_axis(c, "rc");
   Tensor bgemm = compute(
-      {alpha, alpha, k, tiles},
+      {alpha, alpha, k, padded_tiles},
       [&](const std::vector<ir::Var>& v) {
         return sum(kernel_pack(v[0], v[1], v[2], rc.var) * data_pack(v[0], v[1], rc.var, v[3]),
                    {rc});
@@ -148,14 +156,14 @@ Tensor conv2d_winograd_nchw(
   // The inverse transform A^T M A, columns then rows.
   ir::IterVar sb = reduce_axis(alpha, "s_b");
   Tensor inverse_cols =
-      compute({alpha, m, k, tiles},
+      compute({alpha, m, k, padded_tiles},
               [&](const std::vector<ir::Var>& v) {
                 return sum(weighted(bgemm(v[0], sb.var, v[2], v[3]), tr.at, v[1], sb.var, t), {sb});
               },
               name + "_inverse_cols", "winograd_inverse", {"s_a", "vw", "k", "p"});
   ir::IterVar sa = reduce_axis(alpha, "s_a");
   Tensor inverse = compute(
-      {k, tiles, m, m},
+      {k, padded_tiles, m, m},
       [&](const std::vector<ir::Var>& v) {
         return sum(weighted(inverse_cols(sa.var, v[3], v[0], v[1]), tr.at, v[2], sa.var, t), {sa});
       },
