@@ -162,18 +162,20 @@ Tensor conv2d_winograd_nchw(
               },
               name + "_inverse_cols", "winograd_inverse", {"s_a", "vw", "k", "p"});
   ir::IterVar sa = reduce_axis(alpha, "s_a");
+  // Tiles innermost, as in every stage before it: the transform rule's vector over them then
+  // stores whole vectors (a [k, p, vh, vw] layout made each lane a store m * m apart).
   Tensor inverse = compute(
-      {k, padded_tiles, m, m},
+      {k, m, m, padded_tiles},
       [&](const std::vector<ir::Var>& v) {
-        return sum(weighted(inverse_cols(sa.var, v[3], v[0], v[1]), tr.at, v[2], sa.var, t), {sa});
+        return sum(weighted(inverse_cols(sa.var, v[2], v[0], v[3]), tr.at, v[1], sa.var, t), {sa});
       },
-      name + "_inverse", "winograd_inverse", {"k", "p", "vh", "vw"});
+      name + "_inverse", "winograd_inverse", {"k", "vh", "vw", "p"});
   return compute({n, k, oh, ow},
                  [&](const std::vector<ir::Var>& v) {
                    ir::Expr p = v[0] * static_cast<int>(nh * nw) +
                                 (v[2] / static_cast<int>(m)) * static_cast<int>(nw) +
                                 v[3] / static_cast<int>(m);
-                   return inverse(v[1], p, v[2] % static_cast<int>(m), v[3] % static_cast<int>(m));
+                   return inverse(v[1], v[2] % static_cast<int>(m), v[3] % static_cast<int>(m), p);
                  },
                  name, "conv2d_winograd", {"n", "f", "y", "x"});
 }
