@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Builder (see builder.h): IR generation here, optimisation and object emission in worker
-// processes, one thread per worker feeding it candidates from a shared queue.
+// The Builder (see builder.h): LLVM IR or CUDA C generated here, optimisation and object emission
+// (or NVRTC) in worker processes, one thread per worker feeding it candidates from a shared queue.
 #include "tensortune/measure/builder.h"
 
 #include "measure/gpu_image.h"
@@ -10,7 +10,6 @@
 #include "tensortune/measure/timing.h"
 #include "tensortune/measure/worker.h"
 #include "tensortune/support/error.h"
-#include "tensortune/support/log.h"
 
 #include <algorithm>
 #include <atomic>
@@ -38,17 +37,18 @@ BuildResult BuildResult::from_json(const support::Json& json, std::string object
 
 Builder::Builder(const target::Target& target, BuilderOptions options)
     : target_(target.is_gpu() ? target : codegen::resolve_host(target)),
+      host_(target.is_gpu() ? codegen::resolve_host() : target_),
       options_(std::move(options)) {
-  if (target_.is_gpu()) {  // NVRTC builds in this process: no build workers
+  if (target_.is_gpu()) {  // NVRTC compiles in the build workers, under the same timeout
     std::string why;
     TT_USER_CHECK(codegen::nvrtc_available(&why))
-        << "measure: cannot build for '" << target_.to_string() << "': nvrtc: not available: "
-        << why;
-    return;
+        << "measure: cannot build for '" << target_.to_string()
+        << "': nvrtc: not available: " << why;
   }
   std::string path = find_worker(options_.worker_path);
-  int n = options_.workers > 0 ? options_.workers
-                               : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  int n = options_.workers > 0
+              ? options_.workers
+              : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   // Build workers compile; their thread count does not matter, their memory does.
   for (int i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<WorkerProcess>(path, worker_args(0, 1)));
@@ -57,13 +57,22 @@ Builder::Builder(const target::Target& target, BuilderOptions options)
 
 Builder::~Builder() = default;
 
-BuildResult Builder::build_one(const ir::LoweredFunc& func, WorkerProcess& worker) {
+BuildResult Builder::build_one(const ir::LoweredFunc& func,
+                               const target::Target& target,
+                               WorkerProcess& worker) {
   double start = now_seconds();
   BuildResult result;
   result.signature = KernelSignature::of(func);
   detail::Message request;
+  detail::GpuImage image;  // a GPU build's launch shapes, waiting for the worker's cubin
   try {
-    request.blobs.push_back(codegen::emit_bitcode(func, target_));
+    if (target.is_gpu()) {
+      detail::GpuSource gpu = detail::generate_gpu(func, target);
+      image = std::move(gpu.image);
+      request.blobs.push_back(std::move(gpu.source));
+    } else {
+      request.blobs.push_back(codegen::emit_bitcode(func, target));
+    }
   } catch (const std::exception& e) {
     result.status = MeasureStatus::CompileError;
     result.message = std::string("code generation failed: ") + e.what();
@@ -73,13 +82,21 @@ BuildResult Builder::build_one(const ir::LoweredFunc& func, WorkerProcess& worke
   request.header = support::Json::object();
   request.header["op"] = "build";
   request.header["name"] = func.name;
-  request.header["target"] = target_.to_string();
+  request.header["target"] = target.to_string();
+  if (target.is_gpu()) {
+    request.header["cuda"] = true;
+  }
   WorkerProcess::Exchange ex = worker.request(request, options_.timeout_s);
   result.build_seconds = now_seconds() - start;
   switch (ex.outcome) {
     case WorkerProcess::Outcome::Reply:
       if (ex.reply.header.at("ok").as_bool() && ex.reply.blobs.size() == 1) {
-        result.object = std::move(ex.reply.blobs[0]);
+        if (target.is_gpu()) {
+          image.cubin = std::move(ex.reply.blobs[0]);
+          result.object = image.encode();
+        } else {
+          result.object = std::move(ex.reply.blobs[0]);
+        }
       } else {
         result.status = MeasureStatus::CompileError;
         result.message = "compilation failed: " + ex.reply.header.at("message").as_string();
@@ -92,27 +109,25 @@ BuildResult Builder::build_one(const ir::LoweredFunc& func, WorkerProcess& worke
       break;
     case WorkerProcess::Outcome::Died:
       result.status = MeasureStatus::CompileError;
-      result.message = "the build worker died: " +
-                       death_text(ex.signal, ex.exit_status, ex.stderr_tail);
+      result.message =
+          "the build worker died: " + death_text(ex.signal, ex.exit_status, ex.stderr_tail);
       break;
   }
   return result;
 }
 
+BuildResult Builder::build_for_host(const ir::LoweredFunc& func) {
+  return build_one(func, host_, *workers_.at(0));
+}
+
 std::vector<BuildResult> Builder::build(const std::vector<ir::LoweredFunc>& candidates) {
   std::vector<BuildResult> results(candidates.size());
-  if (target_.is_gpu()) {  // serial: NVRTC takes tens of milliseconds per candidate
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      results[i] = detail::build_gpu(candidates[i], target_);
-    }
-    return results;
-  }
   std::atomic<size_t> next{0};
   std::vector<std::string> startup_errors(workers_.size());
   auto serve = [&](size_t w) {
     for (size_t i = next++; i < candidates.size(); i = next++) {
       try {
-        results[i] = build_one(candidates[i], *workers_[w]);
+        results[i] = build_one(candidates[i], target_, *workers_[w]);
       } catch (const std::exception& e) {  // a worker that cannot start: the job cannot go on
         startup_errors[w] = e.what();
         return;

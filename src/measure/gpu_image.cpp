@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// GPU candidates built in-process (NVRTC is thread-safe and needs no device) and their blob form.
+// GPU candidates: their CUDA C and launch shapes, NVRTC's cubin, and the blob that carries both.
 #include "measure/gpu_image.h"
 
 #include "tensortune/codegen/cuda_codegen.h"
-#include "tensortune/measure/timing.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 
@@ -67,7 +66,7 @@ std::string GpuImage::encode() const {
 }
 
 GpuImage GpuImage::decode(const std::string& blob) {
-  TT_USER_CHECK(blob.size() >= 12 && std::memcmp(blob.data(), kMagic, 4) == 0)
+  TT_USER_CHECK(is_gpu_image(blob))
       << "gpu image: not a GPU candidate (" << blob.size() << " bytes)";
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) {
@@ -98,30 +97,28 @@ GpuImage GpuImage::decode(const std::string& blob) {
   return image;
 }
 
-BuildResult build_gpu(const ir::LoweredFunc& func, const target::Target& target) {
-  double start = now_seconds();
-  BuildResult result;
-  result.signature = KernelSignature::of(func);
-  try {
-    codegen::CudaModule module = codegen::generate_cuda(func, target);
-    codegen::NvrtcOutput compiled = codegen::compile_cuda(module.source, target, true);
-    GpuImage image;
-    for (const ir::Buffer& b : module.buffers) {
-      image.buffers.push_back(BufferSpec{b.name(), b.dtype(), b.shape()});
-    }
-    image.num_params = static_cast<size_t>(module.num_params);
-    for (const codegen::CudaKernel& k : module.kernels) {
-      image.kernels.push_back(GpuLaunch{k.name, k.grid, k.block, k.shared_bytes, k.params});
-    }
-    image.cubin = std::move(compiled.cubin);
-    TT_CHECK(!image.cubin.empty()) << "nvrtc returned no cubin for '" << func.name << "'";
-    result.object = image.encode();
-  } catch (const std::exception& e) {  // as on the CPU path: a failed candidate is a record
-    result.status = MeasureStatus::CompileError;
-    result.message = std::string("code generation failed: ") + e.what();
+bool is_gpu_image(const std::string& blob) {
+  return blob.size() >= 12 && std::memcmp(blob.data(), kMagic, 4) == 0;
+}
+
+GpuSource generate_gpu(const ir::LoweredFunc& func, const target::Target& target) {
+  codegen::CudaModule module = codegen::generate_cuda(func, target);
+  GpuSource out;
+  for (const ir::Buffer& b : module.buffers) {
+    out.image.buffers.push_back(BufferSpec{b.name(), b.dtype(), b.shape()});
   }
-  result.build_seconds = now_seconds() - start;
-  return result;
+  out.image.num_params = static_cast<size_t>(module.num_params);
+  for (const codegen::CudaKernel& k : module.kernels) {
+    out.image.kernels.push_back(GpuLaunch{k.name, k.grid, k.block, k.shared_bytes, k.params});
+  }
+  out.source = std::move(module.source);
+  return out;
+}
+
+std::string compile_gpu(const std::string& source, const target::Target& target) {
+  codegen::NvrtcOutput compiled = codegen::compile_cuda(source, target, true);
+  TT_USER_CHECK(!compiled.cubin.empty()) << "nvrtc returned no cubin";
+  return std::move(compiled.cubin);
 }
 
 }  // namespace tensortune::measure::detail

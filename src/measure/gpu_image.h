@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Private to src/measure: a built GPU candidate as one blob (BuildResult::object for a CUDA
 // target): the kernels with their launch shapes, the buffers (params then scratch) and the cubin.
+// The Builder generates the CUDA C in this process and NVRTC compiles it in a build worker.
 #pragma once
 
 #include "tensortune/ir/stmt.h"
-#include "tensortune/measure/builder.h"
 #include "tensortune/measure/measure_input.h"
 #include "tensortune/target/target.h"
 
@@ -39,8 +39,21 @@ struct GpuImage {
   static GpuImage decode(const std::string& blob);
 };
 
-/// Generates CUDA C for `func` and compiles it to a cubin with NVRTC, in this process: a
-/// BuildResult whose object is an encoded GpuImage, or CompileError with the reason (NVRTC's log).
-BuildResult build_gpu(const ir::LoweredFunc& func, const target::Target& target);
+/// True when `blob` is an encoded GpuImage (a CUDA target's build), not CPU object code.
+bool is_gpu_image(const std::string& blob);
+
+/// A GPU candidate before NVRTC: its image without the cubin, and its CUDA C.
+struct GpuSource {
+  GpuImage image;
+  std::string source;
+};
+
+/// Generates CUDA C for `func` (codegen::generate_cuda) with the image that will carry its cubin.
+/// Throws what code generation throws (a construct CUDA cannot express).
+GpuSource generate_gpu(const ir::LoweredFunc& func, const target::Target& target);
+
+/// The build worker's half: the cubin of `source` for `target` (codegen::compile_cuda); throws
+/// UserError with NVRTC's log when it does not compile.
+std::string compile_gpu(const std::string& source, const target::Target& target);
 
 }  // namespace tensortune::measure::detail

@@ -3,6 +3,7 @@
 // candidate can fail into a MeasureResult.
 #include "tensortune/measure/runner.h"
 
+#include "measure/gpu_image.h"
 #include "measure/worker_process.h"
 #include "tensortune/measure/worker.h"
 #include "tensortune/runtime/cuda_driver.h"
@@ -144,8 +145,8 @@ MeasureResult Runner::run(const BuildResult& build, const Reference& reference) 
     case WorkerProcess::Outcome::Died:
       result.status = MeasureStatus::RuntimeError;
       result.signal = ex.signal;
-      result.message = "the kernel killed its worker: " +
-                       death_text(ex.signal, ex.exit_status, ex.stderr_tail);
+      result.message =
+          "the kernel killed its worker: " + death_text(ex.signal, ex.exit_status, ex.stderr_tail);
       break;
   }
   return result;
@@ -154,21 +155,21 @@ MeasureResult Runner::run(const BuildResult& build, const Reference& reference) 
 std::vector<std::string> Runner::outputs(const BuildResult& build, uint64_t seed) {
   TT_USER_CHECK(build.ok()) << "measure: kernel '" << build.signature.name
                             << "' did not build: " << build.message;
-  detail::Message request = run_request(build, seed, options_.gpu);
+  // A GPU runner also runs host-built kernels (a GPU target's reference) on its CPU side.
+  detail::Message request =
+      run_request(build, seed, options_.gpu && detail::is_gpu_image(build.object));
   request.header["return_outputs"] = true;
   WorkerProcess::Exchange ex = exchange(*worker_, request, std::max(options_.timeout_s, 600.0));
   TT_USER_CHECK(ex.outcome == WorkerProcess::Outcome::Reply)
       << "measure: kernel '" << build.signature.name << "' "
       << (ex.outcome == WorkerProcess::Outcome::Timeout
               ? "ran for more than 600 s"
-              : "killed its worker: " +
-                    death_text(ex.signal, ex.exit_status, ex.stderr_tail));
+              : "killed its worker: " + death_text(ex.signal, ex.exit_status, ex.stderr_tail));
   MeasureResult result = MeasureResult::from_json(ex.reply.header);
   TT_USER_CHECK(result.ok()) << "measure: kernel '" << build.signature.name
                              << "' failed: " << status_name(result.status) << ": "
                              << result.message;
-  TT_CHECK(ex.reply.blobs.size() ==
-           build.signature.params.size() - build.signature.num_inputs)
+  TT_CHECK(ex.reply.blobs.size() == build.signature.params.size() - build.signature.num_inputs)
       << "measure: the worker returned " << ex.reply.blobs.size() << " outputs";
   return std::move(ex.reply.blobs);
 }

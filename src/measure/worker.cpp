@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The worker process's side of the protocol: builds bitcode into object code, keeps reference
-// outputs, and loads, checks and times candidates. Everything a candidate does wrong becomes a
-// reply, except what kills the process, which the parent reads from the exit status.
+// The worker process's side of the protocol: builds bitcode into object code (CUDA C into a
+// cubin), keeps reference outputs, and loads, checks and times candidates. Everything a candidate
+// does wrong becomes a reply, except what kills the process, which the parent reads from the exit
+// status.
 #include "tensortune/measure/worker.h"
 
+#include "measure/gpu_image.h"
 #include "measure/gpu_worker.h"
 #include "measure/protocol.h"
 #include "measure/worker_reply.h"
@@ -53,9 +55,13 @@ Message handle_build(const Message& request) {
   reply.header = support::Json::object();
   double start = now_seconds();
   try {
-    TT_USER_CHECK(request.blobs.size() == 1) << "build: expected one bitcode blob";
+    TT_USER_CHECK(request.blobs.size() == 1) << "build: expected one bitcode or CUDA C blob";
     target::Target target = target::Target::parse(request.header.at("target").as_string());
-    reply.blobs.push_back(codegen::compile_bitcode(request.blobs[0], target));
+    if (request.header.contains("cuda")) {  // CUDA C to a cubin with NVRTC
+      reply.blobs.push_back(detail::compile_gpu(request.blobs[0], target));
+    } else {
+      reply.blobs.push_back(codegen::compile_bitcode(request.blobs[0], target));
+    }
     reply.header["ok"] = true;
   } catch (const std::exception& e) {
     reply.blobs.clear();

@@ -42,7 +42,8 @@ std::string dims_text(const std::array<int64_t, 3>& dims) {
 
 /// A kernel found by function() and what the launch checks need to know about it.
 struct Function {
-  CuFunction handle = nullptr;
+  CuFunction handle = nullptr;  ///< null once its module is unloaded
+  int module = -1;
   int registers = 0;    ///< per thread
   int max_threads = 0;  ///< per block, given its registers and shared memory
   int static_shared = 0;
@@ -55,7 +56,7 @@ struct CudaDevice::Impl {
   CuDevice device = 0;
   CuContext context = nullptr;
   CuStream stream = nullptr;
-  std::vector<CuModule> modules;
+  std::vector<CuModule> modules;    ///< load_module() handles index this; null once unloaded
   std::vector<Function> functions;  ///< function() handles index this
   CudaDeviceInfo info;
 
@@ -204,7 +205,9 @@ CudaDevice::~CudaDevice() {
   // context is what recovers the device for the next CudaDevice.
   api.ctx_set_current(impl_->context);
   for (CuModule module : impl_->modules) {
-    api.module_unload(module);
+    if (module != nullptr) {
+      api.module_unload(module);
+    }
   }
   if (impl_->stream != nullptr) {
     api.stream_destroy(impl_->stream);
@@ -263,13 +266,37 @@ int CudaDevice::load_module(const std::string& image) {
   return static_cast<int>(impl_->modules.size()) - 1;
 }
 
+void CudaDevice::unload_module(int module) {
+  if (module < 0 || module >= static_cast<int>(impl_->modules.size()) ||
+      impl_->modules[module] == nullptr) {
+    throw CudaError("cuModuleUnload", "CUDA_ERROR_INVALID_HANDLE",
+                    "module " + std::to_string(module) + " is not loaded");
+  }
+  impl_->bind();
+  CuModule handle = impl_->modules[module];
+  impl_->modules[module] = nullptr;
+  for (Function& fn : impl_->functions) {
+    if (fn.module == module) {
+      fn.handle = nullptr;
+    }
+  }
+  check(impl_->api, impl_->api.module_unload(handle), "cuModuleUnload");
+}
+
+int CudaDevice::loaded_modules() const {
+  return static_cast<int>(std::count_if(impl_->modules.begin(), impl_->modules.end(),
+                                        [](CuModule m) { return m != nullptr; }));
+}
+
 uint64_t CudaDevice::function(int module, const std::string& name, int* registers_per_thread) {
-  if (module < 0 || module >= static_cast<int>(impl_->modules.size())) {
+  if (module < 0 || module >= static_cast<int>(impl_->modules.size()) ||
+      impl_->modules[module] == nullptr) {
     throw CudaError("cuModuleGetFunction", "CUDA_ERROR_INVALID_HANDLE",
-                    "no module " + std::to_string(module) + " was loaded");
+                    "module " + std::to_string(module) + " is not loaded");
   }
   impl_->bind();
   size_t index = impl_->add_function(impl_->modules[module], name);
+  impl_->functions[index].module = module;
   if (registers_per_thread != nullptr) {
     *registers_per_thread = impl_->functions[index].registers;
   }
@@ -285,8 +312,12 @@ void CudaDevice::launch(uint64_t fn,
     throw CudaError("launch", "CUDA_ERROR_INVALID_HANDLE",
                     "no kernel " + std::to_string(fn) + " was returned by function()");
   }
-  impl_->bind();
   const Function& kernel = impl_->functions[fn];
+  if (kernel.handle == nullptr) {
+    throw CudaError("launch", "CUDA_ERROR_INVALID_HANDLE",
+                    "kernel " + std::to_string(fn) + " belongs to an unloaded module");
+  }
+  impl_->bind();
   impl_->check_launch(kernel, grid, block, shared_bytes);
   std::vector<CuDeviceptr> values(args.begin(), args.end());
   std::vector<void*> params;
@@ -345,6 +376,10 @@ double CudaDevice::time_events(int calls, const std::function<void()>& body) {
   float milliseconds = 0.0F;
   check(api, api.event_elapsed_time(&milliseconds, events[0], events[1]), "cuEventElapsedTime");
   return static_cast<double>(milliseconds) * 1e-3 / calls;
+}
+
+void* CudaDevice::native_stream() const {
+  return impl_->stream;
 }
 
 }  // namespace tensortune::runtime

@@ -45,26 +45,36 @@ struct BuildResult {
 
 class Builder {
  public:
-  /// A CPU target is resolved against the host once, here. A CUDA target builds in this process
-  /// with NVRTC (CUDA C to cubin, no device needed; BuildResult::object is then the cubin with
-  /// its launch description, and the build timeout does not apply); UserError "measure: cannot
-  /// build for '...': nvrtc: not available: ..." when NVRTC cannot be loaded.
+  /// A CPU target is resolved against the host once, here. For a CUDA target the CUDA C is
+  /// generated in this process and NVRTC compiles it to a cubin in the build workers, under the
+  /// same timeout (no device needed; BuildResult::object is then the cubin with its launch
+  /// description); UserError "measure: cannot build for '...': nvrtc: not available: ..." when
+  /// NVRTC cannot be loaded.
   Builder(const target::Target& target, BuilderOptions options = {});
   ~Builder();
   Builder(const Builder&) = delete;
   Builder& operator=(const Builder&) = delete;
 
-  /// One BuildResult per candidate, in order. Each candidate's LLVM IR is generated in this
-  /// process; optimisation and object emission run in the workers, killed after the timeout.
+  /// One BuildResult per candidate, in order. Each candidate's LLVM IR (CUDA C) is generated in
+  /// this process; optimisation and object emission (NVRTC) run in the workers, killed after the
+  /// timeout (CompileTimeout).
   std::vector<BuildResult> build(const std::vector<ir::LoweredFunc>& candidates);
+
+  /// Builds `func` for this machine's CPU whatever the target, in a build worker under the
+  /// timeout: a GPU target's reference kernel (the default schedule has no thread bindings, so on
+  /// the device it would run on one thread) runs on the host. Same statuses as build().
+  BuildResult build_for_host(const ir::LoweredFunc& func);
 
   const target::Target& target() const { return target_; }
   int num_workers() const { return static_cast<int>(workers_.size()); }
 
  private:
-  BuildResult build_one(const ir::LoweredFunc& func, WorkerProcess& worker);
+  BuildResult build_one(const ir::LoweredFunc& func,
+                        const target::Target& target,
+                        WorkerProcess& worker);
 
   target::Target target_;
+  target::Target host_;  ///< build_for_host()'s target
   BuilderOptions options_;
   std::vector<std::unique_ptr<WorkerProcess>> workers_;
 };

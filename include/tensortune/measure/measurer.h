@@ -52,9 +52,10 @@ class Measurer {
 
   /// Builds the default schedule's kernel, runs it in the worker and keeps its outputs as the
   /// reference of every candidate of this workload; first checks that kernel against the
-  /// interpreter (see interpreter_check_max_stores). For a CUDA target the default schedule runs
-  /// on the device as it was lowered (no thread bindings: one thread, slow but simple), so the
-  /// reference also checks the GPU path end to end against the interpreter. Throws UserError when
+  /// interpreter (see interpreter_check_max_stores). For a CUDA target the default schedule is
+  /// built for the host CPU and run there (on the device it has no thread bindings, so it would
+  /// run on one GPU thread: hours for a large GEMM); the tuner still measures it on the device as
+  /// a candidate, against this reference. Throws UserError when
   /// the default kernel fails to build or run, InternalError when it disagrees with the
   /// interpreter.
   std::shared_ptr<const Reference> make_reference(const ir::LoweredFunc& default_func,

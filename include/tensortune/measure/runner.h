@@ -66,7 +66,8 @@ class Runner {
   MeasureResult run(const BuildResult& build, const Reference& reference);
 
   /// Runs a built kernel once on the inputs of `seed` and returns its outputs' bytes (the
-  /// reference). Throws UserError when the kernel fails, with the reason.
+  /// reference). A GPU runner runs a kernel built for the CPU (Builder::build_for_host) on the
+  /// worker's CPU side. Throws UserError when the kernel fails, with the reason.
   std::vector<std::string> outputs(const BuildResult& build, uint64_t seed);
 
   const RunnerOptions& options() const { return options_; }

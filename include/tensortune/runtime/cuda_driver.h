@@ -53,6 +53,12 @@ class CudaDevice {
 
   /// Loads a module from PTX or cubin bytes; returns a handle for function().
   int load_module(const std::string& image);
+  /// Unloads a module load_module() returned (its code leaves the device); the handles function()
+  /// returned for its kernels are invalid afterwards (launch() throws CudaError for them).
+  /// CudaError for a handle that is not a loaded module. The destructor unloads what is left.
+  void unload_module(int module);
+  /// How many modules are loaded now.
+  int loaded_modules() const;
   /// The kernel `name` of a loaded module, as a handle for launch() on this CudaDevice; also
   /// reports its register count per thread. CudaError when the module or the kernel is unknown.
   uint64_t function(int module, const std::string& name, int* registers_per_thread = nullptr);
@@ -75,6 +81,9 @@ class CudaDevice {
   /// Records an event before and after `calls` runs of `body` and returns the elapsed seconds
   /// per call as the events measured.
   double time_events(int calls, const std::function<void()>& body);
+  /// The driver handle (CUstream) of the stream launch() and time_events() use, for libraries
+  /// that take a cudaStream_t (the same handle): work they queue on it is timed by time_events().
+  void* native_stream() const;
 
  private:
   struct Impl;

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The measurer's GPU path: without a device it refuses cleanly; NVRTC builds GPU candidates into
-// the blob the GPU worker runs; with a device (label gpu, skipped otherwise) GPU-space schedules
-// are verified and timed, and wrong, crashing and unlaunchable kernels each cost one record.
+// the blob the GPU worker runs, in the build workers under the build timeout; the reference is
+// the default schedule built for the host; with a device (label gpu, skipped otherwise) GPU-space
+// schedules are verified and timed, and wrong, crashing and unlaunchable kernels each cost one
+// record.
 #include "candidates.h"
 #include "measure/gpu_image.h"
 #include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/ir/eval.h"
+#include "tensortune/measure/gpu_kernel.h"
+#include "tensortune/measure/kernel_buffers.h"
 #include "tensortune/measure/measurer.h"
 #include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/search/search_space.h"
@@ -83,8 +88,10 @@ TEST(GpuBuilder, BuildsTheCubinAndLaunchShapesOfEveryKernel) {
   te::Workload w = matmul_workload(kN);
   std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 2);
   candidates.insert(candidates.begin(), lower_gpu(w, {}));
-  Builder builder(gpu_target());
-  EXPECT_EQ(builder.num_workers(), 0);
+  BuilderOptions options;
+  options.workers = 2;  // NVRTC runs in the build workers
+  Builder builder(gpu_target(), options);
+  EXPECT_EQ(builder.num_workers(), 2);
   std::vector<BuildResult> built = builder.build(candidates);
   ASSERT_EQ(built.size(), candidates.size());
   for (size_t i = 0; i < built.size(); ++i) {
@@ -129,6 +136,56 @@ TEST(GpuBuilder, ACandidateCudaCannotExpressIsACompileErrorWithTheReason) {
   EXPECT_TRUE(built[1].ok()) << built[1].message;
 }
 
+TEST(GpuBuilder, NvrtcBuildsPastTheBuildTimeoutAreCompileTimeouts) {
+  std::string why;
+  if (!codegen::nvrtc_available(&why)) {
+    GTEST_SKIP() << "no NVRTC: " << why;
+  }
+  te::Workload w = matmul_workload(kN);
+  std::vector<ir::LoweredFunc> candidates = {lower_gpu(w, {}), lower_gpu(w, {})};
+  BuilderOptions options;
+  options.workers = 1;
+  options.timeout_s = 1e-4;  // NVRTC takes milliseconds at the very least
+  Builder builder(gpu_target(), options);
+  std::vector<BuildResult> built = builder.build(candidates);
+  ASSERT_EQ(built.size(), 2U);
+  for (const BuildResult& b : built) {  // the killed worker was restarted for the second one
+    EXPECT_EQ(b.status, MeasureStatus::CompileTimeout) << b.message;
+    EXPECT_NE(b.message.find("its worker was killed"), std::string::npos) << b.message;
+    EXPECT_TRUE(b.object.empty());
+  }
+  options.timeout_s = 60;
+  Builder patient(gpu_target(), options);
+  BuildResult ok = patient.build({candidates[0]}).at(0);
+  EXPECT_TRUE(ok.ok()) << ok.message;
+  EXPECT_FALSE(detail::GpuImage::decode(ok.object).cubin.empty());
+}
+
+TEST(GpuBuilder, TheDefaultScheduleBuildsForTheHostAndMatchesTheInterpreter) {
+  std::string why;
+  if (!codegen::nvrtc_available(&why)) {
+    GTEST_SKIP() << "no NVRTC: " << why;
+  }
+  // The reference of a GPU workload: its default schedule, lowered for the GPU target, built for
+  // and run on the CPU.
+  te::Workload w = matmul_workload(kN);
+  ir::LoweredFunc def = lower_gpu(w, {});
+  BuilderOptions options;
+  options.workers = 1;
+  Builder builder(gpu_target(), options);
+  BuildResult built = builder.build_for_host(def);
+  ASSERT_TRUE(built.ok()) << built.message;
+  EXPECT_FALSE(detail::is_gpu_image(built.object));
+  Runner runner;
+  std::vector<std::string> outputs = runner.outputs(built, 5);
+  KernelBuffers expected(KernelSignature::of(def));
+  expected.fill_inputs(5);
+  expected.poison_outputs();
+  std::vector<void*> args(expected.pointers(), expected.pointers() + 3);
+  ir::eval(def, args);
+  EXPECT_EQ(compare_outputs(expected, outputs, Tolerance::for_reduction(kN)), std::nullopt);
+}
+
 TEST(GpuImage, RejectsABlobThatIsNotAGpuImage) {
   EXPECT_THROW(detail::GpuImage::decode("\x7f"
                                         "ELF and more bytes"),
@@ -139,6 +196,10 @@ TEST(GpuImage, RejectsABlobThatIsNotAGpuImage) {
   image.kernels.push_back(detail::GpuLaunch{"k0", {{2, 1, 1}}, {{32, 1, 1}}, 0, {0}});
   image.cubin = "cubin bytes";
   std::string blob = image.encode();
+  EXPECT_TRUE(detail::is_gpu_image(blob));
+  EXPECT_FALSE(
+      detail::is_gpu_image("\x7f"
+                           "ELF and more bytes"));
   detail::GpuImage back = detail::GpuImage::decode(blob);
   EXPECT_EQ(back.cubin, "cubin bytes");
   EXPECT_EQ(back.kernels[0].grid[0], 2);
@@ -209,6 +270,46 @@ TEST(GpuMeasurer, WrongCrashingAndUnlaunchableKernelsCostOneRecordEach) {
     EXPECT_TRUE(r[i].ok()) << i << ": " << status_name(r[i].status) << ": " << r[i].message;
   }
   EXPECT_EQ(measurer.runner().worker_starts(), 2);  // the illegal address cost one restart
+}
+
+TEST(GpuKernel, RunsABuildAndReleasesItsModuleAndMemory) {
+  if (std::string why = gpu_missing(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  te::Workload w = matmul_workload(kN);
+  std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 2);
+  ASSERT_EQ(candidates.size(), 2U);
+  ir::LoweredFunc def = lower_gpu(w, {});
+  Builder builder(gpu_target());
+  std::vector<BuildResult> built = builder.build(candidates);
+  BuildResult host = builder.build_for_host(def);
+  ASSERT_TRUE(host.ok()) << host.message;
+  std::vector<std::string> expected = Runner().outputs(host, 3);
+  runtime::CudaDevice device;
+  for (const BuildResult& b : built) {
+    ASSERT_TRUE(b.ok()) << b.message;
+    KernelBuffers buffers(b.signature);
+    buffers.fill_inputs(3);
+    buffers.poison_outputs();
+    {
+      GpuKernel kernel(device, b.object);
+      EXPECT_EQ(device.loaded_modules(), 1);
+      kernel.upload(buffers);
+      auto call = [&] {
+        kernel.call();
+      };
+      double warmup = device.time_events(1, call);
+      kernel.download_outputs(buffers);
+      EXPECT_EQ(compare_outputs(buffers, expected, Tolerance::for_reduction(kN)), std::nullopt);
+      TimingOptions timing;
+      timing.repeat = 3;
+      timing.min_repeat_ms = 1;
+      TimingResult t = time_on_device(device, call, warmup, timing);
+      EXPECT_EQ(t.repeats.size(), 3U);
+      EXPECT_GT(t.median_seconds, 0);
+    }
+    EXPECT_EQ(device.loaded_modules(), 0);  // one module per candidate, gone with it
+  }
 }
 
 }  // namespace

@@ -189,5 +189,35 @@ TEST(CudaDevice, BadModulesAndKernelNamesAreCudaErrors) {
   EXPECT_THROW(device.function(module + 1, "fill_index"), CudaError);
 }
 
+TEST(CudaDevice, UnloadedModulesLeaveTheDeviceAndTheirKernelsCannotLaunch) {
+  if (std::string why = no_device(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  CudaDevice device;
+  uint64_t buffer = device.alloc(32 * sizeof(int32_t));
+  for (int i = 0; i < 100; ++i) {  // a tuner loads one module per candidate
+    int module = device.load_module(kFillIndexPtx);
+    uint64_t fn = device.function(module, "fill_index");
+    device.launch(fn, {1, 1, 1}, {32, 1, 1}, 0, {buffer});
+    device.synchronize();
+    device.unload_module(module);
+    EXPECT_EQ(device.loaded_modules(), 0);
+    try {
+      device.launch(fn, {1, 1, 1}, {32, 1, 1}, 0, {buffer});
+      FAIL() << "a kernel of an unloaded module was launched";
+    } catch (const CudaError& e) {
+      EXPECT_EQ(e.call(), "launch");
+      EXPECT_EQ(e.name(), "CUDA_ERROR_INVALID_HANDLE");
+    }
+    EXPECT_THROW(device.unload_module(module), CudaError);
+    EXPECT_THROW(device.function(module, "fill_index"), CudaError);
+  }
+  std::vector<int32_t> out(32);
+  device.copy_to_host(out.data(), buffer, out.size() * sizeof(int32_t));
+  EXPECT_EQ(out[31], 62);
+  device.free(buffer);
+  EXPECT_NE(device.native_stream(), nullptr);
+}
+
 }  // namespace
 }  // namespace tensortune::runtime
