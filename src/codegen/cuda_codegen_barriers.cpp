@@ -4,10 +4,17 @@
 // A unit needs a barrier before it when it reads a shared buffer written, or writes one read or
 // written, by an earlier unit since the last barrier. Serial loops are iterated to a fixed point,
 // which adds the barrier that keeps the next iteration's fetch from overwriting data in use.
+// A loop whose iterations write provably disjoint parts of a shared buffer it does not read (the
+// serial outer loop of a cooperative fetch) carries no write-after-write conflict on it from one
+// iteration to the next, so such a fetch gets one barrier before it, not one per iteration.
 #include "codegen/cuda_codegen_internal.h"
+#include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
+#include "tensortune/ir/simplify.h"
 #include "tensortune/support/error.h"
+
+#include <map>
 
 namespace tensortune::codegen::cuda {
 namespace {
@@ -89,6 +96,91 @@ class SingleThreadNest : public ir::IRVisitor {
   }
 };
 
+/// The shared buffers that the iterations of `loop` write at disjoint elements and never read in
+/// it: each is written by one store whose index moves by a constant c per iteration while
+/// everything inside one iteration (inner loops, thread indices, vector lanes) spans less than |c|.
+class DisjointWrites : public ir::IRVisitor {
+ public:
+  explicit DisjointWrites(const ir::For* loop) : loop_(loop) {}
+  using ir::IRVisitor::visit;
+
+  std::set<const ir::BufferNode*> result() {
+    visit(loop_->body);
+    std::set<const ir::BufferNode*> out;
+    for (const auto& [buffer, stores] : stores_) {
+      if (stores.size() == 1 && read_.count(buffer) == 0 && disjoint(*stores.front())) {
+        out.insert(buffer);
+      }
+    }
+    return out;
+  }
+
+ protected:
+  void visit(const ir::For* op) override {
+    const int64_t* min = ir::as_const_int(op->min);
+    const int64_t* extent = ir::as_const_int(op->extent);
+    if (min != nullptr && extent != nullptr && *extent >= 1) {
+      ranges_[op->var.get()] = ir::ConstBound{*min, *min + *extent - 1};
+      inner_[op->var.get()] = ir::make_const(op->var.type(), *min);
+    } else {
+      unbounded_ = true;
+    }
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::LetStmt* op) override {
+    unbounded_ = true;  // kept simple: a let inside the loop makes the analysis give up
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::Load* op) override {
+    read_.insert(op->buffer.get());
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    if (op->buffer.scope() == ir::MemoryScope::Shared) {
+      stores_[op->buffer.get()].push_back(op);
+    }
+    ir::IRVisitor::visit(op);
+  }
+
+ private:
+  bool disjoint(const ir::Store& store) const {
+    if (unbounded_ || store.indices.size() != 1) {
+      return false;
+    }
+    ir::Expr index = store.indices[0];
+    int64_t lanes_span = 0;
+    if (const auto* ramp = index.as<ir::Ramp>()) {
+      const int64_t* stride = ir::as_const_int(ramp->stride);
+      if (stride == nullptr) {
+        return false;
+      }
+      lanes_span = (ramp->lanes - 1) * (*stride < 0 ? -*stride : *stride);
+      index = ramp->base;
+    }
+    if (!index.type().is_scalar()) {
+      return false;
+    }
+    const ir::Var& v = loop_->var;
+    const int64_t* step = ir::as_const_int(ir::simplify(
+        ir::substitute(index, {{v.get(), v + ir::make_const(v.type(), int64_t{1})}}) - index));
+    if (step == nullptr || *step == 0) {
+      return false;
+    }
+    // What one iteration spans: the index less its value at the inner loops' first iteration.
+    const ir::Expr at_v = ir::substitute(index, {{v.get(), ir::make_const(v.type(), int64_t{0})}});
+    const ir::Expr spread = ir::simplify(at_v - ir::substitute(at_v, inner_));
+    std::optional<ir::ConstBound> bound = ir::const_bound(spread, ranges_);
+    return bound.has_value() && bound->max - bound->min + lanes_span < (*step < 0 ? -*step : *step);
+  }
+
+  const ir::For* loop_;
+  ir::VarRanges ranges_;
+  ir::VarMap inner_;
+  bool unbounded_ = false;
+  std::set<const ir::BufferNode*> read_;
+  std::map<const ir::BufferNode*, std::vector<const ir::Store*>> stores_;
+};
+
 class Planner {
  public:
   std::set<const ir::StmtNode*> before;
@@ -150,12 +242,17 @@ class Planner {
   // An iteration starts with what preceded the loop or what the previous iteration left; the
   // barriers only grow, so this reaches a fixed point.
   Access loop(const ir::For* op, const Access& in) {
+    const std::set<const ir::BufferNode*> disjoint = DisjointWrites(op).result();
     Access state = in;
     for (int round = 0; round < 64; ++round) {
       size_t barriers = before.size();
       Access out = plan(op->body, state);
+      Access carried = out;  // what the next iteration must not race with
+      for (const ir::BufferNode* b : disjoint) {
+        carried.writes.erase(b);
+      }
       Access next = in;
-      next.merge(out);
+      next.merge(carried);
       if (before.size() == barriers && next == state) {
         const int64_t* extent = ir::as_const_int(op->extent);
         return extent != nullptr && *extent > 0 ? out : next;

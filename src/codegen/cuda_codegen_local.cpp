@@ -4,10 +4,13 @@
 // thread touches only the elements at offset c.x*threadIdx.x + c.y*threadIdx.y + c.z*threadIdx.z.
 // When every access has that same thread part (and the bound loops start at 0), subtracting it
 // maps each thread's elements one to one onto a much smaller array, often a single register.
+// What is left may still be strided (interleaved per-thread tiles: element v * T + thread); when
+// every index left is a multiple of one stride, it is divided by it, so the slice is dense.
 #include "codegen/cuda_codegen_internal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
+#include "tensortune/support/error.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -25,7 +28,67 @@ struct LocalUse {
   bool seen = false;
   std::map<ir::ForKind, int64_t> thread_part;  // coefficient per threadIdx dimension
   int64_t size = 0;                            // elements the reduced index needs
+  int64_t stride = 0;  // gcd of the reduced indices' terms (0: all of them are 0)
+  /// Each access's index without its thread part, with the loop ranges around it.
+  std::vector<std::pair<ir::Expr, ir::VarRanges>> rests;
 };
+
+int64_t gcd(int64_t a, int64_t b) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  while (b != 0) {
+    int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+/// A number that divides every value `e` takes: the gcd of its terms' constant coefficients and
+/// its constant term (1 where it is not a sum of such terms; 0 for the constant 0).
+int64_t common_stride(const ir::Expr& e) {
+  if (const int64_t* c = ir::as_const_int(e)) {
+    return *c < 0 ? -*c : *c;
+  }
+  if (const auto* op = e.as<ir::Add>()) {
+    return gcd(common_stride(op->a), common_stride(op->b));
+  }
+  if (const auto* op = e.as<ir::Sub>()) {
+    return gcd(common_stride(op->a), common_stride(op->b));
+  }
+  if (const auto* op = e.as<ir::Mul>()) {
+    if (const int64_t* c = ir::as_const_int(op->b)) {
+      return (*c < 0 ? -*c : *c) * common_stride(op->a);
+    }
+    if (const int64_t* c = ir::as_const_int(op->a)) {
+      return (*c < 0 ? -*c : *c) * common_stride(op->b);
+    }
+  }
+  return 1;
+}
+
+/// `e` / `d` where `d` divides common_stride(e), term by term (exact, no division left).
+ir::Expr divide_exactly(const ir::Expr& e, int64_t d) {
+  if (d == 1) {
+    return e;
+  }
+  if (const int64_t* c = ir::as_const_int(e)) {
+    return ir::make_const(e.type(), *c / d);
+  }
+  if (const auto* op = e.as<ir::Add>()) {
+    return divide_exactly(op->a, d) + divide_exactly(op->b, d);
+  }
+  if (const auto* op = e.as<ir::Sub>()) {
+    return divide_exactly(op->a, d) - divide_exactly(op->b, d);
+  }
+  const auto* op = e.as<ir::Mul>();
+  TT_CHECK(op != nullptr) << "divide_exactly: not a sum of multiples of " << d;
+  const bool right = ir::as_const_int(op->b) != nullptr;
+  const int64_t c = *ir::as_const_int(right ? op->b : op->a);
+  const ir::Expr& x = right ? op->a : op->b;
+  const int64_t g = gcd(c, d);
+  return divide_exactly(x, d / g) * ir::make_const(e.type(), c / g);
+}
 
 class Analysis : public ir::IRVisitor {
  public:
@@ -96,12 +159,31 @@ class Analysis : public ir::IRVisitor {
     }
     use.seen = true;
     use.thread_part = part;
-    ir::Expr rest = ir::simplify(ir::substitute(indices[0], zero), ranges_);
-    std::optional<ir::ConstBound> bound = ir::const_bound(rest, ranges_);
-    use.ok = bound.has_value() && bound->min >= 0;
-    use.size = use.ok ? std::max(use.size, bound->max + 1) : use.size;
+    // Simplified as Shrink::reduced does, so the stride found here divides what it divides.
+    ir::Expr rest = ir::simplify(ir::substitute(indices[0], zero));
+    use.ok = ir::const_bound(rest, ranges_).has_value();
+    use.stride = gcd(use.stride, common_stride(rest));
+    use.rests.emplace_back(rest, ranges_);
   }
 
+ public:
+  /// After the walk: the size of each usable buffer's slice, its indices divided by the stride.
+  void finish() {
+    for (auto& [node, use] : uses) {
+      if (!use.ok || !use.seen) {
+        continue;
+      }
+      use.stride = use.stride == 0 ? 1 : use.stride;
+      for (const auto& [rest, ranges] : use.rests) {
+        std::optional<ir::ConstBound> bound =
+            ir::const_bound(ir::simplify(divide_exactly(rest, use.stride), ranges), ranges);
+        use.ok = use.ok && bound.has_value() && bound->min >= 0;
+        use.size = use.ok ? std::max(use.size, bound->max + 1) : use.size;
+      }
+    }
+  }
+
+ private:
   /// Adds `scale` times the thread part of `e` to `part`; false when a thread index appears in
   /// `e` other than as a term of a sum with a constant coefficient.
   bool split(const ir::Expr& e, int64_t scale, std::map<ir::ForKind, int64_t>* part) const {
@@ -143,7 +225,11 @@ class Analysis : public ir::IRVisitor {
 
 class Shrink : public ir::IRMutator {
  public:
-  Shrink(std::map<const ir::BufferNode*, ir::Buffer> replacements, ir::VarMap zero)
+  struct Replacement {
+    ir::Buffer buffer;
+    int64_t stride = 1;
+  };
+  Shrink(std::map<const ir::BufferNode*, Replacement> replacements, ir::VarMap zero)
       : replacements_(std::move(replacements)), zero_(std::move(zero)) {}
 
  protected:
@@ -154,30 +240,31 @@ class Shrink : public ir::IRMutator {
     if (it == replacements_.end()) {
       return ir::IRMutator::visit(op, e);
     }
-    return ir::Load::make(it->second, {reduced(op->indices[0])}, mutate(op->predicate));
+    return ir::Load::make(it->second.buffer, {reduced(op->indices[0], it->second.stride)},
+                          mutate(op->predicate));
   }
   ir::Stmt visit(const ir::Store* op, const ir::Stmt& s) override {
     auto it = replacements_.find(op->buffer.get());
     if (it == replacements_.end()) {
       return ir::IRMutator::visit(op, s);
     }
-    return ir::Store::make(it->second, mutate(op->value), {reduced(op->indices[0])},
-                           mutate(op->predicate));
+    return ir::Store::make(it->second.buffer, mutate(op->value),
+                           {reduced(op->indices[0], it->second.stride)}, mutate(op->predicate));
   }
   ir::Stmt visit(const ir::Allocate* op, const ir::Stmt& s) override {
     auto it = replacements_.find(op->buffer.get());
     if (it == replacements_.end()) {
       return ir::IRMutator::visit(op, s);
     }
-    return ir::Allocate::make(it->second, mutate(op->body));
+    return ir::Allocate::make(it->second.buffer, mutate(op->body));
   }
 
  private:
-  ir::Expr reduced(const ir::Expr& index) {
-    return mutate(ir::simplify(ir::substitute(index, zero_)));
+  ir::Expr reduced(const ir::Expr& index, int64_t stride) {
+    return mutate(ir::simplify(divide_exactly(ir::simplify(ir::substitute(index, zero_)), stride)));
   }
 
-  std::map<const ir::BufferNode*, ir::Buffer> replacements_;
+  std::map<const ir::BufferNode*, Replacement> replacements_;
   ir::VarMap zero_;
 };
 
@@ -186,14 +273,17 @@ class Shrink : public ir::IRMutator {
 ir::Stmt shrink_local_buffers(const ir::Stmt& kernel) {
   Analysis analysis;
   analysis.visit(kernel);
-  std::map<const ir::BufferNode*, ir::Buffer> replacements;
+  analysis.finish();
+  std::map<const ir::BufferNode*, Shrink::Replacement> replacements;
   for (const auto& [node, use] : analysis.uses) {
     int64_t elements = 1;
     for (int64_t d : node->shape) {
       elements *= d;
     }
     if (use.ok && use.seen && !use.thread_part.empty() && use.size < elements) {
-      replacements.emplace(node, ir::Buffer(node->name, node->dtype, {use.size}, node->scope));
+      replacements.emplace(
+          node, Shrink::Replacement{ir::Buffer(node->name, node->dtype, {use.size}, node->scope),
+                                    use.stride});
     }
   }
   if (replacements.empty()) {

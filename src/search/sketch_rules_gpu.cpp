@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU sketch rules (Ansor's GPU structure, reduced): element-wise producers are inlined; a
-// stage with data reuse gets a register-tiled accumulator (cache_write local) per thread, its
-// data-parallel axes split into block / thread / per-thread levels bound to blockIdx.x and
-// threadIdx.x, and its reduction split in two; every other stage fuses its data-parallel axes and
-// binds them to blocks and threads, its reduction running inside each thread. Not yet: shared-
-// memory staging of inputs (needs bound inference over the threads of a block), virtual threads,
-// cross-thread reductions.
+// stage with data reuse is tiled over blocks and threads with a per-thread accumulator
+// (cache_write local) in two sketches: "gpu-tile+local" reads its inputs from global memory, and
+// "gpu-tile+shared" (also "+vthread") stages every input through shared memory, fetched by the
+// block's threads together at each outer reduction step. Every other stage fuses its data-parallel
+// axes and binds them to blocks and threads, its reduction running inside each thread.
 #include "sketch_rules.h"
 #include "split_factors.h"
 #include "tensortune/support/error.h"
@@ -144,26 +143,264 @@ class GpuTilePlan final : public StagePlan {
   KnobSlot unroll_{-1, {0}};
 };
 
+/// The thread indices, innermost first: the last data axes of a tiled stage bind to them.
+constexpr ir::ForKind kThreadKinds[] = {ir::ForKind::ThreadX, ir::ForKind::ThreadY,
+                                        ir::ForKind::ThreadZ};
+/// Largest per-thread tile of one axis, and of all axes together (accumulator registers).
+constexpr int64_t kMaxPerThread = 16;
+constexpr int64_t kMaxAccumulators = 128;
+/// Largest reduction step staged through shared memory per axis.
+constexpr int64_t kMaxSharedReduction = 32;
+
+int64_t thread_limit(ir::ForKind kind) {
+  return kind == ir::ForKind::ThreadZ ? 64 : 1024;
+}
+
+/// Shared-memory tiling (Ansor's GPU "S S S R R S R S" reduced to S S S R S R S): the output
+/// stage C is split per data axis into blocks, threads and a per-thread tile; its accumulator
+/// C.local is computed per block (at the fused block loop) over the same threads, with the
+/// reduction split in two; every input C reads is copied into shared memory at C.local's outer
+/// reduction loop by all threads of the block (the fused copy loop split over the same thread
+/// indices, its innermost piece optionally vectorized). The accumulator's layout is blocked so
+/// that each thread's elements are dense (the CUDA generator then keeps them in registers).
+///
+/// Without virtual threads, a thread owns a contiguous sub-tile (axis = thread * P + p); with
+/// them the sub-tiles interleave (axis = v * T + thread), so neighbouring threads touch
+/// neighbouring elements: coalesced global stores and conflict-free shared reads.
+class GpuSharedTilePlan final : public StagePlan {
+ public:
+  GpuSharedTilePlan(const StageInfo& stage, const DagInfo& dag, bool vthread, KnobTable& knobs)
+      : stage_(stage.name), vthread_(vthread) {
+    // The last (up to) three data axes longer than 1 get threads, the innermost threadIdx.x.
+    std::vector<ir::ForKind> kinds(stage.data_axes.size(), ir::ForKind::Serial);
+    size_t bound = 0;
+    for (size_t d = stage.data_axes.size(); d-- > 0 && bound < 3;) {
+      if (stage.data_axes[d].extent > 1) {
+        kinds[d] = kThreadKinds[bound++];
+      }
+    }
+    for (size_t d = 0; d < stage.data_axes.size(); ++d) {
+      const schedule::Iter& it = stage.data_axes[d];
+      const bool threaded = kinds[d] != ir::ForKind::Serial;
+      // (outer, inner) factors: (threads, per-thread) or, with virtual threads, (per-thread,
+      // threads).
+      const int64_t max_inner = vthread_ ? thread_limit(kinds[d]) : kMaxPerThread;
+      std::vector<std::vector<int64_t>> choices;
+      for (const std::vector<int64_t>& c : split_choices(it.extent, 2, max_inner)) {
+        const int64_t threads = vthread_ ? c[1] : c[0];
+        const int64_t per_thread = vthread_ ? c[0] : c[1];
+        if (per_thread <= kMaxPerThread &&
+            (threaded ? threads <= thread_limit(kinds[d]) : threads == 1)) {
+          choices.push_back(c);
+        }
+      }
+      data_.push_back(
+          Axis{it.name, it.extent, kinds[d],
+               knobs.add(stage_ + "." + it.name + ".split", KnobKind::Split, std::move(choices))});
+    }
+    for (const schedule::Iter& it : stage.reduce_axes) {
+      reduce_.push_back(
+          {it.name, knobs.add(stage_ + ".local." + it.name + ".split", KnobKind::Split,
+                              split_choices(it.extent, 1, kMaxSharedReduction))});
+    }
+    for (const te::OperationRef& input : stage.op->inputs) {
+      if (std::find(inputs_.begin(), inputs_.end(), input->name) == inputs_.end()) {
+        inputs_.push_back(input->name);
+        input_axes_.push_back(dag.copy_axis_names(input->name));
+      }
+    }
+    unroll_ = knobs.add_values(stage_ + ".local.unroll", KnobKind::Unroll, {0, 16, 64, 512});
+    fetch_vector_ = knobs.add_values(stage_ + ".shared.vector", KnobKind::VectorLength, {1, 2, 4});
+  }
+
+  void emit(Phase phase, const Values& v, Steps& out) const override {
+    const std::string local = stage_ + ".local";
+    if (phase == Phase::CacheWrite) {
+      std::vector<schedule::LayoutBlock> blocks;
+      for (size_t d = 0; d < data_.size(); ++d) {
+        const int64_t f = block_factor(data_[d], v);
+        if (f > 1 && data_[d].extent % f == 0) {
+          blocks.push_back(schedule::LayoutBlock{static_cast<int64_t>(d), f});
+        }
+      }
+      out.emplace_back(schedule::CacheWrite{stage_, ir::MemoryScope::Local, blocks});
+      return;
+    }
+    if (phase == Phase::CacheRead) {
+      for (const std::string& input : inputs_) {
+        out.emplace_back(schedule::CacheRead{input, ir::MemoryScope::Shared, {local}});
+      }
+      return;
+    }
+    if (phase != Phase::Loops) {
+      return;
+    }
+    // C: blocks (fused, blockIdx.x), threads, per-thread tile.
+    std::vector<std::string> blocks, threads, inner;
+    for (const Axis& a : data_) {
+      emit_split_chain(stage_, a.name, a.slot.of(v), out);
+      const std::vector<std::string> names = level_names(a.name, 2);
+      blocks.push_back(names[0]);
+      threads.push_back(vthread_ ? names[2] : names[1]);
+      inner.push_back(vthread_ ? names[1] : names[2]);
+    }
+    std::vector<std::string> order = blocks;
+    order.insert(order.end(), threads.begin(), threads.end());
+    order.insert(order.end(), inner.begin(), inner.end());
+    out.emplace_back(schedule::Reorder{stage_, order});
+    const std::string block = fuse(stage_, blocks, out);
+    out.emplace_back(schedule::Annotate{stage_, block, ir::ForKind::BlockX});
+    bind_threads(stage_, threads, v, out);
+
+    // C.local at the block: outer reduction, threads, inner reduction, per-thread tile.
+    out.emplace_back(schedule::ComputeAt{local, stage_, block});
+    std::vector<std::string> local_threads, local_inner, outer_reduce, inner_reduce;
+    for (const Axis& a : data_) {
+      const int64_t f = block_factor(a, v);
+      std::string outer = a.name, in;
+      if (f > 1 && a.extent % f == 0) {
+        in = a.name + ".b";  // the blocked layout's own axis
+      } else if (f > 1) {
+        out.emplace_back(schedule::Split{local, a.name, f, false});
+        outer = a.name + ".o";
+        in = a.name + ".i";
+      }
+      // Without virtual threads the block is the per-thread tile, with them the threads.
+      const bool thread_inside = vthread_ && threads_of(a, v) > 1;
+      local_threads.push_back(thread_inside ? in : outer);
+      if (!in.empty() || thread_inside) {
+        local_inner.push_back(thread_inside ? outer : in);
+      }
+    }
+    for (const auto& [axis, slot] : reduce_) {
+      emit_split_chain(local, axis, slot.of(v), out);
+      outer_reduce.push_back(axis + ".o");
+      inner_reduce.push_back(axis + ".i");
+    }
+    std::vector<std::string> local_order = outer_reduce;
+    local_order.insert(local_order.end(), local_threads.begin(), local_threads.end());
+    local_order.insert(local_order.end(), inner_reduce.begin(), inner_reduce.end());
+    local_order.insert(local_order.end(), local_inner.begin(), local_inner.end());
+    out.emplace_back(schedule::Reorder{local, local_order});
+    bind_threads(local, local_threads, v, out);
+    const size_t compute = outer_reduce.size() + local_threads.size();
+    if (unroll_.one(v) > 0 && compute < local_order.size()) {
+      out.emplace_back(schedule::PragmaUnroll{local, local_order[compute], unroll_.one(v)});
+    }
+
+    // Each input copied into shared memory at the last outer reduction loop, by every thread.
+    if (outer_reduce.empty()) {
+      return;  // nothing to stage per step (a reduction always has an axis; kept for safety)
+    }
+    for (size_t n = 0; n < inputs_.size(); ++n) {
+      const std::string shared = inputs_[n] + ".shared";
+      out.emplace_back(schedule::ComputeAt{shared, local, outer_reduce.back()});
+      std::string loop = fuse(shared, input_axes_[n], out);
+      if (fetch_vector_.one(v) > 1) {
+        out.emplace_back(schedule::Split{shared, loop, fetch_vector_.one(v), false});
+        out.emplace_back(schedule::Annotate{shared, loop + ".i", ir::ForKind::Vectorized});
+        loop += ".o";
+      }
+      for (size_t d = data_.size(); d-- > 0;) {
+        const int64_t t = threads_of(data_[d], v);
+        if (data_[d].kind == ir::ForKind::Serial || t <= 1) {
+          continue;
+        }
+        out.emplace_back(schedule::Split{shared, loop, t, false});
+        out.emplace_back(schedule::Annotate{shared, loop + ".i", data_[d].kind});
+        loop += ".o";
+      }
+    }
+  }
+
+  double prior(const Values& v) const override {
+    int64_t threads = 1, accumulators = 1;
+    for (const Axis& a : data_) {
+      threads *= threads_of(a, v);
+      accumulators *= per_thread(a, v);
+    }
+    double p = threads < 32 ? 0.1 : threads < 64 ? 0.4 : threads > 512 ? 0.5 : 1.0;
+    p *= accumulators < 4 ? 0.3 : accumulators > kMaxAccumulators ? 0.1 : 1.0;
+    return p;
+  }
+
+ private:
+  struct Axis {
+    std::string name;
+    int64_t extent = 1;
+    ir::ForKind kind = ir::ForKind::Serial;  ///< the thread index, Serial for none
+    KnobSlot slot;
+  };
+
+  int64_t threads_of(const Axis& a, const Values& v) const {
+    return a.slot.of(v)[vthread_ ? 1 : 0];
+  }
+  int64_t per_thread(const Axis& a, const Values& v) const {
+    return a.slot.of(v)[vthread_ ? 0 : 1];
+  }
+  /// The accumulator's block of axis `a`: what varies fastest inside one thread's elements.
+  int64_t block_factor(const Axis& a, const Values& v) const {
+    if (vthread_ && threads_of(a, v) > 1) {
+      return threads_of(a, v);
+    }
+    return per_thread(a, v);
+  }
+  /// Binds each data axis's thread loop in `loops` (one per data axis) that has threads.
+  void bind_threads(const std::string& stage,
+                    const std::vector<std::string>& loops,
+                    const Values& v,
+                    Steps& out) const {
+    for (size_t d = 0; d < data_.size(); ++d) {
+      if (data_[d].kind != ir::ForKind::Serial && threads_of(data_[d], v) > 1) {
+        out.emplace_back(schedule::Annotate{stage, loops[d], data_[d].kind});
+      }
+    }
+  }
+
+  std::string stage_;
+  bool vthread_ = false;
+  std::vector<Axis> data_;
+  std::vector<std::pair<std::string, KnobSlot>> reduce_;
+  std::vector<std::string> inputs_;
+  std::vector<std::vector<std::string>> input_axes_;
+  KnobSlot unroll_{-1, {0}}, fetch_vector_{-1, {1}};
+};
+
 }  // namespace
 
 std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
   DagInfo dag = analyse(workload);
-  KnobTable knobs;
-  std::vector<PlanRef> plans;
-  std::string name;
-  for (auto it = dag.stages.rbegin(); it != dag.stages.rend(); ++it) {
-    const StageInfo& s = *it;
-    if (!s.is_reduction && !s.is_output) {
-      plans.push_back(make_inline_plan(s.name));
-      name += (name.empty() ? "" : " ") + s.name + ":inline";
-    } else if (s.has_reuse) {
-      plans.push_back(std::make_shared<GpuTilePlan>(s, knobs));
-      name += (name.empty() ? "" : " ") + s.name + ":gpu-tile+local";
-    } else {
-      plans.push_back(std::make_shared<GpuGenericPlan>(s, knobs));
+  enum class Tiling { Local, Shared, SharedVthread };
+  const bool any_reuse = std::any_of(dag.stages.begin(), dag.stages.end(),
+                                     [](const StageInfo& s) { return s.has_reuse; });
+  std::vector<Sketch> sketches;
+  for (Tiling tiling : {Tiling::Local, Tiling::Shared, Tiling::SharedVthread}) {
+    if (tiling != Tiling::Local && !any_reuse) {
+      break;  // only reuse stages have a shared-memory variant
     }
+    KnobTable knobs;
+    std::vector<PlanRef> plans;
+    std::string name;
+    for (auto it = dag.stages.rbegin(); it != dag.stages.rend(); ++it) {
+      const StageInfo& s = *it;
+      if (!s.is_reduction && !s.is_output) {
+        plans.push_back(make_inline_plan(s.name));
+        name += (name.empty() ? "" : " ") + s.name + ":inline";
+      } else if (s.has_reuse && tiling == Tiling::Local) {
+        plans.push_back(std::make_shared<GpuTilePlan>(s, knobs));
+        name += (name.empty() ? "" : " ") + s.name + ":gpu-tile+local";
+      } else if (s.has_reuse) {
+        const bool vthread = tiling == Tiling::SharedVthread;
+        plans.push_back(std::make_shared<GpuSharedTilePlan>(s, dag, vthread, knobs));
+        name += (name.empty() ? "" : " ") + s.name +
+                (vthread ? ":gpu-tile+shared+vthread" : ":gpu-tile+shared");
+      } else {
+        plans.push_back(std::make_shared<GpuGenericPlan>(s, knobs));
+      }
+    }
+    sketches.push_back(make_sketch(name.empty() ? "gpu-generic" : name, knobs, std::move(plans)));
   }
-  return {make_sketch(name.empty() ? "gpu-generic" : name, knobs, std::move(plans))};
+  return sketches;
 }
 
 }  // namespace tensortune::search::detail

@@ -95,10 +95,16 @@ TEST(GpuSketchRules, TwentySampledConfigurationsOfEveryOperatorComputeTheReferen
 TEST(GpuSketchRules, MatmulIsTiledOverBlocksAndThreadsWithALocalAccumulator) {
   const te::Workload w = te::make_workload("matmul:M=256,N=256,K=128");
   const SearchSpace space = SearchSpace::generate(w, gpu());
-  ASSERT_EQ(space.sketches().size(), 1u);
+  ASSERT_EQ(space.sketches().size(), 3u);
   EXPECT_EQ(space.sketches()[0].name, "C:gpu-tile+local");
+  EXPECT_EQ(space.sketches()[1].name, "C:gpu-tile+shared");
+  EXPECT_EQ(space.sketches()[2].name, "C:gpu-tile+shared+vthread");
   support::Rng rng(9);
-  const std::vector<schedule::Step> steps = space.steps(space.sample(rng));
+  Config config = space.sample(rng);
+  while (config.sketch != 0) {
+    config = space.sample(rng);
+  }
+  const std::vector<schedule::Step> steps = space.steps(config);
   std::set<std::string> kinds;
   for (const schedule::Step& s : steps) {
     kinds.insert(schedule::step_kind(s));
@@ -110,8 +116,11 @@ TEST(GpuSketchRules, MatmulIsTiledOverBlocksAndThreadsWithALocalAccumulator) {
   int lowered = 0;
   for (int n = 0; n < 50 && lowered == 0; ++n) {
     try {
-      ir::LoweredFunc f =
-          lower::lower(schedule::apply_steps(w, space.steps(space.sample(rng))), gpu(), "f");
+      config = space.sample(rng);
+      if (config.sketch != 0) {
+        continue;
+      }
+      ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, space.steps(config)), gpu(), "f");
       const std::string text = ir::to_string(f);
       EXPECT_NE(text.find("blockIdx.x"), std::string::npos) << text;
       EXPECT_NE(text.find("threadIdx.x"), std::string::npos) << text;
@@ -121,6 +130,64 @@ TEST(GpuSketchRules, MatmulIsTiledOverBlocksAndThreadsWithALocalAccumulator) {
     }
   }
   EXPECT_EQ(lowered, 1);
+}
+
+/// The threads per block and the accumulators per thread of a configuration of a shared-memory
+/// sketch of a matmul (knobs C.i.split and C.j.split; with virtual threads the factors swap).
+std::pair<int64_t, int64_t> matmul_tile(const SearchSpace& space, const Config& config) {
+  const Sketch& sketch = space.sketches()[static_cast<size_t>(config.sketch)];
+  const bool vthread = sketch.name.find("vthread") != std::string::npos;
+  const std::vector<int64_t>& i = sketch.knobs[0].choices[static_cast<size_t>(config.choice[0])];
+  const std::vector<int64_t>& j = sketch.knobs[1].choices[static_cast<size_t>(config.choice[1])];
+  return vthread ? std::make_pair(i[1] * j[1], i[0] * j[0])
+                 : std::make_pair(i[0] * j[0], i[1] * j[1]);
+}
+
+// Every input is copied into shared memory by the block's threads at each outer reduction step,
+// and the accumulator tile of a thread is a handful of registers.
+TEST(GpuSketchRules, SharedSketchesStageInputsAndKeepAccumulatorsInRegisters) {
+  const te::Workload w = te::make_workload("matmul:M=256,N=256,K=128");
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  for (int sketch : {1, 2}) {
+    SCOPED_TRACE(space.sketches()[static_cast<size_t>(sketch)].name);
+    ASSERT_EQ(space.sketches()[static_cast<size_t>(sketch)].knobs[0].name, "C.i.split");
+    ASSERT_EQ(space.sketches()[static_cast<size_t>(sketch)].knobs[1].name, "C.j.split");
+    // A configuration with many threads and several accumulators per thread.
+    support::Rng rng(21);
+    int checked = 0;
+    for (int n = 0; n < 20000 && checked < 3; ++n) {
+      const Config config = space.sample(rng);
+      const auto [threads, per_thread] = matmul_tile(space, config);
+      if (config.sketch != sketch || threads < 64 || per_thread < 4) {
+        continue;
+      }
+      ir::LoweredFunc f;
+      try {
+        f = lower::lower(schedule::apply_steps(w, space.steps(config)), gpu(), "f");
+      } catch (const ScheduleError&) {
+        continue;
+      }
+      ++checked;
+      SCOPED_TRACE(space.describe(config));
+      const codegen::CudaModule module = codegen::generate_cuda(f, gpu());
+      ASSERT_EQ(module.kernels.size(), 1u) << module.source;
+      for (const char* shared : {"A_shared", "B_shared"}) {
+        const size_t at = module.source.find(std::string("float ") + shared + "[");
+        ASSERT_NE(at, std::string::npos) << module.source;
+        const size_t line = module.source.rfind('\n', at);
+        EXPECT_NE(module.source.substr(line, at - line).find("__shared__"), std::string::npos)
+            << module.source;
+      }
+      EXPECT_NE(module.source.find("__syncthreads();"), std::string::npos) << module.source;
+      // One thread's accumulators, no more; the launch has exactly the threads of the tile.
+      EXPECT_NE(module.source.find("float C_local[" + std::to_string(per_thread) + "];"),
+                std::string::npos)
+          << module.source;
+      const codegen::CudaKernel& k = module.kernels[0];
+      EXPECT_EQ(k.block[0] * k.block[1] * k.block[2], threads) << module.source;
+    }
+    EXPECT_EQ(checked, 3);
+  }
 }
 
 TEST(GpuSketchRules, ElementwiseStagesBindEveryElementToAThread) {
