@@ -136,6 +136,7 @@ CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& targ
     context.module_buffers = &index;
     context.barriers = cuda::plan_barriers(body);
     context.helpers = &helpers;
+    context.bindings = cuda::collect_bindings(body);
     cuda::KernelPrinter printer(std::move(context), names);
     printer.print_kernel(body);
     kernel.shared_bytes = printer.shared_bytes();

@@ -183,6 +183,9 @@ std::string KernelPrinter::expr(const ir::Expr& e, const std::string& lane) {
       const auto* op = e.as<ir::Ramp>();
       TT_CHECK(!lane.empty()) << "cuda codegen: a vector outside a vector store in '"
                               << ctx_.kernel_name << "'";
+      if (lane == "0") {
+        return expr(op->base, lane);
+      }
       std::string step = ir::is_const_int(op->stride, 1)
                              ? lane
                              : "(" + expr(op->stride, lane) + " * " + lane + ")";
@@ -279,6 +282,9 @@ std::string KernelPrinter::compare(const ir::Expr& e, const std::string& lane) {
 std::string KernelPrinter::load(const ir::Load* op, const std::string& lane) {
   TT_CHECK(op->indices.size() == 1) << "cuda codegen: load of '" << op->buffer.name()
                                     << "' is not flattened (lower the function fully first)";
+  if (std::string lane_of_vector = vector_load_lane(op, lane); !lane_of_vector.empty()) {
+    return lane_of_vector;  // read as float2/float4 before the store
+  }
   std::string access = buffer_name(op->buffer) + "[" + expr(op->indices[0], lane) + "]";
   if (!op->predicate.defined()) {
     return access;

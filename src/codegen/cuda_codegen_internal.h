@@ -62,6 +62,39 @@ std::set<const ir::StmtNode*> plan_barriers(const ir::Stmt& kernel);
 /// thread touches (the thread part subtracted): an accumulator tile becomes per-thread registers.
 ir::Stmt shrink_local_buffers(const ir::Stmt& kernel);
 
+/// What is known of an integer value: it is `base` plus some multiple of `coeff` (TVM's
+/// ModularSet). `coeff` 0: exactly `base`; `coeff` 1: nothing; else `base` is in [0, coeff).
+struct ModularSet {
+  int64_t coeff = 1;
+  int64_t base = 0;
+};
+
+/// Variables whose value the alignment analysis may look through: let values, and the min of a
+/// loop of extent 1.
+using VarBindings = std::map<const ir::VarNode*, ir::Expr>;
+
+/// The bindings of every LetStmt and extent-1 loop of `kernel` (variables bind once).
+VarBindings collect_bindings(const ir::Stmt& kernel);
+
+/// What is known of the integer `e` modulo some number: sums, differences and products of
+/// constants and variables, floor division/modulo by constants, min/max/select (either value).
+/// Unbound variables (loop and thread indices) are unknown; a float is unknown.
+ModularSet modular_set(const ir::Expr& e, const VarBindings& bindings);
+
+/// True when the integer `e` is provably a multiple of `n` > 0 whatever its variables' values.
+bool provably_multiple_of(const ir::Expr& e, int64_t n, const VarBindings& bindings);
+
+/// Lanes per vector memory operation (4: float4, 2: float2) for a load or store of `type` at
+/// `index`: a float32 vector, unpredicated, at a stride-1 ramp whose lane count the width divides
+/// and whose base is a proven multiple of the width. 0 when the access must stay scalarised.
+int vector_access_width(ir::DataType type,
+                        const ir::Expr& index,
+                        const ir::Expr& predicate,
+                        const VarBindings& bindings);
+
+/// "float4" or "float2".
+std::string vector_type_name(int width);
+
 /// What the printer of one kernel needs from the module.
 struct KernelContext {
   std::string kernel_name;
@@ -71,6 +104,8 @@ struct KernelContext {
   const std::map<const ir::BufferNode*, int>* module_buffers = nullptr;
   std::set<const ir::StmtNode*> barriers;
   Helpers* helpers = nullptr;
+  /// For the alignment proofs of vector memory accesses (collect_bindings of the kernel).
+  VarBindings bindings;
 };
 
 /// Prints one kernel's body; the names of module buffers are given in `names`.
@@ -98,6 +133,9 @@ class KernelPrinter {
   void bound_loops(const ir::For* op, bool sole_in_scope);
   void store(const ir::Store* op);
   void vector_store(const ir::Store* op, const std::string& guard);
+  // Vector memory accesses (cuda_codegen_vector.cpp).
+  bool vector_memory_store(const ir::Store* op, const std::string& guard);
+  std::string vector_load_lane(const ir::Load* op, const std::string& lane) const;
   void allocate(const ir::Allocate* op, bool sole_in_scope);
   void let(const ir::LetStmt* op, bool sole_in_scope);
   std::string single_writer_guard(const ir::Buffer& buffer) const;
@@ -129,6 +167,13 @@ class KernelPrinter {
   std::vector<std::string> shared_;
   int64_t shared_bytes_ = 0;
   std::set<int> used_;
+  /// The vector loads read as float2/float4 by the vector store being printed: the first
+  /// temporary (tt_vN) and the lanes per temporary.
+  struct VectorLoad {
+    int first = 0;
+    int width = 0;
+  };
+  std::map<const ir::Load*, VectorLoad> vector_loads_;
 };
 
 }  // namespace tensortune::codegen::cuda

@@ -26,7 +26,7 @@ const std::set<std::string>& reserved_names() {
       "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "min", "max", "abs",
       "exp", "expf", "log", "logf", "sqrt", "sqrtf", "tanh", "tanhf", "erf", "erff", "fabs",
       "fabsf", "pow", "powf", "floor", "floorf", "ceil", "ceilf", "fmod", "fmodf", "__int_as_float",
-      "__longlong_as_double", "__syncthreads",
+      "__longlong_as_double", "__syncthreads", "float2", "float4", "make_float2", "make_float4",
       // Names of the generated code.
       "tt_lane", "tt_vec", "tt_floordiv", "tt_floormod", "tt_min", "tt_max", "tt_abs"};
   return names;

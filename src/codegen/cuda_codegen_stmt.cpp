@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Statements -> CUDA C text: serial loops, loops bound to blockIdx/threadIdx (replaced by the
-// index), local arrays, hoisted __shared__ arrays, barriers where plan_barriers put them, and
-// vector stores scalarised into an unrolled loop over the lanes.
+// index), local arrays, hoisted __shared__ arrays (both 16-byte aligned for float4 accesses),
+// barriers where plan_barriers put them, and vector stores: float2/float4 accesses where
+// cuda_codegen_vector.cpp proves them aligned, else scalarised into an unrolled loop over lanes.
 #include "codegen/cuda_codegen_internal.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
@@ -260,6 +261,9 @@ void KernelPrinter::store(const ir::Store* op) {
 // Lanes in an unrolled loop; when the value reads the stored buffer, all lanes are read first
 // (the IR's vector store semantics).
 void KernelPrinter::vector_store(const ir::Store* op, const std::string& guard) {
+  if (vector_memory_store(op, guard)) {
+    return;  // float2/float4 accesses, proven aligned
+  }
   const int lanes = op->value.type().lanes();
   const std::string lane_loop = "for (int " + std::string(kLane) + " = 0; " + kLane + " < " +
                                 std::to_string(lanes) + "; ++" + kLane + ")";
@@ -319,15 +323,15 @@ void KernelPrinter::allocate(const ir::Allocate* op, bool sole_in_scope) {
           << "cuda codegen: shared buffer '" << b.name() << "' of kernel '" << ctx_.kernel_name
           << "' is allocated inside a loop bound to threadIdx; compute it at a loop outside "
           << "the threadIdx loops";
-      shared_.push_back("__shared__ " + type + " " + name + "[" + size + "];");
-      shared_bytes_ += b.num_elements() * b.dtype().bytes();
+      shared_.push_back("__shared__ __align__(16) " + type + " " + name + "[" + size + "];");
+      shared_bytes_ += (b.num_elements() * b.dtype().bytes() + 15) / 16 * 16;  // __align__(16)
       stmt(op->body, sole_in_scope);
       return;
     case ir::MemoryScope::Local:
       if (!sole_in_scope) {
         open("");
       }
-      line(type + " " + name + "[" + size + "];");
+      line("__align__(16) " + type + " " + name + "[" + size + "];");
       stmt(op->body, true);
       if (!sole_in_scope) {
         close();

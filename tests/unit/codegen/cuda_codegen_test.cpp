@@ -127,7 +127,8 @@ TEST(CudaCodegen, SharedTileGetsBarriersBeforeItsReadsAndBeforeTheNextFetch) {
   CudaModule m = generate_cuda(make_func("f", {a, c}, 1, body), gpu());
   ASSERT_EQ(m.kernels.size(), 1u);
   EXPECT_EQ(m.kernels[0].shared_bytes, 128);
-  EXPECT_NE(m.source.find("  __shared__ float S[32];\n"), std::string::npos) << m.source;
+  EXPECT_NE(m.source.find("  __shared__ __align__(16) float S[32];\n"), std::string::npos)
+      << m.source;
   EXPECT_EQ(count(m.source, "__syncthreads();"), 2u) << m.source;
   size_t loop_at = m.source.find("for (int ko");
   size_t first = m.source.find("__syncthreads();");

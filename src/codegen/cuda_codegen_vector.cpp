@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: Apache-2.0
+// Vector memory accesses (float2/float4) for contiguous float32 vector loads and stores whose
+// first element is provably aligned. The proof is a modular analysis of the index (what is known
+// of a value modulo some number, TVM's ModularSet): buffers themselves are aligned (cudaMalloc'd
+// parameters and scratch buffers to 256 bytes, __shared__ and local arrays declared
+// __align__(16)), so an element offset that is a multiple of the lane count is an aligned address.
+// Anything unproven, predicated or strided stays scalarised lane by lane.
+#include "codegen/cuda_codegen_internal.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/support/error.h"
+
+#include <cstdlib>
+#include <numeric>
+#include <utility>
+
+namespace tensortune::codegen::cuda {
+namespace {
+
+constexpr ModularSet kUnknown{1, 0};
+
+int64_t floor_mod(int64_t a, int64_t m) {
+  int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+int64_t floor_div(int64_t a, int64_t d) {
+  int64_t q = a / d;
+  return (a % d != 0 && ((a < 0) != (d < 0))) ? q - 1 : q;
+}
+
+/// `base + coeff * k` normalised: base in [0, coeff) unless the value is exact (coeff 0).
+ModularSet make_set(int64_t coeff, int64_t base) {
+  coeff = coeff < 0 ? -coeff : coeff;
+  if (coeff == 0) {
+    return {0, base};
+  }
+  return {coeff, floor_mod(base, coeff)};
+}
+
+bool mul_overflows(int64_t a, int64_t b, int64_t* out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+
+bool add_overflows(int64_t a, int64_t b, int64_t* out) {
+  return __builtin_add_overflow(a, b, out);
+}
+
+ModularSet add(const ModularSet& x, const ModularSet& y, bool subtract) {
+  int64_t base = 0;
+  if (add_overflows(x.base, subtract ? -y.base : y.base, &base)) {
+    return kUnknown;
+  }
+  return make_set(std::gcd(x.coeff, y.coeff), base);
+}
+
+// (c1*k1 + b1)(c2*k2 + b2) = c1*c2*k1*k2 + c1*b2*k1 + c2*b1*k2 + b1*b2.
+ModularSet mul(const ModularSet& x, const ModularSet& y) {
+  int64_t cc = 0, cb = 0, bc = 0, bb = 0;
+  if (mul_overflows(x.coeff, y.coeff, &cc) || mul_overflows(x.coeff, y.base, &cb) ||
+      mul_overflows(y.coeff, x.base, &bc) || mul_overflows(x.base, y.base, &bb)) {
+    return kUnknown;
+  }
+  return make_set(std::gcd(std::gcd(cc, cb), bc), bb);
+}
+
+// Either value: both sets' coefficients and the distance between their bases.
+ModularSet either(const ModularSet& x, const ModularSet& y) {
+  int64_t distance = 0;
+  if (add_overflows(x.base, -y.base, &distance)) {
+    return kUnknown;
+  }
+  return make_set(std::gcd(std::gcd(x.coeff, y.coeff), distance), x.base);
+}
+
+class ModularAnalysis {
+ public:
+  explicit ModularAnalysis(const VarBindings& bindings) : bindings_(bindings) {}
+
+  ModularSet of(const ir::Expr& e, int depth = 0) {
+    if (!e.defined() || !e.type().is_scalar() || e.type().is_float() || depth > 64) {
+      return kUnknown;
+    }
+    switch (e.kind()) {
+      case ir::ExprKind::IntImm:
+        return {0, e.as<ir::IntImm>()->value};
+      case ir::ExprKind::Var: {
+        auto it = bindings_.find(e.as<ir::VarNode>());
+        return it == bindings_.end() ? kUnknown : of(it->second, depth + 1);
+      }
+      case ir::ExprKind::Add:
+        return add(of(e.as<ir::Add>()->a, depth + 1), of(e.as<ir::Add>()->b, depth + 1), false);
+      case ir::ExprKind::Sub:
+        return add(of(e.as<ir::Sub>()->a, depth + 1), of(e.as<ir::Sub>()->b, depth + 1), true);
+      case ir::ExprKind::Mul:
+        return mul(of(e.as<ir::Mul>()->a, depth + 1), of(e.as<ir::Mul>()->b, depth + 1));
+      case ir::ExprKind::Div:
+        return div(of(e.as<ir::Div>()->a, depth + 1), of(e.as<ir::Div>()->b, depth + 1));
+      case ir::ExprKind::Mod:
+        return mod(of(e.as<ir::Mod>()->a, depth + 1), of(e.as<ir::Mod>()->b, depth + 1));
+      case ir::ExprKind::Min:
+        return either(of(e.as<ir::Min>()->a, depth + 1), of(e.as<ir::Min>()->b, depth + 1));
+      case ir::ExprKind::Max:
+        return either(of(e.as<ir::Max>()->a, depth + 1), of(e.as<ir::Max>()->b, depth + 1));
+      case ir::ExprKind::Select: {
+        const auto* op = e.as<ir::Select>();
+        return either(of(op->true_value, depth + 1), of(op->false_value, depth + 1));
+      }
+      case ir::ExprKind::Cast: {
+        // Widening integer casts keep the value; anything else may wrap or truncate.
+        const auto* op = e.as<ir::Cast>();
+        ir::DataType from = op->value.type();
+        bool widening = !from.is_float() && !from.is_bool() &&
+                        from.is_uint() == e.type().is_uint() && from.bits() <= e.type().bits();
+        return widening ? of(op->value, depth + 1) : kUnknown;
+      }
+      default:
+        return kUnknown;
+    }
+  }
+
+ private:
+  // Floor division by an exact divisor d: (c*k + b) / d = (c/d)*k + floor(b/d) when d divides c.
+  static ModularSet div(const ModularSet& x, const ModularSet& y) {
+    if (y.coeff != 0 || y.base == 0) {
+      return kUnknown;
+    }
+    int64_t d = y.base;
+    if (x.coeff == 0) {
+      return {0, floor_div(x.base, d)};
+    }
+    if (x.coeff % d != 0) {
+      return kUnknown;
+    }
+    return make_set(x.coeff / d, floor_div(x.base, d));
+  }
+
+  // Floor modulo by an exact m: x - m*floor(x/m) is x's base modulo gcd(c, m).
+  static ModularSet mod(const ModularSet& x, const ModularSet& y) {
+    if (y.coeff != 0 || y.base == 0) {
+      return kUnknown;
+    }
+    int64_t m = std::abs(y.base);
+    if (x.coeff == 0) {
+      return {0, x.base - y.base * floor_div(x.base, y.base)};
+    }
+    return make_set(std::gcd(x.coeff, m), x.base);
+  }
+
+  const VarBindings& bindings_;
+};
+
+class BindingCollector : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  VarBindings bindings;
+
+ protected:
+  void visit(const ir::LetStmt* op) override {
+    bindings.emplace(op->var.get(), op->value);
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::For* op) override {
+    if (ir::is_const_int(op->extent, 1)) {
+      bindings.emplace(op->var.get(), op->min);  // runs once, at its min
+    }
+    ir::IRVisitor::visit(op);
+  }
+};
+
+/// The vector loads of `e` that are evaluated whenever `e` is: not under a Select's arms, the
+/// right-hand side of && / ||, or a predicated load (C evaluates those only sometimes).
+void unconditional_loads(const ir::Expr& e, std::vector<const ir::Load*>* out) {
+  if (!e.defined()) {
+    return;
+  }
+  switch (e.kind()) {
+    case ir::ExprKind::Select:
+      unconditional_loads(e.as<ir::Select>()->condition, out);
+      return;
+    case ir::ExprKind::And:
+      unconditional_loads(e.as<ir::And>()->a, out);
+      return;
+    case ir::ExprKind::Or:
+      unconditional_loads(e.as<ir::Or>()->a, out);
+      return;
+    case ir::ExprKind::Load: {
+      const auto* op = e.as<ir::Load>();
+      if (op->predicate.defined()) {
+        return;
+      }
+      if (op->type.is_vector()) {
+        out->push_back(op);
+      }
+      for (const ir::Expr& index : op->indices) {
+        unconditional_loads(index, out);
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  // Every other node evaluates all its children.
+  std::vector<ir::Expr> children;
+  switch (e.kind()) {
+    case ir::ExprKind::Add:
+      children = {e.as<ir::Add>()->a, e.as<ir::Add>()->b};
+      break;
+    case ir::ExprKind::Sub:
+      children = {e.as<ir::Sub>()->a, e.as<ir::Sub>()->b};
+      break;
+    case ir::ExprKind::Mul:
+      children = {e.as<ir::Mul>()->a, e.as<ir::Mul>()->b};
+      break;
+    case ir::ExprKind::Div:
+      children = {e.as<ir::Div>()->a, e.as<ir::Div>()->b};
+      break;
+    case ir::ExprKind::Mod:
+      children = {e.as<ir::Mod>()->a, e.as<ir::Mod>()->b};
+      break;
+    case ir::ExprKind::Min:
+      children = {e.as<ir::Min>()->a, e.as<ir::Min>()->b};
+      break;
+    case ir::ExprKind::Max:
+      children = {e.as<ir::Max>()->a, e.as<ir::Max>()->b};
+      break;
+    case ir::ExprKind::Eq:
+      children = {e.as<ir::Eq>()->a, e.as<ir::Eq>()->b};
+      break;
+    case ir::ExprKind::Ne:
+      children = {e.as<ir::Ne>()->a, e.as<ir::Ne>()->b};
+      break;
+    case ir::ExprKind::Lt:
+      children = {e.as<ir::Lt>()->a, e.as<ir::Lt>()->b};
+      break;
+    case ir::ExprKind::Le:
+      children = {e.as<ir::Le>()->a, e.as<ir::Le>()->b};
+      break;
+    case ir::ExprKind::Gt:
+      children = {e.as<ir::Gt>()->a, e.as<ir::Gt>()->b};
+      break;
+    case ir::ExprKind::Ge:
+      children = {e.as<ir::Ge>()->a, e.as<ir::Ge>()->b};
+      break;
+    case ir::ExprKind::Not:
+      children = {e.as<ir::Not>()->a};
+      break;
+    case ir::ExprKind::Cast:
+      children = {e.as<ir::Cast>()->value};
+      break;
+    case ir::ExprKind::Ramp:
+      children = {e.as<ir::Ramp>()->base, e.as<ir::Ramp>()->stride};
+      break;
+    case ir::ExprKind::Broadcast:
+      children = {e.as<ir::Broadcast>()->value};
+      break;
+    case ir::ExprKind::Call:
+      children = e.as<ir::Call>()->args;
+      break;
+    default:
+      break;  // leaves (and Reduce, which the printer rejects)
+  }
+  for (const ir::Expr& c : children) {
+    unconditional_loads(c, out);
+  }
+}
+
+bool reads_buffer(const ir::Expr& e, const ir::Buffer& buffer) {
+  bool found = false;
+  ir::post_order_visit(e, [&](const ir::Expr& x) {
+    const auto* load = x.as<ir::Load>();
+    found = found || (load != nullptr && load->buffer.same_as(buffer));
+  });
+  return found;
+}
+
+/// `base + delta` as C text (`base` itself for 0).
+std::string offset(const std::string& base, int delta) {
+  return delta == 0 ? base : "(" + base + " + " + std::to_string(delta) + ")";
+}
+
+const char* component(int lane) {
+  static const char* const kNames[4] = {"x", "y", "z", "w"};
+  return kNames[lane];
+}
+
+}  // namespace
+
+VarBindings collect_bindings(const ir::Stmt& kernel) {
+  BindingCollector collector;
+  collector.visit(kernel);
+  return std::move(collector.bindings);
+}
+
+ModularSet modular_set(const ir::Expr& e, const VarBindings& bindings) {
+  return ModularAnalysis(bindings).of(e);
+}
+
+bool provably_multiple_of(const ir::Expr& e, int64_t n, const VarBindings& bindings) {
+  TT_CHECK(n > 0) << "provably_multiple_of: n must be positive";
+  ModularSet s = modular_set(e, bindings);
+  return s.coeff % n == 0 && floor_mod(s.base, n) == 0;
+}
+
+int vector_access_width(ir::DataType type,
+                        const ir::Expr& index,
+                        const ir::Expr& predicate,
+                        const VarBindings& bindings) {
+  const auto* ramp = index.as<ir::Ramp>();
+  if (predicate.defined() || ramp == nullptr || type.element_of() != ir::DataType::float32() ||
+      !ir::is_const_int(ramp->stride, 1)) {
+    return 0;
+  }
+  for (int width : {4, 2}) {
+    if (ramp->lanes % width == 0 && provably_multiple_of(ramp->base, width, bindings)) {
+      return width;
+    }
+  }
+  return 0;
+}
+
+std::string vector_type_name(int width) {
+  TT_CHECK(width == 2 || width == 4) << "cuda codegen: no float vector of " << width << " lanes";
+  return width == 4 ? "float4" : "float2";
+}
+
+// C evaluates every argument of make_floatN before the assignment, so all lanes are read before
+// any is written, as the IR's vector store requires; with several chunks, all chunks go to
+// temporaries first when the value reads the stored buffer.
+bool KernelPrinter::vector_memory_store(const ir::Store* op, const std::string& guard) {
+  const int lanes = op->value.type().lanes();
+  const int width =
+      vector_access_width(op->value.type(), op->indices[0], op->predicate, ctx_.bindings);
+  if (width == 0) {
+    return false;
+  }
+  // The value's contiguous aligned loads become one vector read each (a lane is `tt_vN.x`).
+  std::vector<const ir::Load*> candidates;
+  unconditional_loads(op->value, &candidates);
+  std::vector<std::pair<const ir::Load*, int>> loads;
+  for (const ir::Load* load : candidates) {
+    int w = vector_access_width(load->type, load->indices[0], load->predicate, ctx_.bindings);
+    bool seen = false;
+    for (const auto& l : loads) {
+      seen = seen || l.first == load;
+    }
+    if (w != 0 && !seen) {
+      loads.emplace_back(load, w);
+    }
+  }
+  const bool reads_stored = reads_buffer(op->value, op->buffer);
+  const int num_chunks = lanes / width;
+  const bool temporaries = num_chunks > 1 && reads_stored;
+  if (!guard.empty()) {
+    open("if (" + guard + ")");
+  }
+  const bool block = !loads.empty() || temporaries;
+  if (block) {
+    open("");
+  }
+  int next = 0;
+  for (const auto& [load, w] : loads) {
+    const std::string type = vector_type_name(w);
+    const std::string source = buffer_name(load->buffer);
+    const std::string base = expr(load->indices[0].as<ir::Ramp>()->base);
+    vector_loads_[load] = VectorLoad{next, w};
+    for (int chunk = 0; chunk < load->type.lanes() / w; ++chunk) {
+      line("const " + type + " tt_v" + std::to_string(next++) + " = *reinterpret_cast<const " +
+           type + "*>(&" + source + "[" + offset(base, chunk * w) + "]);");
+    }
+  }
+  const std::string type = vector_type_name(width);
+  const std::string buffer = buffer_name(op->buffer);
+  const std::string base = expr(op->indices[0].as<ir::Ramp>()->base);
+  for (int chunk = 0; chunk < num_chunks; ++chunk) {
+    std::string args;
+    for (int l = chunk * width; l < (chunk + 1) * width; ++l) {
+      args += (args.empty() ? "" : ", ") + expr(op->value, std::to_string(l));
+    }
+    std::string value = "make_" + type + "(" + args + ")";
+    std::string target =
+        "*reinterpret_cast<" + type + "*>(&" + buffer + "[" + offset(base, chunk * width) + "])";
+    line(temporaries ? "const " + type + " tt_s" + std::to_string(chunk) + " = " + value + ";"
+                     : target + " = " + value + ";");
+  }
+  for (int chunk = 0; temporaries && chunk < num_chunks; ++chunk) {
+    line("*reinterpret_cast<" + type + "*>(&" + buffer + "[" + offset(base, chunk * width) +
+         "]) = tt_s" + std::to_string(chunk) + ";");
+  }
+  if (block) {
+    close();
+  }
+  if (!guard.empty()) {
+    close();
+  }
+  vector_loads_.clear();
+  return true;
+}
+
+std::string KernelPrinter::vector_load_lane(const ir::Load* op, const std::string& lane) const {
+  auto it = vector_loads_.find(op);
+  if (it == vector_loads_.end()) {
+    return "";
+  }
+  TT_CHECK(!lane.empty() && lane.find_first_not_of("0123456789") == std::string::npos)
+      << "cuda codegen: a vector load of '" << op->buffer.name() << "' read at lane '" << lane
+      << "' (a vector read needs a constant lane)";
+  int l = std::stoi(lane);
+  const VectorLoad& v = it->second;
+  return "tt_v" + std::to_string(v.first + l / v.width) + "." + component(l % v.width);
+}
+
+}  // namespace tensortune::codegen::cuda
