@@ -285,6 +285,11 @@ ir::Stmt Widen::visit(const ir::Store* op, const ir::Stmt& s) {
   bool injective = false;
   for (const ir::Expr& i : op->indices) {
     indices.push_back(mutate(i));
+    if (!failed_ && !indices.back().type().is_scalar() &&
+        indices.back().as<ir::Ramp>() == nullptr) {
+      // A fused and split index ((x*4 + lane) / 8, % 8) is a ramp once simplified with ranges.
+      indices.back() = ir::simplify(indices.back(), ranges_);
+    }
     if (const auto* ramp = indices.back().as<ir::Ramp>()) {
       const int64_t* stride = ir::as_const_int(ramp->stride);
       injective = injective || (stride != nullptr && *stride != 0);

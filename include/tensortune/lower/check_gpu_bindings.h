@@ -10,7 +10,8 @@ namespace tensortune::lower {
 
 /// On a CPU target, any GPU-bound loop is a ScheduleError naming the stage and axis (from
 /// `origins`). On a GPU target, each top-level loop nest is one kernel: a binding must have a
-/// constant extent, equal wherever the same index is bound in a kernel; threads per block must
+/// constant extent (the launch takes the largest bound to each index in a kernel; loops with
+/// fewer iterations run on the first threads); threads per block must
 /// not exceed target.max_threads_per_block (and 1024/1024/64 per dimension) and shared
 /// allocations must fit target.max_shared_memory_bytes.
 void check_gpu_bindings(const ir::Stmt& body,
