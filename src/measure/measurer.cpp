@@ -3,6 +3,7 @@
 // built then run, the consecutive-failure stop rule and the time totals.
 #include "tensortune/measure/measurer.h"
 
+#include "measure/host_reference.h"
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
@@ -78,9 +79,11 @@ Measurer::Measurer(const target::Target& target, MeasurerOptions options)
 std::shared_ptr<const Reference> Measurer::make_reference(const ir::LoweredFunc& default_func,
                                                           const Tolerance& tolerance) {
   // On a GPU the default schedule (no thread bindings) would run on one thread: a GEMM 4096^3
-  // would take an hour. Its CPU build computes the same outputs, checked below as on the CPU.
-  BuildResult built = options_.run.gpu ? builder_.build_for_host(default_func)
-                                       : builder_.build({default_func}).at(0);
+  // would take hours. Its CPU build, its outer loops parallel, computes the same outputs, checked
+  // below as on the CPU.
+  BuildResult built = options_.run.gpu
+                          ? builder_.build_for_host(detail::parallel_outer_loops(default_func))
+                          : builder_.build({default_func}).at(0);
   TT_USER_CHECK(built.ok()) << "measure: the default schedule of '" << default_func.name
                             << "' does not build: " << built.message;
   auto reference = std::make_shared<Reference>();

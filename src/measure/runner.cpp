@@ -60,9 +60,10 @@ WorkerProcess::Exchange exchange(WorkerProcess& worker,
 }
 
 /// The GPU worker's command line: no address-space limit (the CUDA driver reserves far more
-/// virtual memory than it uses) and one host thread.
+/// virtual memory than it uses) and every hardware thread for the host-built reference kernel
+/// (parallel_outer_loops; GPU runs leave the host pool idle, and its threads never spin).
 std::vector<std::string> gpu_worker_args() {
-  return {"--memory-limit-mb", "0", "--threads", "1"};
+  return {"--memory-limit-mb", "0", "--threads", "0"};
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 // record.
 #include "candidates.h"
 #include "measure/gpu_image.h"
+#include "measure/host_reference.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/ir/eval.h"
+#include "tensortune/ir/ir_visitor.h"
 #include "tensortune/measure/gpu_kernel.h"
 #include "tensortune/measure/kernel_buffers.h"
 #include "tensortune/measure/measurer.h"
@@ -161,29 +163,78 @@ TEST(GpuBuilder, NvrtcBuildsPastTheBuildTimeoutAreCompileTimeouts) {
   EXPECT_FALSE(detail::GpuImage::decode(ok.object).cubin.empty());
 }
 
+/// Counts parallel loops.
+struct ParallelLoops : ir::IRVisitor {
+  using ir::IRVisitor::visit;
+  int n = 0;
+  void visit(const ir::For* op) override {
+    n += op->for_kind == ir::ForKind::Parallel ? 1 : 0;
+    ir::IRVisitor::visit(op);
+  }
+};
+
 TEST(GpuBuilder, TheDefaultScheduleBuildsForTheHostAndMatchesTheInterpreter) {
   std::string why;
   if (!codegen::nvrtc_available(&why)) {
     GTEST_SKIP() << "no NVRTC: " << why;
   }
-  // The reference of a GPU workload: its default schedule, lowered for the GPU target, built for
-  // and run on the CPU.
-  te::Workload w = matmul_workload(kN);
-  ir::LoweredFunc def = lower_gpu(w, {});
+  // The reference of a GPU workload: its default schedule, lowered for the GPU target, its outer
+  // loops made parallel, built for and run on the CPU (the pad stage is a nest of its own).
   BuilderOptions options;
   options.workers = 1;
   Builder builder(gpu_target(), options);
-  BuildResult built = builder.build_for_host(def);
-  ASSERT_TRUE(built.ok()) << built.message;
-  EXPECT_FALSE(detail::is_gpu_image(built.object));
   Runner runner;
-  std::vector<std::string> outputs = runner.outputs(built, 5);
-  KernelBuffers expected(KernelSignature::of(def));
-  expected.fill_inputs(5);
-  expected.poison_outputs();
-  std::vector<void*> args(expected.pointers(), expected.pointers() + 3);
-  ir::eval(def, args);
-  EXPECT_EQ(compare_outputs(expected, outputs, Tolerance::for_reduction(kN)), std::nullopt);
+  for (const std::string& spec :
+       {std::string("matmul:M=64,N=48,K=40"),
+        std::string("conv2d:N=1,C=3,H=10,W=9,K=8,R=3,S=3,stride=2,pad=1")}) {
+    te::Workload w = te::make_workload(spec);
+    ir::LoweredFunc def = lower_gpu(w, {});
+    ir::LoweredFunc parallel = detail::parallel_outer_loops(def);
+    ParallelLoops count;
+    count.visit(parallel.body);
+    EXPECT_EQ(count.n, spec[0] == 'm' ? 1 : 2) << spec;  // conv: the pad nest and the conv nest
+    BuildResult built = builder.build_for_host(parallel);
+    ASSERT_TRUE(built.ok()) << spec << ": " << built.message;
+    EXPECT_FALSE(detail::is_gpu_image(built.object));
+    std::vector<std::string> outputs = runner.outputs(built, 5);
+    KernelBuffers expected(KernelSignature::of(def));
+    expected.fill_inputs(5);
+    expected.poison_outputs();
+    std::vector<void*> args(expected.pointers(),
+                            expected.pointers() + expected.signature().params.size());
+    ir::eval(def, args);
+    EXPECT_EQ(
+        compare_outputs(expected, outputs, Tolerance::for_reduction(w.max_reduction_length())),
+        std::nullopt)
+        << spec;
+  }
+}
+
+TEST(HostReference, OnlyOuterLoopsWhoseStoresAllUseTheirVariableBecomeParallel) {
+  ir::LoweredFunc base = lower_gpu(matmul_workload(8), {});
+  const ir::Buffer& out = output_of(base);
+  ir::Var i("i");
+  ir::Var j("j");
+  ir::Var k("k");
+  // for i { out[i] = 0; for j: out[i] = out[i] + 1 }: each i writes its own element.
+  ir::Stmt rows =
+      ir::For::make(i, 0, 8, ir::ForKind::Serial,
+                    ir::Seq::make({store1(out, ir::Expr(0.0f), i),
+                                   ir::For::make(j, 0, 8, ir::ForKind::Serial,
+                                                 store1(out, load1(out, i) + ir::Expr(1.0f), i))}));
+  // for k: out[0] = out[0] + 1: a reduction outermost, every iteration writes the same element.
+  ir::Stmt total =
+      ir::For::make(k, 0, 8, ir::ForKind::Serial, store1(out, load1(out, 0) + ir::Expr(1.0f), 0));
+  ir::LoweredFunc f = detail::parallel_outer_loops(with_body(base, ir::Seq::make({rows, total})));
+  const auto* seq = f.body.as<ir::Seq>();
+  ASSERT_NE(seq, nullptr);
+  ASSERT_EQ(seq->stmts.size(), 2U);
+  const auto* outer = seq->stmts[0].as<ir::For>();
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->for_kind, ir::ForKind::Parallel);
+  const auto* inner = outer->body.as<ir::Seq>()->stmts[1].as<ir::For>();
+  EXPECT_EQ(inner->for_kind, ir::ForKind::Serial);  // inner loops stay as they are
+  EXPECT_EQ(seq->stmts[1].as<ir::For>()->for_kind, ir::ForKind::Serial);
 }
 
 TEST(GpuImage, RejectsABlobThatIsNotAGpuImage) {
