@@ -57,6 +57,13 @@ enum StoreScalar : int {
   kAllocBytes,
   kAllocLocalBytes,
   kAllocExecutions,
+  // GPU launch shape of the enclosing kernel's bound loops (0 on a CPU target) and shared memory.
+  kGpuBlocks,
+  kGpuThreadsX,
+  kGpuThreadsY,
+  kGpuThreadsZ,
+  kGpuThreads,
+  kAllocSharedBytes,
   kNumStoreScalars
 };
 
@@ -86,6 +93,10 @@ enum BufferScalar : int {
   kBufReuseCount,
   kBufSize,
   kBufScratch,
+  /// Elements between the accesses of neighbouring threads (the innermost threadIdx.x loop's
+  /// stride: 1 is coalesced global memory and conflict-free shared memory), 0 without one.
+  kBufThreadStride,
+  kBufShared,
   kNumBufferScalars
 };
 

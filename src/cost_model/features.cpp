@@ -60,7 +60,13 @@ constexpr std::array<const char*, kNumStoreScalars> kScalarNames = {"float_add_s
                                                                     "num_allocs",
                                                                     "alloc_bytes",
                                                                     "alloc_local_bytes",
-                                                                    "alloc_executions"};
+                                                                    "alloc_executions",
+                                                                    "gpu_blocks",
+                                                                    "gpu_threads_x",
+                                                                    "gpu_threads_y",
+                                                                    "gpu_threads_z",
+                                                                    "gpu_threads",
+                                                                    "alloc_shared_bytes"};
 
 constexpr std::array<const char*, kNumBufferScalars> kBufferNames = {"read",
                                                                      "write",
@@ -81,7 +87,9 @@ constexpr std::array<const char*, kNumBufferScalars> kBufferNames = {"read",
                                                                      "reuse_bytes",
                                                                      "reuse_count",
                                                                      "size",
-                                                                     "scratch"};
+                                                                     "scratch",
+                                                                     "thread_stride",
+                                                                     "shared"};
 
 /// Whole-function totals appended after the three aggregates of the rows.
 enum Total : int {

@@ -93,6 +93,13 @@ BufferUse buffer_use(const AccessPattern& access,
   r[kBufReuseCount] = trips * access.lanes / std::max(1.0, all.elements);
   r[kBufSize] = static_cast<double>(access.buffer.num_elements()) * eb;
   r[kBufScratch] = is_param(func, access.buffer, false) ? 0 : 1;
+  for (size_t l = n; l-- > 0;) {
+    if (loops[l].kind == ir::ForKind::ThreadX) {
+      r[kBufThreadStride] = std::fabs(static_cast<double>(access.strides[l]));
+      break;
+    }
+  }
+  r[kBufShared] = access.buffer.scope() == ir::MemoryScope::Shared ? 1 : 0;
   return use;
 }
 
@@ -102,7 +109,8 @@ void merge(BufferUse& into, const BufferUse& other) {
   for (int f = 0; f < kNumBufferScalars; ++f) {
     if (f == kBufBytes) {
       into.raw[f] += other.raw[f];
-    } else if (f != kBufStride && f != kBufInnermostStride && f != kBufLanesContiguous) {
+    } else if (f != kBufStride && f != kBufInnermostStride && f != kBufLanesContiguous &&
+               f != kBufThreadStride) {
       into.raw[f] = std::max(into.raw[f], other.raw[f]);
     }
   }
@@ -113,7 +121,7 @@ void merge(BufferUse& into, const BufferUse& other) {
 
 bool is_flag(int f) {
   return f == kBufRead || f == kBufWrite || f == kBufLanesContiguous || f == kBufReuseLoop ||
-         f == kBufScratch;
+         f == kBufScratch || f == kBufShared;
 }
 
 int index_lanes(const ir::Store& store) {
@@ -137,6 +145,9 @@ void loop_features(const StoreSite& site, StoreRow& row) {
   int vectorized = 0;
   int unrolled = 0;
   size_t first_parallel = loops.size();
+  double blocks = 1;
+  std::array<double, 3> threads{{1, 1, 1}};
+  bool gpu = false;
   for (size_t l = 0; l < loops.size(); ++l) {
     const LoopInfo& loop = loops[l];
     const auto extent = static_cast<double>(loop.extent);
@@ -151,9 +162,27 @@ void loop_features(const StoreSite& site, StoreRow& row) {
     } else if (loop.kind == ir::ForKind::Unrolled) {
       ++unrolled;
       unroll_extent *= extent;
+    } else if (ir::is_gpu_kind(loop.kind)) {
+      gpu = true;
+      if (loop.kind == ir::ForKind::ThreadX || loop.kind == ir::ForKind::ThreadY ||
+          loop.kind == ir::ForKind::ThreadZ) {
+        const size_t d = loop.kind == ir::ForKind::ThreadX   ? 0
+                         : loop.kind == ir::ForKind::ThreadY ? 1
+                                                             : 2;
+        threads[d] = std::max(threads[d], extent);
+      } else {
+        blocks *= extent;
+      }
     } else {
-      ++serial;  // serial, and GPU-bound loops (which a CPU target never has)
+      ++serial;
     }
+  }
+  if (gpu) {
+    v[kGpuBlocks] = log_scale(blocks);
+    v[kGpuThreadsX] = log_scale(threads[0]);
+    v[kGpuThreadsY] = log_scale(threads[1]);
+    v[kGpuThreadsZ] = log_scale(threads[2]);
+    v[kGpuThreads] = log_scale(threads[0] * threads[1] * threads[2]);
   }
   v[kNumLoops] = log_scale(static_cast<double>(loops.size()));
   v[kTripCount] = log_scale(product(loops, 0, loops.size()));
@@ -200,11 +229,14 @@ void context_features(const StoreSite& site,
   v[kStoreContiguous] = row.lanes > 1 && std::llabs(store_access.lane_stride) == 1 ? 1 : 0;
   double alloc_bytes = 0;
   double local_bytes = 0;
+  double shared_bytes = 0;
   for (const AllocInfo& alloc : site.allocs) {
     double bytes = static_cast<double>(alloc.buffer.num_elements()) * alloc.buffer.dtype().bytes();
     alloc_bytes += bytes;
     local_bytes += alloc.buffer.scope() == ir::MemoryScope::Local ? bytes : 0;
+    shared_bytes += alloc.buffer.scope() == ir::MemoryScope::Shared ? bytes : 0;
   }
+  v[kAllocSharedBytes] = log_scale(shared_bytes);
   v[kNumAllocs] = log_scale(static_cast<double>(site.allocs.size()));
   v[kAllocBytes] = log_scale(alloc_bytes);
   v[kAllocLocalBytes] = log_scale(local_bytes);

@@ -12,7 +12,7 @@
 namespace tensortune::cost_model {
 
 /// Bumped whenever the meaning or length of any feature changes.
-inline constexpr int kFeatureVersion = 1;
+inline constexpr int kFeatureVersion = 2;
 
 /// Features of one store statement (one row).
 struct StoreFeatures {

@@ -189,6 +189,59 @@ TEST(Features, GuardedTailIsPredicated) {
   EXPECT_EQ(full, 1);
 }
 
+// A GPU kernel's launch shape, its shared memory and how neighbouring threads access each buffer
+// (the 16x16 shared-memory matmul of the CUDA golden files); a CPU kernel has none of them.
+TEST(Features, GpuLaunchSharedMemoryAndThreadStrides) {
+  using schedule::CacheRead;
+  using schedule::CacheWrite;
+  using schedule::ComputeAt;
+  const ir::ForKind bx = ir::ForKind::BlockX, by = ir::ForKind::BlockY;
+  const ir::ForKind tx = ir::ForKind::ThreadX, ty = ir::ForKind::ThreadY;
+  std::vector<schedule::Step> steps{CacheWrite{"C", ir::MemoryScope::Local},
+                                    CacheRead{"A", ir::MemoryScope::Shared, {"C.local"}},
+                                    CacheRead{"B", ir::MemoryScope::Shared, {"C.local"}},
+                                    schedule::Tile{"C", "i", "j", 16, 16},
+                                    Annotate{"C", "i.o", by},
+                                    Annotate{"C", "j.o", bx},
+                                    Annotate{"C", "i.i", ty},
+                                    Annotate{"C", "j.i", tx},
+                                    ComputeAt{"C.local", "C", "j.o"},
+                                    schedule::Split{"C.local", "k", 16, false},
+                                    schedule::Reorder{"C.local", {"k.o", "i", "j", "k.i"}},
+                                    Annotate{"C.local", "i", ty},
+                                    Annotate{"C.local", "j", tx}};
+  for (const char* input : {"A.shared", "B.shared"}) {
+    steps.push_back(ComputeAt{input, "C.local", "k.o"});
+    steps.push_back(Annotate{input, "i", ty});
+    steps.push_back(Annotate{input, "j", tx});
+  }
+  const te::Workload w = te::make_workload(kMatmul);
+  lower::LowerOptions options;
+  options.vectorize_and_unroll = false;  // as the tuner extracts features
+  const ProgramFeatures f = extract_features(lower::lower(
+      schedule::apply_steps(w, steps), target::Target::parse("cuda -arch=sm_90"), "f", options));
+  const StoreFeatures& row = update_row(f);
+  EXPECT_FLOAT_EQ(store_feature(row, "gpu_blocks"), log_scaled(16));
+  EXPECT_FLOAT_EQ(store_feature(row, "gpu_threads_x"), log_scaled(16));
+  EXPECT_FLOAT_EQ(store_feature(row, "gpu_threads_y"), log_scaled(16));
+  EXPECT_FLOAT_EQ(store_feature(row, "gpu_threads_z"), log_scaled(1));
+  EXPECT_FLOAT_EQ(store_feature(row, "gpu_threads"), log_scaled(256));
+  EXPECT_FLOAT_EQ(store_feature(row, "alloc_shared_bytes"), log_scaled(2 * 16 * 16 * 4));
+  // A.shared[i*16 + k] is the same for a row of threads; B.shared[k*16 + j] moves by one.
+  std::set<float> shared_strides;
+  for (int b = 0; b < 5; ++b) {
+    const std::string slot = "buf" + std::to_string(b) + ".";
+    if (store_feature(row, slot + "shared") == 1.0f) {
+      shared_strides.insert(store_feature(row, slot + "thread_stride"));
+    }
+  }
+  EXPECT_EQ(shared_strides, (std::set<float>{log_scaled(0), log_scaled(1)}));
+
+  const StoreFeatures& cpu = update_row(tiled_vectorized());
+  EXPECT_EQ(store_feature(cpu, "gpu_threads"), 0.0f);
+  EXPECT_EQ(store_feature(cpu, "alloc_shared_bytes"), 0.0f);
+}
+
 TEST(Features, SameIrGivesTheSameVector) {
   ir::LoweredFunc f = lower_steps(kMatmul, testing::tiled_matmul(4, 8, 2, true, true));
   EXPECT_EQ(extract_features(f).vector, extract_features(f).vector);
