@@ -69,11 +69,12 @@ struct ModularSet {
   int64_t base = 0;
 };
 
-/// Variables whose value the alignment analysis may look through: let values, and the min of a
-/// loop of extent 1.
-using VarBindings = std::map<const ir::VarNode*, ir::Expr>;
+/// The values each variable is bound to, for the alignment analysis: let values, the min of a
+/// loop of extent 1, an undefined Expr (any value) for other loops. A variable bound several
+/// times (copies of an unrolled body) may have any of its values.
+using VarBindings = std::map<const ir::VarNode*, std::vector<ir::Expr>>;
 
-/// The bindings of every LetStmt and extent-1 loop of `kernel` (variables bind once).
+/// The bindings of every LetStmt and loop of `kernel`.
 VarBindings collect_bindings(const ir::Stmt& kernel);
 
 /// What is known of the integer `e` modulo some number: sums, differences and products of

@@ -85,8 +85,16 @@ class ModularAnalysis {
       case ir::ExprKind::IntImm:
         return {0, e.as<ir::IntImm>()->value};
       case ir::ExprKind::Var: {
+        // A variable bound several times (copies of an unrolled body) is any of its values.
         auto it = bindings_.find(e.as<ir::VarNode>());
-        return it == bindings_.end() ? kUnknown : of(it->second, depth + 1);
+        if (it == bindings_.end() || it->second.empty()) {
+          return kUnknown;
+        }
+        ModularSet set = of(it->second[0], depth + 1);
+        for (size_t n = 1; n < it->second.size(); ++n) {
+          set = either(set, of(it->second[n], depth + 1));
+        }
+        return set;
       }
       case ir::ExprKind::Add:
         return add(of(e.as<ir::Add>()->a, depth + 1), of(e.as<ir::Add>()->b, depth + 1), false);
@@ -157,13 +165,12 @@ class BindingCollector : public ir::IRVisitor {
 
  protected:
   void visit(const ir::LetStmt* op) override {
-    bindings.emplace(op->var.get(), op->value);
+    bindings[op->var.get()].push_back(op->value);
     ir::IRVisitor::visit(op);
   }
   void visit(const ir::For* op) override {
-    if (ir::is_const_int(op->extent, 1)) {
-      bindings.emplace(op->var.get(), op->min);  // runs once, at its min
-    }
+    // A loop of extent 1 runs once, at its min; any other makes its variable unknown.
+    bindings[op->var.get()].push_back(ir::is_const_int(op->extent, 1) ? op->min : ir::Expr());
     ir::IRVisitor::visit(op);
   }
 };

@@ -38,7 +38,8 @@ struct CudaModule {
 /// becomes one kernel whose loops bound to blockIdx/threadIdx are replaced by those indices
 /// (grid and block from their extents), with shared and local allocations, __syncthreads()
 /// after each cooperative write of a shared buffer, `#pragma unroll` on unrolled loops, vector
-/// loads/stores as float2/float4 when provably aligned (else per lane). Throws UserError for a
+/// loads/stores as float2/float4 when provably aligned (else per lane). The kernels assume every
+/// buffer they are passed is 16-byte aligned (cuMemAlloc gives 256). Throws UserError for a
 /// CPU target or a construct CUDA code cannot express (naming it).
 CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& target);
 

@@ -89,11 +89,26 @@ TEST(CudaModularSet, LetsAndLoopsOfExtentOneAreLookedThrough) {
       ir::For::make(k, 8, 1, ForKind::Serial,
                     ir::For::make(t, 4, 4, ForKind::Serial, store(c, Expr(0.0f), x + k + t * 4))));
   VarBindings bindings = cuda::collect_bindings(body);
-  EXPECT_EQ(bindings.size(), 2u);
+  EXPECT_EQ(bindings.size(), 3u);
   EXPECT_TRUE(provably_multiple_of(x + k + t * 4, 4, bindings));
   EXPECT_FALSE(provably_multiple_of(x + k + t * 4, 16, bindings));
   EXPECT_FALSE(provably_multiple_of(x + t, 4, bindings)) << "a loop of extent 4 is any value";
   EXPECT_FALSE(provably_multiple_of(x + k, 4, VarBindings{})) << "unbound";
+}
+
+// Unrolling copies a body with its lets: one variable, a value per copy.
+TEST(CudaModularSet, AVariableBoundTwiceIsEitherValue) {
+  Var i("i"), x("x");
+  ir::Buffer c = buffer("C", kF32, 64);
+  Stmt body = ir::Seq::make({ir::LetStmt::make(x, i * 8, store(c, Expr(0.0f), x)),
+                             ir::LetStmt::make(x, i * 8 + 2, store(c, Expr(0.0f), x))});
+  VarBindings bindings = cuda::collect_bindings(body);
+  EXPECT_TRUE(is_set(modular_set(x, bindings), 2, 0));
+  EXPECT_FALSE(provably_multiple_of(x, 4, bindings));
+  // A loop variable that is also let-bound somewhere is any value.
+  Stmt reused = ir::Seq::make(
+      {ir::LetStmt::make(x, i * 8, store(c, Expr(0.0f), x)), loop(x, 4, store(c, Expr(0.0f), x))});
+  EXPECT_FALSE(provably_multiple_of(x, 2, cuda::collect_bindings(reused)));
 }
 
 TEST(CudaModularSet, OverflowAndNonIntegersAreUnknown) {
