@@ -10,6 +10,7 @@
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 
+#include <array>
 #include <cstdlib>
 #include <numeric>
 #include <utility>
@@ -56,7 +57,10 @@ ModularSet add(const ModularSet& x, const ModularSet& y, bool subtract) {
 
 // (c1*k1 + b1)(c2*k2 + b2) = c1*c2*k1*k2 + c1*b2*k1 + c2*b1*k2 + b1*b2.
 ModularSet mul(const ModularSet& x, const ModularSet& y) {
-  int64_t cc = 0, cb = 0, bc = 0, bb = 0;
+  int64_t cc = 0;
+  int64_t cb = 0;
+  int64_t bc = 0;
+  int64_t bb = 0;
   if (mul_overflows(x.coeff, y.coeff, &cc) || mul_overflows(x.coeff, y.base, &cb) ||
       mul_overflows(y.coeff, x.base, &bc) || mul_overflows(x.base, y.base, &bb)) {
     return kUnknown;
@@ -175,102 +179,28 @@ class BindingCollector : public ir::IRVisitor {
   }
 };
 
-/// The vector loads of `e` that are evaluated whenever `e` is: not under a Select's arms, the
-/// right-hand side of && / ||, or a predicated load (C evaluates those only sometimes).
-void unconditional_loads(const ir::Expr& e, std::vector<const ir::Load*>* out) {
-  if (!e.defined()) {
-    return;
-  }
-  switch (e.kind()) {
-    case ir::ExprKind::Select:
-      unconditional_loads(e.as<ir::Select>()->condition, out);
-      return;
-    case ir::ExprKind::And:
-      unconditional_loads(e.as<ir::And>()->a, out);
-      return;
-    case ir::ExprKind::Or:
-      unconditional_loads(e.as<ir::Or>()->a, out);
-      return;
-    case ir::ExprKind::Load: {
-      const auto* op = e.as<ir::Load>();
-      if (op->predicate.defined()) {
-        return;
-      }
-      if (op->type.is_vector()) {
-        out->push_back(op);
-      }
-      for (const ir::Expr& index : op->indices) {
-        unconditional_loads(index, out);
-      }
+/// The unpredicated vector loads of an expression that are evaluated whenever it is: not under a
+/// Select's arms, the right-hand side of && / ||, or a predicated load (C evaluates those only
+/// sometimes, and a vector read hoisted out of them could leave the buffer).
+class UnconditionalLoads : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  std::vector<const ir::Load*> loads;
+
+ protected:
+  void visit(const ir::Select* op) override { visit(op->condition); }
+  void visit(const ir::And* op) override { visit(op->a); }
+  void visit(const ir::Or* op) override { visit(op->a); }
+  void visit(const ir::Load* op) override {
+    if (op->predicate.defined()) {
       return;
     }
-    default:
-      break;
+    if (op->type.is_vector()) {
+      loads.push_back(op);
+    }
+    ir::IRVisitor::visit(op);
   }
-  // Every other node evaluates all its children.
-  std::vector<ir::Expr> children;
-  switch (e.kind()) {
-    case ir::ExprKind::Add:
-      children = {e.as<ir::Add>()->a, e.as<ir::Add>()->b};
-      break;
-    case ir::ExprKind::Sub:
-      children = {e.as<ir::Sub>()->a, e.as<ir::Sub>()->b};
-      break;
-    case ir::ExprKind::Mul:
-      children = {e.as<ir::Mul>()->a, e.as<ir::Mul>()->b};
-      break;
-    case ir::ExprKind::Div:
-      children = {e.as<ir::Div>()->a, e.as<ir::Div>()->b};
-      break;
-    case ir::ExprKind::Mod:
-      children = {e.as<ir::Mod>()->a, e.as<ir::Mod>()->b};
-      break;
-    case ir::ExprKind::Min:
-      children = {e.as<ir::Min>()->a, e.as<ir::Min>()->b};
-      break;
-    case ir::ExprKind::Max:
-      children = {e.as<ir::Max>()->a, e.as<ir::Max>()->b};
-      break;
-    case ir::ExprKind::Eq:
-      children = {e.as<ir::Eq>()->a, e.as<ir::Eq>()->b};
-      break;
-    case ir::ExprKind::Ne:
-      children = {e.as<ir::Ne>()->a, e.as<ir::Ne>()->b};
-      break;
-    case ir::ExprKind::Lt:
-      children = {e.as<ir::Lt>()->a, e.as<ir::Lt>()->b};
-      break;
-    case ir::ExprKind::Le:
-      children = {e.as<ir::Le>()->a, e.as<ir::Le>()->b};
-      break;
-    case ir::ExprKind::Gt:
-      children = {e.as<ir::Gt>()->a, e.as<ir::Gt>()->b};
-      break;
-    case ir::ExprKind::Ge:
-      children = {e.as<ir::Ge>()->a, e.as<ir::Ge>()->b};
-      break;
-    case ir::ExprKind::Not:
-      children = {e.as<ir::Not>()->a};
-      break;
-    case ir::ExprKind::Cast:
-      children = {e.as<ir::Cast>()->value};
-      break;
-    case ir::ExprKind::Ramp:
-      children = {e.as<ir::Ramp>()->base, e.as<ir::Ramp>()->stride};
-      break;
-    case ir::ExprKind::Broadcast:
-      children = {e.as<ir::Broadcast>()->value};
-      break;
-    case ir::ExprKind::Call:
-      children = e.as<ir::Call>()->args;
-      break;
-    default:
-      break;  // leaves (and Reduce, which the printer rejects)
-  }
-  for (const ir::Expr& c : children) {
-    unconditional_loads(c, out);
-  }
-}
+};
 
 bool reads_buffer(const ir::Expr& e, const ir::Buffer& buffer) {
   bool found = false;
@@ -287,8 +217,8 @@ std::string offset(const std::string& base, int delta) {
 }
 
 const char* component(int lane) {
-  static const char* const kNames[4] = {"x", "y", "z", "w"};
-  return kNames[lane];
+  constexpr std::array<const char*, 4> kNames = {"x", "y", "z", "w"};
+  return kNames.at(static_cast<size_t>(lane));
 }
 
 }  // namespace
@@ -342,10 +272,10 @@ bool KernelPrinter::vector_memory_store(const ir::Store* op, const std::string& 
     return false;
   }
   // The value's contiguous aligned loads become one vector read each (a lane is `tt_vN.x`).
-  std::vector<const ir::Load*> candidates;
-  unconditional_loads(op->value, &candidates);
+  UnconditionalLoads candidates;
+  candidates.visit(op->value);
   std::vector<std::pair<const ir::Load*, int>> loads;
-  for (const ir::Load* load : candidates) {
+  for (const ir::Load* load : candidates.loads) {
     int w = vector_access_width(load->type, load->indices[0], load->predicate, ctx_.bindings);
     bool seen = false;
     for (const auto& l : loads) {
