@@ -7,6 +7,7 @@
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/serialize.h"
+#include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/te/operators.h"
 
@@ -36,6 +37,22 @@ std::string source_of(const std::string& spec, const std::string& steps_json) {
       .source;
 }
 
+/// Runs the kernels of `spec` under `steps_json` in the emulation against ir::eval and, where
+/// NVRTC loads, compiles their source to PTX for sm_80 (NVRTC must accept what runs here).
+void expect_runs_and_compiles(const std::string& spec, const std::string& steps_json) {
+  expect_emulation_matches_eval(spec, steps_json);
+  if (!nvrtc_available()) {
+    return;
+  }
+  const std::string source = source_of(spec, steps_json);
+  try {
+    NvrtcOutput out = compile_cuda(source, target::Target::parse("cuda -arch=sm_80"), false);
+    EXPECT_NE(out.ptx.find(".entry "), std::string::npos) << out.ptx;
+  } catch (const UserError& e) {
+    ADD_FAILURE() << e.what() << "\n" << source;
+  }
+}
+
 /// Element-wise `stage`: rows on blocks, the row split by `lanes`, the outer part on threads and
 /// the inner part vectorized.
 std::string elementwise_steps(const std::string& stage, int lanes) {
@@ -54,14 +71,14 @@ TEST(CudaEmulationVector, AlignedRowsUseFloat4LoadsAndStores) {
   std::string s = source_of("add:M=8,N=32", steps);
   EXPECT_TRUE(contains(s, "*reinterpret_cast<const float4*>(&A[")) << s;
   EXPECT_TRUE(contains(s, "*reinterpret_cast<float4*>(&add[")) << s;
-  expect_emulation_matches_eval("add:M=8,N=32", steps);
+  expect_runs_and_compiles("add:M=8,N=32", steps);
 }
 
 TEST(CudaEmulationVector, EightLanesAreTwoFloat4) {
   const std::string steps = elementwise_steps("relu", 8);
   std::string s = source_of("relu:M=4,N=64", steps);
   EXPECT_TRUE(contains(s, "tt_v1.w")) << s;
-  expect_emulation_matches_eval("relu:M=4,N=64", steps);
+  expect_runs_and_compiles("relu:M=4,N=64", steps);
 }
 
 // Rows of 30 floats: a row starts at a multiple of 2 only, so pairs of float2.
@@ -70,13 +87,13 @@ TEST(CudaEmulationVector, RowsAlignedToTwoUseFloat2) {
   std::string s = source_of("add:M=6,N=30", steps);
   EXPECT_TRUE(contains(s, "*reinterpret_cast<float2*>(&add[")) << s;
   EXPECT_FALSE(contains(s, "float4")) << s;
-  expect_emulation_matches_eval("add:M=6,N=30", steps);
+  expect_runs_and_compiles("add:M=6,N=30", steps);
 }
 
 // 30 = 7 * 4 + 2: the last thread's vector is masked, and rows start at multiples of 2 only.
 TEST(CudaEmulationVector, TailAndUnprovenAlignmentStayCorrect) {
-  expect_emulation_matches_eval("add:M=8,N=30", elementwise_steps("add", 4));
-  expect_emulation_matches_eval("mul:M=3,N=31", elementwise_steps("mul", 4));
+  expect_runs_and_compiles("add:M=8,N=30", elementwise_steps("add", 4));
+  expect_runs_and_compiles("mul:M=3,N=31", elementwise_steps("mul", 4));
 }
 
 // Rows of 31 floats: no row start but the first is aligned, so every access stays scalar.
@@ -86,7 +103,7 @@ TEST(CudaEmulationVector, UnprovenAlignmentStaysScalar) {
   EXPECT_FALSE(contains(s, "float4")) << s;
   EXPECT_FALSE(contains(s, "float2")) << s;
   EXPECT_TRUE(contains(s, "tt_lane")) << s;
-  expect_emulation_matches_eval("relu:M=5,N=31", steps);
+  expect_runs_and_compiles("relu:M=5,N=31", steps);
 }
 
 // A 3x3 max pool vectorized over x inside its window loops: the output's rows of 8 are float4,
@@ -103,13 +120,13 @@ TEST(CudaEmulationVector, WindowReadsAtAnUnknownOffsetStayScalar) {
   EXPECT_TRUE(contains(s, "*reinterpret_cast<const float4*>(&pool[")) << s;
   EXPECT_FALSE(contains(s, "reinterpret_cast<const float4*>(&data[")) << s;
   EXPECT_TRUE(contains(s, "+ rx) + 3)]")) << s;
-  expect_emulation_matches_eval(spec, steps);
+  expect_runs_and_compiles(spec, steps);
 }
 
 // A broadcast row (B[j]) and a full matrix (A[i, j]) in one vector store.
 TEST(CudaEmulationVector, BroadcastOperand) {
   const std::string steps = elementwise_steps("add", 4);
-  expect_emulation_matches_eval("add:M=5,N=16,broadcast=1", steps);
+  expect_runs_and_compiles("add:M=5,N=16,broadcast=1", steps);
 }
 
 /// The shared-memory matmul of cuda_emulation_test.cpp (tile x tile threads, a k tile of
@@ -159,13 +176,18 @@ TEST(CudaEmulationVector, SharedMatmulWithVectorizedCooperativeFetch) {
   std::string s = source_of("matmul:M=32,N=32,K=64", steps);
   EXPECT_TRUE(contains(s, "*reinterpret_cast<float4*>(&A_shared[")) << s;
   EXPECT_TRUE(contains(s, "*reinterpret_cast<const float4*>(&B[")) << s;
-  expect_emulation_matches_eval("matmul:M=32,N=32,K=64", steps);
+  expect_runs_and_compiles("matmul:M=32,N=32,K=64", steps);
+}
+
+// The schedule of the golden file matmul_shared_vector4.cu: 16x16 threads, a k tile of 64.
+TEST(CudaEmulationVector, GoldenVectorFetchMatmulRuns) {
+  expect_runs_and_compiles("matmul:M=64,N=64,K=128", vector_fetch_matmul_steps(16, 4));
 }
 
 // Tiles the sizes do not divide: guarded fetches, masked or scalar, must still be right.
 TEST(CudaEmulationVector, SharedMatmulWithVectorizedFetchOfPartialTiles) {
-  expect_emulation_matches_eval("matmul:M=20,N=12,K=40", vector_fetch_matmul_steps(8, 4));
-  expect_emulation_matches_eval("matmul:M=16,N=16,K=16", vector_fetch_matmul_steps(8, 2));
+  expect_runs_and_compiles("matmul:M=20,N=12,K=40", vector_fetch_matmul_steps(8, 4));
+  expect_runs_and_compiles("matmul:M=16,N=16,K=16", vector_fetch_matmul_steps(8, 2));
 }
 
 }  // namespace
