@@ -323,6 +323,99 @@ TEST(GpuMeasurer, WrongCrashingAndUnlaunchableKernelsCostOneRecordEach) {
   EXPECT_EQ(measurer.runner().worker_starts(), 2);  // the illegal address cost one restart
 }
 
+/// One or two small workloads of every operator of the library.
+const std::vector<std::string>& operator_specs() {
+  static const std::vector<std::string> kSpecs = {
+      "matmul:M=64,N=48,K=40",
+      "matmul:M=32,N=64,K=16,transpose_b=1",
+      "batch_matmul:B=2,M=16,N=24,K=8",
+      "dense:M=8,N=64,K=32,bias=1,epilogue=gelu",
+      "conv2d:N=1,C=8,H=14,W=14,K=16,R=3,S=3,pad=1",
+      "conv2d:N=1,C=3,H=16,W=16,K=8,R=7,S=7,stride=2,pad=3",
+      "conv2d:N=1,C=4,H=9,W=8,K=8,R=3,S=3,pad=1,stride=2,layout=NHWC",
+      "conv2d_winograd:N=1,C=4,H=8,W=8,K=8,pad=1,tile=2",
+      "depthwise_conv2d:N=1,C=8,H=12,W=12,R=3,S=3,pad=1",
+      "pool2d:kind=avg,N=1,C=4,H=10,W=12,R=3,S=3,pad=1",
+      "pool2d:N=1,C=4,H=8,W=8,R=2,S=2,stride=2",
+      "softmax:M=8,N=100",
+      "layer_norm:M=8,N=100",
+      "add:M=16,N=33,broadcast=1",
+      "mul:M=16,N=20",
+      "relu:M=20,N=30",
+      "gelu:M=8,N=65",
+      "transpose:M=24,N=20",
+      "pad:N=1,C=4,H=6,W=8,pad=1",
+  };
+  return kSpecs;
+}
+
+TEST(GpuMeasurer, EveryOperatorsHostReferenceMatchesTheInterpreterAndItsKernelsBuild) {
+  std::string why;
+  if (!codegen::nvrtc_available(&why)) {
+    GTEST_SKIP() << "no NVRTC: " << why;
+  }
+  // What a GPU measurer does without the device: the reference of every operator (its default
+  // schedule, outer loops parallel, on the host) against the interpreter, and sampled GPU
+  // configurations through NVRTC in the build workers.
+  BuilderOptions options;
+  options.workers = 2;
+  Builder builder(gpu_target(), options);
+  Runner runner;
+  for (const std::string& spec : operator_specs()) {
+    SCOPED_TRACE(spec);
+    te::Workload w = te::make_workload(spec);
+    ir::LoweredFunc def = lower_gpu(w, {});
+    BuildResult host = builder.build_for_host(detail::parallel_outer_loops(def));
+    ASSERT_TRUE(host.ok()) << host.message;
+    std::vector<std::string> outputs = runner.outputs(host, 9);
+    KernelBuffers expected(KernelSignature::of(def));
+    expected.fill_inputs(9);
+    expected.poison_outputs();
+    std::vector<void*> args(expected.pointers(),
+                            expected.pointers() + expected.signature().params.size());
+    ir::eval(def, args);
+    EXPECT_EQ(
+        compare_outputs(expected, outputs, Tolerance::for_reduction(w.max_reduction_length())),
+        std::nullopt);
+    std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 2);
+    EXPECT_EQ(candidates.size(), 2U);
+    for (const BuildResult& b : builder.build(candidates)) {
+      EXPECT_TRUE(b.ok()) << b.message;
+    }
+  }
+}
+
+/// Issue 7's "correctness of every operator on the GPU": per operator of the library, sampled
+/// configurations of the GPU space and the default schedule, checked on the device against the
+/// host-built reference.
+TEST(GpuMeasurer, EveryOperatorIsCorrectOnTheDevice) {
+  if (std::string why = gpu_missing(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  Measurer measurer(gpu_target(), quick_options());
+  for (const std::string& spec : operator_specs()) {
+    SCOPED_TRACE(spec);
+    te::Workload w = te::make_workload(spec);
+    ir::LoweredFunc def = lower_gpu(w, {});
+    auto reference =
+        measurer.make_reference(def, Tolerance::for_reduction(w.max_reduction_length()));
+    std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 4);
+    candidates.push_back(def);
+    std::vector<MeasureResult> results = measurer.measure(*reference, candidates);
+    int ok = 0;
+    for (const MeasureResult& r : results) {
+      // Ok, or a launch the device refuses (registers are known only once built); never a wrong
+      // result, a build failure or a crash.
+      const bool refused =
+          r.status == MeasureStatus::RuntimeError && r.message.rfind("invalid launch: ", 0) == 0;
+      EXPECT_TRUE(r.ok() || refused) << status_name(r.status) << ": " << r.message;
+      ok += r.ok() ? 1 : 0;
+    }
+    EXPECT_TRUE(results.back().ok()) << "the default schedule: " << results.back().message;
+    EXPECT_GE(ok, 2) << "no sampled configuration ran";
+  }
+}
+
 TEST(GpuKernel, RunsABuildAndReleasesItsModuleAndMemory) {
   if (std::string why = gpu_missing(); !why.empty()) {
     GTEST_SKIP() << why;
