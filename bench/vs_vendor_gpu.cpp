@@ -26,6 +26,9 @@
 //       --tune-trials 1000 --json vs_vendor_gpu.json
 // Options: --db PATH (required) --target T ("cuda -arch=sm_90") --tune-trials N (0)
 //          --only SUBSTR[,SUBSTR...] --json FILE
+// The device checks that go with it (correctness of every operator on the GPU, the GPU worker,
+// module unloading, tuning through the command line), skipped where there is no device:
+//   ctest --test-dir build -R 'GpuMeasurer|GpuKernel|CudaDevice|GpuTuneCli|VsVendorGpu' -V
 #include "args.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/database/database.h"
