@@ -10,6 +10,8 @@
 #include "tensortune/support/error.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace tensortune::search::detail {
 namespace {
@@ -167,10 +169,24 @@ int64_t thread_limit(ir::ForKind kind) {
 /// Without virtual threads, a thread owns a contiguous sub-tile (axis = thread * P + p); with
 /// them the sub-tiles interleave (axis = v * T + thread), so neighbouring threads touch
 /// neighbouring elements: coalesced global stores and conflict-free shared reads.
+///
+/// With an element-wise epilogue (C -> E1 -> ... -> En, the output: bias, relu, gelu), the
+/// epilogue is fused: C becomes a copy of C.local and is inlined, E1..En-1 are inlined by their
+/// own plans, and En takes C's place as the tiled outer stage, so the kernel writes the output
+/// from registers once.
 class GpuSharedTilePlan final : public StagePlan {
  public:
-  GpuSharedTilePlan(const StageInfo& stage, const DagInfo& dag, bool vthread, KnobTable& knobs)
-      : stage_(stage.name), vthread_(vthread) {
+  GpuSharedTilePlan(const StageInfo& stage,
+                    const StageInfo* epilogue_output,
+                    const DagInfo& dag,
+                    bool vthread,
+                    KnobTable& knobs)
+      : stage_(stage.name),
+        outer_(epilogue_output != nullptr ? epilogue_output->name : stage.name),
+        vthread_(vthread) {
+    TT_CHECK(epilogue_output == nullptr ||
+             epilogue_output->data_axes.size() == stage.data_axes.size())
+        << "epilogue '" << outer_ << "' of '" << stage_ << "' has another shape";
     // The last (up to) three data axes longer than 1 get threads, the innermost threadIdx.x.
     std::vector<ir::ForKind> kinds(stage.data_axes.size(), ir::ForKind::Serial);
     size_t bound = 0;
@@ -194,8 +210,10 @@ class GpuSharedTilePlan final : public StagePlan {
           choices.push_back(c);
         }
       }
+      const std::string outer_name =
+          epilogue_output != nullptr ? epilogue_output->data_axes[d].name : it.name;
       data_.push_back(
-          Axis{it.name, it.extent, kinds[d],
+          Axis{it.name, outer_name, it.extent, kinds[d],
                knobs.add(stage_ + "." + it.name + ".split", KnobKind::Split, std::move(choices))});
     }
     for (const schedule::Iter& it : stage.reduce_axes) {
@@ -232,14 +250,18 @@ class GpuSharedTilePlan final : public StagePlan {
       }
       return;
     }
+    if (phase == Phase::Inline && outer_ != stage_) {
+      out.emplace_back(schedule::ComputeInline{stage_});  // now a copy of C.local
+      return;
+    }
     if (phase != Phase::Loops) {
       return;
     }
-    // C: blocks (fused, blockIdx.x), threads, per-thread tile.
+    // C (or the epilogue's output): blocks (fused, blockIdx.x), threads, per-thread tile.
     std::vector<std::string> blocks, threads, inner;
     for (const Axis& a : data_) {
-      emit_split_chain(stage_, a.name, a.slot.of(v), out);
-      const std::vector<std::string> names = level_names(a.name, 2);
+      emit_split_chain(outer_, a.outer_name, a.slot.of(v), out);
+      const std::vector<std::string> names = level_names(a.outer_name, 2);
       blocks.push_back(names[0]);
       threads.push_back(vthread_ ? names[2] : names[1]);
       inner.push_back(vthread_ ? names[1] : names[2]);
@@ -247,13 +269,13 @@ class GpuSharedTilePlan final : public StagePlan {
     std::vector<std::string> order = blocks;
     order.insert(order.end(), threads.begin(), threads.end());
     order.insert(order.end(), inner.begin(), inner.end());
-    out.emplace_back(schedule::Reorder{stage_, order});
-    const std::string block = fuse(stage_, blocks, out);
-    out.emplace_back(schedule::Annotate{stage_, block, ir::ForKind::BlockX});
-    bind_threads(stage_, threads, v, out);
+    out.emplace_back(schedule::Reorder{outer_, order});
+    const std::string block = fuse(outer_, blocks, out);
+    out.emplace_back(schedule::Annotate{outer_, block, ir::ForKind::BlockX});
+    bind_threads(outer_, threads, v, out);
 
     // C.local at the block: outer reduction, threads, inner reduction, per-thread tile.
-    out.emplace_back(schedule::ComputeAt{local, stage_, block});
+    out.emplace_back(schedule::ComputeAt{local, outer_, block});
     std::vector<std::string> local_threads, local_inner, outer_reduce, inner_reduce;
     for (const Axis& a : data_) {
       const int64_t f = block_factor(a, v);
@@ -327,6 +349,7 @@ class GpuSharedTilePlan final : public StagePlan {
  private:
   struct Axis {
     std::string name;
+    std::string outer_name;  ///< the same axis of the outer stage (the epilogue's output)
     int64_t extent = 1;
     ir::ForKind kind = ir::ForKind::Serial;  ///< the thread index, Serial for none
     KnobSlot slot;
@@ -357,7 +380,7 @@ class GpuSharedTilePlan final : public StagePlan {
     }
   }
 
-  std::string stage_;
+  std::string stage_, outer_;
   bool vthread_ = false;
   std::vector<Axis> data_;
   std::vector<std::pair<std::string, KnobSlot>> reduce_;
@@ -381,8 +404,21 @@ std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
     KnobTable knobs;
     std::vector<PlanRef> plans;
     std::string name;
+    // Shared tilings fuse a reuse stage's element-wise epilogue: its output is tiled with it.
+    std::map<std::string, const StageInfo*> epilogue_of;
+    std::set<std::string> fused_outputs;
+    for (const StageInfo& s : dag.stages) {
+      const std::vector<std::string> chain = epilogue_chain(dag, s);
+      if (tiling != Tiling::Local && s.has_reuse && !chain.empty()) {
+        epilogue_of[s.name] = dag.find(chain.back());
+        fused_outputs.insert(chain.back());
+      }
+    }
     for (auto it = dag.stages.rbegin(); it != dag.stages.rend(); ++it) {
       const StageInfo& s = *it;
+      if (fused_outputs.count(s.name) != 0) {
+        continue;  // tiled by its producer's plan
+      }
       if (!s.is_reduction && !s.is_output) {
         plans.push_back(make_inline_plan(s.name));
         name += (name.empty() ? "" : " ") + s.name + ":inline";
@@ -391,9 +427,12 @@ std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
         name += (name.empty() ? "" : " ") + s.name + ":gpu-tile+local";
       } else if (s.has_reuse) {
         const bool vthread = tiling == Tiling::SharedVthread;
-        plans.push_back(std::make_shared<GpuSharedTilePlan>(s, dag, vthread, knobs));
+        auto epilogue = epilogue_of.find(s.name);
+        const StageInfo* output = epilogue == epilogue_of.end() ? nullptr : epilogue->second;
+        plans.push_back(std::make_shared<GpuSharedTilePlan>(s, output, dag, vthread, knobs));
         name += (name.empty() ? "" : " ") + s.name +
-                (vthread ? ":gpu-tile+shared+vthread" : ":gpu-tile+shared");
+                (vthread ? ":gpu-tile+shared+vthread" : ":gpu-tile+shared") +
+                (output != nullptr ? "+fused" : "");
       } else {
         plans.push_back(std::make_shared<GpuGenericPlan>(s, knobs));
       }

@@ -67,8 +67,13 @@ TEST(CudaEmulationTile, SharedConvWithInlinedPadding) {
   check_shared_sketches("conv2d:N=1,C=4,H=6,W=6,K=8,R=3,S=3,pad=1", 3, 5);
 }
 
-TEST(CudaEmulationTile, SharedDenseWithBiasAndRelu) {
+// The epilogue (bias, relu) is fused into the tiled kernel: one kernel writes the output.
+TEST(CudaEmulationTile, SharedDenseWithFusedBiasAndRelu) {
   check_shared_sketches("dense:M=6,N=20,K=10,bias=1,epilogue=relu", 3, 6);
+}
+
+TEST(CudaEmulationTile, SharedConvWithFusedBiasAndRelu) {
+  check_shared_sketches("conv2d:N=1,C=3,H=5,W=5,K=4,R=3,S=3,pad=1,bias=1,epilogue=relu", 2, 7);
 }
 
 }  // namespace

@@ -7,6 +7,33 @@
 #include <algorithm>
 
 namespace tensortune::schedule {
+namespace {
+
+/// Whether `target` reads `stage` directly or through stages inlined into it (a reuse stage's
+/// copy and bias inlined into the relu that is tiled: the relu reads the accumulator).
+bool reads_through_inlined(const LoopState& state,
+                           const std::string& stage,
+                           const std::string& target) {
+  std::vector<std::string> pending{stage};
+  for (size_t hops = 0; !pending.empty(); ++hops) {
+    TT_CHECK(hops <= state.stages().size()) << "consumer cycle through stage " << stage;
+    std::vector<std::string> next;
+    for (const std::string& s : pending) {
+      for (const std::string& c : state.consumers(s)) {
+        if (c == target) {
+          return true;
+        }
+        if (state.stage(c).attach == AttachKind::Inline) {
+          next.push_back(c);
+        }
+      }
+    }
+    pending = std::move(next);
+  }
+  return false;
+}
+
+}  // namespace
 
 LoopState apply_primitive(const LoopState& state, const ComputeAt& step) {
   LoopState next = state;
@@ -18,7 +45,7 @@ LoopState apply_primitive(const LoopState& state, const ComputeAt& step) {
   }
   const Stage& target = stage_for_step(next, "compute_at", step.target_stage);
   std::vector<std::string> consumers = next.consumers(step.stage);
-  if (std::find(consumers.begin(), consumers.end(), step.target_stage) == consumers.end()) {
+  if (!reads_through_inlined(next, step.stage, step.target_stage)) {
     throw ScheduleError("compute_at: stage '" + step.target_stage + "' does not read '" +
                         step.stage + "' (consumers: " + join_names(consumers) + ")");
   }

@@ -39,6 +39,20 @@ TEST(ComputeAt, RejectsATargetThatDoesNotReadTheStage) {
       << placeholder;
 }
 
+TEST(ComputeAt, AcceptsATargetThatReadsTheStageThroughInlinedStages) {
+  // C.local -> C (inlined) -> D: D reads the accumulator once C is inlined into it.
+  LoopState state =
+      apply_steps(testing::matmul_relu(), {CacheWrite{"C", ir::MemoryScope::Local},
+                                           ComputeInline{"C"}, ComputeAt{"C.local", "D", "i"}});
+  EXPECT_EQ(state.stage("C.local").attach_stage, "D");
+  // Not through a stage that is computed, not inlined.
+  std::string message = schedule_error([] {
+    apply_steps(testing::matmul_relu(),
+                {CacheWrite{"C", ir::MemoryScope::Local}, ComputeAt{"C.local", "D", "i"}});
+  });
+  EXPECT_EQ(message, "compute_at: stage 'D' does not read 'C.local' (consumers: C)");
+}
+
 TEST(ComputeAt, RejectsAnOutputAndAPlaceholder) {
   std::string output = schedule_error([] {
     apply_steps(testing::matmul(),

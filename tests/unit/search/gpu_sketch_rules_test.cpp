@@ -190,6 +190,35 @@ TEST(GpuSketchRules, SharedSketchesStageInputsAndKeepAccumulatorsInRegisters) {
   }
 }
 
+// A reuse stage's element-wise epilogue is tiled with it in the shared sketches: one kernel.
+TEST(GpuSketchRules, SharedSketchesFuseTheEpilogueIntoOneKernel) {
+  const te::Workload w = te::make_workload("dense:M=64,N=128,K=64,bias=1,epilogue=relu");
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  ASSERT_EQ(space.sketches().size(), 3u);
+  EXPECT_EQ(space.sketches()[1].name, "bias_add:inline dense:gpu-tile+shared+fused");
+  EXPECT_EQ(space.sketches()[2].name, "bias_add:inline dense:gpu-tile+shared+vthread+fused");
+  support::Rng rng(4);
+  std::set<int> fused_sketches;
+  for (int n = 0; n < 2000 && fused_sketches.size() < 2; ++n) {
+    const Config config = space.sample(rng);
+    if (config.sketch == 0 || fused_sketches.count(config.sketch) != 0) {
+      continue;
+    }
+    ir::LoweredFunc f;
+    try {
+      f = lower::lower(schedule::apply_steps(w, space.steps(config)), gpu(), "f");
+    } catch (const ScheduleError&) {
+      continue;
+    }
+    SCOPED_TRACE(space.describe(config));
+    const codegen::CudaModule module = codegen::generate_cuda(f, gpu());
+    EXPECT_EQ(module.kernels.size(), 1u) << module.source;
+    EXPECT_EQ(module.buffers.size(), static_cast<size_t>(module.num_params)) << "no scratch";
+    fused_sketches.insert(config.sketch);
+  }
+  EXPECT_EQ(fused_sketches.size(), 2u);
+}
+
 TEST(GpuSketchRules, ElementwiseStagesBindEveryElementToAThread) {
   const te::Workload w = te::make_workload("relu:M=100,N=300");
   const SearchSpace space = SearchSpace::generate(w, gpu());
