@@ -20,6 +20,7 @@
 // Options: --db PATH (required) --tune-trials N (0) --only SUBSTR[,SUBSTR...] --threads N (2)
 //          --json FILE
 #include "args.h"
+#include "bench_tuning.h"
 #include "peak.h"
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
@@ -27,7 +28,6 @@
 #include "tensortune/measure/measurer.h"
 #include "tensortune/measure/timing.h"
 #include "tensortune/runtime/parallel.h"
-#include "tensortune/search/tuner.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/operators.h"
 #include "vs_vendor_cases.h"
@@ -75,35 +75,13 @@ void tune_cases(const std::vector<Case>& cases,
                 int64_t trials) {
   const target::Target target = cli::resolve_target(target_text);
   const database::TargetKey key = driver::target_key(target::Target::parse(target_text));
+  measure::MeasurerOptions mo = tune_measurer_options();
+  mo.run.threads = threads;
   for (const Case& c : cases) {
-    std::vector<search::TuneTask> tasks;
     try {
-      tasks.push_back(search::TuneTask::from_spec(c.spec));
+      tune_up_to({c.name, c.spec, trials, "vs_vendor"}, db, target, key, mo, progress);
     } catch (const UserError& e) {
       progress(c.name + ": not tuned: " + e.what());
-      continue;
-    }
-    const auto stored = static_cast<int64_t>(db.history(tasks[0].workload.key(), key).size());
-    if (stored >= trials) {
-      continue;
-    }
-    progress(fmt::format("{}: tuning {} -> {} trials", c.name, stored, trials));
-    measure::MeasurerOptions mo;  // as `tensortune tune` sets them
-    mo.run.threads = threads;
-    mo.build.timeout_s = 10;
-    mo.single_call_factor = 10;
-    mo.run.timing.budget_s = 1.0;
-    measure::Measurer measurer(target, mo);
-    search::TuneOptions options;
-    options.trials = trials;
-    options.tool_version = "vs_vendor";
-    const search::TuneResult r =
-        search::tune(tasks, target, key, db, measurer, options, [&](const search::TuneProgress& p) {
-          progress(fmt::format("  {}: {}/{} trials, best {:.1f} GFLOP/s, {:.0f} s", c.name,
-                               p.task_trials, trials, p.best_gflops, p.elapsed_seconds));
-        });
-    if (!r.stop_reason.empty()) {
-      progress(c.name + ": tuning stopped: " + r.stop_reason);
     }
   }
 }
@@ -244,22 +222,6 @@ cli::ArgParser parser() {
       .option("threads", "N", "threads of every library (default 2)")
       .option("json", "FILE", "write every figure to FILE");
   return p;
-}
-
-bool selected(const std::string& name, const std::string& only) {
-  if (only.empty()) {
-    return true;
-  }
-  size_t start = 0;
-  while (start <= only.size()) {
-    size_t comma = std::min(only.find(',', start), only.size());
-    std::string item = only.substr(start, comma - start);
-    if (!item.empty() && name.find(item) != std::string::npos) {
-      return true;
-    }
-    start = comma + 1;
-  }
-  return false;
 }
 
 int run(const std::vector<std::string>& args) {

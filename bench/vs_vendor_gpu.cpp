@@ -30,15 +30,14 @@
 // module unloading, tuning through the command line), skipped where there is no device:
 //   ctest --test-dir build -R 'GpuMeasurer|GpuKernel|CudaDevice|GpuTuneCli|VsVendorGpu' -V
 #include "args.h"
+#include "bench_tuning.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/measure/builder.h"
 #include "tensortune/measure/gpu_kernel.h"
 #include "tensortune/measure/kernel_buffers.h"
-#include "tensortune/measure/measurer.h"
 #include "tensortune/runtime/cuda_driver.h"
-#include "tensortune/search/tuner.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/te/operators.h"
@@ -151,37 +150,17 @@ measure::TimingOptions timing_options() {
 }
 
 /// Tunes every case with fewer than `trials` records up to `trials`, each in its own job, with the
-/// measurement options of `tensortune tune`.
+/// measurement options of `tensortune tune`; a case that cannot be tuned is reported with what it
+/// has.
 void tune_cases(const std::vector<GpuCase>& cases,
                 database::Database& db,
                 const target::Target& target,
                 int64_t trials) {
   const database::TargetKey key = driver::target_key(target);
   for (const GpuCase& c : cases) {
-    std::vector<search::TuneTask> tasks;
-    tasks.push_back(search::TuneTask::from_spec(c.spec));
-    const auto stored = static_cast<int64_t>(db.history(tasks[0].workload.key(), key).size());
-    if (stored >= trials) {
-      continue;
-    }
-    progress(fmt::format("{}: tuning {} -> {} trials", c.name, stored, trials));
-    measure::MeasurerOptions mo;
-    mo.build.timeout_s = 10;
-    mo.single_call_factor = 10;
-    mo.run.timing.budget_s = 1.0;
-    search::TuneOptions options;
-    options.trials = trials;
-    options.tool_version = "vs_vendor_gpu";
-    try {  // a case that cannot be tuned is reported with what it has
-      measure::Measurer measurer(target, mo);
-      const search::TuneResult r = search::tune(
-          tasks, target, key, db, measurer, options, [&](const search::TuneProgress& p) {
-            progress(fmt::format("  {}: {}/{} trials, best {:.1f} GFLOP/s, {:.0f} s", c.name,
-                                 p.task_trials, trials, p.best_gflops, p.elapsed_seconds));
-          });
-      if (!r.stop_reason.empty()) {
-        progress(c.name + ": tuning stopped: " + r.stop_reason);
-      }
+    try {
+      tune_up_to({c.name, c.spec, trials, "vs_vendor_gpu"}, db, target, key,
+                 tune_measurer_options(), progress);
     } catch (const UserError& e) {
       progress(c.name + ": tuning failed: " + e.what());
     }
@@ -434,29 +413,6 @@ cli::ArgParser parser() {
   return p;
 }
 
-bool selected(const std::string& name, const std::string& only) {
-  if (only.empty()) {
-    return true;
-  }
-  size_t start = 0;
-  while (start <= only.size()) {
-    size_t comma = std::min(only.find(',', start), only.size());
-    std::string item = only.substr(start, comma - start);
-    if (!item.empty() && name.find(item) != std::string::npos) {
-      return true;
-    }
-    start = comma + 1;
-  }
-  return false;
-}
-
-/// CUDA errors after which the context still works (the measurer's GPU worker's rule); after any
-/// other the remaining cases cannot run in this process.
-bool leaves_context_usable(const runtime::CudaError& e) {
-  return e.call() == "launch" || e.call() == "cuModuleLoadData" ||
-         e.call() == "cuModuleGetFunction";
-}
-
 int run(const std::vector<std::string>& args) {
   const cli::ArgParser spec = parser();
   const cli::ArgParser::Parsed p = spec.parse(args);
@@ -528,7 +484,7 @@ int run(const std::vector<std::string>& args) {
       run_case(cases[i], compiler, db ? &*db : nullptr, builder, device, vendors, info.timing, r);
     } catch (const runtime::CudaError& e) {
       r.status = std::string("error: ") + e.what();
-      if (!leaves_context_usable(e)) {
+      if (!e.leaves_context_usable()) {  // the remaining cases cannot run in this process
         lost = cases[i].name;
       }
     } catch (const std::exception& e) {  // UserError, a vendor library's refusal

@@ -197,13 +197,26 @@ void* open_library(const std::vector<std::string>& names, std::string* tried) {
   return nullptr;
 }
 
-template <class Fn>
-void resolve(void* handle, const char* symbol, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (fn == nullptr) {
-    missing += (missing.empty() ? "" : ", ") + std::string(symbol);
+/// The entry points of one library: each looked up by name, the names it lacks collected.
+class Symbols {
+ public:
+  explicit Symbols(void* library) : library_(library) {}
+  template <class Fn>
+  Symbols& operator()(const char* name, Fn& entry) {
+    void* address = dlsym(library_, name);
+    entry = reinterpret_cast<Fn>(address);
+    if (address == nullptr) {
+      lacking_ += (lacking_.empty() ? "" : ", ") + std::string(name);
+    }
+    return *this;
   }
-}
+  /// "cublasGemmEx, cublasSetMathMode", or empty when every entry point was found.
+  const std::string& lacking() const { return lacking_; }
+
+ private:
+  void* library_;
+  std::string lacking_;
+};
 
 CublasApi load_cublas() {
   CublasApi api;
@@ -213,17 +226,13 @@ CublasApi load_cublas() {
     api.reason = "cannot load cuBLAS (" + tried + ")";
     return api;
   }
-  std::string missing;
-  resolve(h, "cublasCreate_v2", api.create, missing);
-  resolve(h, "cublasDestroy_v2", api.destroy, missing);
-  resolve(h, "cublasSetStream_v2", api.set_stream, missing);
-  resolve(h, "cublasSetPointerMode_v2", api.set_pointer_mode, missing);
-  resolve(h, "cublasSetMathMode", api.set_math_mode, missing);
-  resolve(h, "cublasGemmEx", api.gemm_ex, missing);
-  resolve(h, "cublasGetStatusName", api.status_name, missing);
-  resolve(h, "cublasGetStatusString", api.status_string, missing);
-  if (!missing.empty()) {
-    api.reason = "libcublas.so.13 lacks " + missing;
+  Symbols symbols(h);
+  symbols("cublasCreate_v2", api.create)("cublasDestroy_v2", api.destroy);
+  symbols("cublasSetStream_v2", api.set_stream)("cublasSetPointerMode_v2", api.set_pointer_mode);
+  symbols("cublasSetMathMode", api.set_math_mode)("cublasGemmEx", api.gemm_ex);
+  symbols("cublasGetStatusName", api.status_name)("cublasGetStatusString", api.status_string);
+  if (!symbols.lacking().empty()) {
+    api.reason = "libcublas.so.13 lacks " + symbols.lacking();
   }
   return api;
 }
@@ -236,27 +245,25 @@ CudnnApi load_cudnn() {
     api.reason = "cannot load cuDNN (" + tried + ")";
     return api;
   }
-  std::string missing;
-  resolve(h, "cudnnGetVersion", api.get_version, missing);
-  resolve(h, "cudnnGetErrorString", api.error_string, missing);
-  resolve(h, "cudnnCreate", api.create, missing);
-  resolve(h, "cudnnDestroy", api.destroy, missing);
-  resolve(h, "cudnnSetStream", api.set_stream, missing);
-  resolve(h, "cudnnCreateTensorDescriptor", api.create_tensor, missing);
-  resolve(h, "cudnnSetTensor4dDescriptor", api.set_tensor_4d, missing);
-  resolve(h, "cudnnDestroyTensorDescriptor", api.destroy_tensor, missing);
-  resolve(h, "cudnnCreateFilterDescriptor", api.create_filter, missing);
-  resolve(h, "cudnnSetFilter4dDescriptor", api.set_filter_4d, missing);
-  resolve(h, "cudnnDestroyFilterDescriptor", api.destroy_filter, missing);
-  resolve(h, "cudnnCreateConvolutionDescriptor", api.create_conv, missing);
-  resolve(h, "cudnnSetConvolution2dDescriptor", api.set_conv_2d, missing);
-  resolve(h, "cudnnSetConvolutionMathType", api.set_conv_math, missing);
-  resolve(h, "cudnnDestroyConvolutionDescriptor", api.destroy_conv, missing);
-  resolve(h, "cudnnGetConvolution2dForwardOutputDim", api.output_dim, missing);
-  resolve(h, "cudnnFindConvolutionForwardAlgorithm", api.find_fwd, missing);
-  resolve(h, "cudnnConvolutionForward", api.forward, missing);
-  if (!missing.empty()) {
-    api.reason = "libcudnn.so.9 lacks " + missing;
+  Symbols symbols(h);
+  symbols("cudnnGetVersion", api.get_version)("cudnnGetErrorString", api.error_string);
+  symbols("cudnnCreate", api.create)("cudnnDestroy", api.destroy);
+  symbols("cudnnSetStream", api.set_stream);
+  symbols("cudnnCreateTensorDescriptor", api.create_tensor);
+  symbols("cudnnSetTensor4dDescriptor", api.set_tensor_4d);
+  symbols("cudnnDestroyTensorDescriptor", api.destroy_tensor);
+  symbols("cudnnCreateFilterDescriptor", api.create_filter);
+  symbols("cudnnSetFilter4dDescriptor", api.set_filter_4d);
+  symbols("cudnnDestroyFilterDescriptor", api.destroy_filter);
+  symbols("cudnnCreateConvolutionDescriptor", api.create_conv);
+  symbols("cudnnSetConvolution2dDescriptor", api.set_conv_2d);
+  symbols("cudnnSetConvolutionMathType", api.set_conv_math);
+  symbols("cudnnDestroyConvolutionDescriptor", api.destroy_conv);
+  symbols("cudnnGetConvolution2dForwardOutputDim", api.output_dim);
+  symbols("cudnnFindConvolutionForwardAlgorithm", api.find_fwd);
+  symbols("cudnnConvolutionForward", api.forward);
+  if (!symbols.lacking().empty()) {
+    api.reason = "libcudnn.so.9 lacks " + symbols.lacking();
   }
   return api;
 }

@@ -15,13 +15,6 @@
 namespace tensortune::measure::detail {
 namespace {
 
-/// CUDA errors after which the context still works: checks before a launch, and a module the
-/// device cannot load. Every other error may be sticky, so the worker restarts.
-bool leaves_context_usable(const runtime::CudaError& e) {
-  return e.call() == "launch" || e.call() == "cuModuleLoadData" ||
-         e.call() == "cuModuleGetFunction";
-}
-
 /// Runs the candidate `object` once on the inputs of `seed`, compares with `reference` (when
 /// given), then times it as `request` asks. Its module and device memory are released when it is
 /// done, whatever happened. CudaError escapes to the caller.
@@ -95,7 +88,7 @@ Message GpuWorker::run(const Message& request,
     }
     return run_image(*device_, request.blobs[0], signature, request, reference);
   } catch (const runtime::CudaError& e) {
-    if (leaves_context_usable(e)) {
+    if (e.leaves_context_usable()) {  // any other error may be sticky: the worker restarts
       std::string what = e.call() == "launch" ? "invalid launch: " : "CUDA error: ";
       return result_reply(failure(MeasureStatus::RuntimeError, what + e.what()));
     }

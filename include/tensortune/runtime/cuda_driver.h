@@ -99,6 +99,12 @@ class CudaError : public std::runtime_error {
         name_(std::move(name)) {}
   const std::string& call() const { return call_; }
   const std::string& name() const { return name_; }
+  /// True for the errors after which the context still works: the checks before a launch, a
+  /// module the device cannot load, a kernel name it does not hold. Any other error may be
+  /// sticky (an illegal address): the context is then lost until every CudaDevice is destroyed.
+  bool leaves_context_usable() const {
+    return call_ == "launch" || call_ == "cuModuleLoadData" || call_ == "cuModuleGetFunction";
+  }
 
  private:
   std::string call_, name_;
