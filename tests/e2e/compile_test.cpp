@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tensortune compile` as users run it: the .so it writes is loaded and checked by a separate C
 // program that knows nothing of tensortune, it depends on system libraries only, records are
-// applied or adapted, and bad input is a one-line error. Also show/bench with --db.
+// applied or adapted, and bad input is a one-line error. Also show/bench with --db, and CUDA
+// targets (CUDA C, PTX and a launch manifest).
 #include "tensortune/driver/compile.h"
 
 #include "cli_runner.h"
+#include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/json.h"
@@ -17,6 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 
 namespace tensortune::e2e {
@@ -113,16 +117,17 @@ std::string database_with(const std::vector<std::string>& specs) {
   return path;
 }
 
-/// Adds an Ok record of `spec` with `steps` on the identity of --target native; returns its id.
+/// Adds an Ok record of `spec` with `steps` on the identity of --target `target`; returns its id.
 int64_t add_record(const std::string& db_path,
                    const std::string& spec,
                    const std::vector<Step>& steps,
-                   double seconds) {
+                   double seconds,
+                   const std::string& target = "native") {
   database::Database db = database::Database::open(db_path);
   te::Workload w = te::make_workload(spec);
   database::Record r;
   r.workload_key = w.key();
-  r.target = driver::target_key(target::Target::parse("native"));
+  r.target = driver::target_key(target::Target::parse(target));
   r.schedule = schedule::to_json(schedule::Schedule{w.key(), steps}).dump();
   r.median_seconds = seconds;
   r.repeats = {seconds};
@@ -205,6 +210,59 @@ TEST(CliCompile, AdaptsARecordOfAnotherShape) {
   EXPECT_EQ(rc, 0) << text;
 }
 
+// For a CUDA target: CUDA C and PTX per function and a manifest of buffers and launches, the
+// schedule from the record tuned for that target.
+TEST(CliCompile, CudaTargetWritesSourcePtxAndALaunchManifest) {
+  std::string why;
+  if (!codegen::nvrtc_available(&why)) {
+    GTEST_SKIP() << "NVRTC not available: " << why;
+  }
+  Cleanup clean;
+  const std::string spec = "matmul:M=64,N=48,K=32";
+  const std::string target = "cuda -arch=sm_80";
+  std::string db = clean(database_with({spec}));
+  const std::vector<Step> steps{schedule::Tile{"C", "i", "j", 8, 16},
+                                schedule::Annotate{"C", "i.o", ir::ForKind::BlockY},
+                                schedule::Annotate{"C", "j.o", ir::ForKind::BlockX},
+                                schedule::Annotate{"C", "i.i", ir::ForKind::ThreadY},
+                                schedule::Annotate{"C", "j.i", ir::ForKind::ThreadX}};
+  int64_t id = add_record(db, spec, steps, 1e-5, target);
+  std::string out = clean(temp_path("out"));
+  CliResult r = run_cli("compile --workload " + spec + " --target '" + target + "' --db '" + db +
+                        "' --out '" + out + "' --name mm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  support::Json json = support::Json::parse(r.out);
+  EXPECT_EQ(json.at("manifest").as_string(), out + "/mm.json");
+  const support::Json& f = json.at("functions").as_array().at(0);
+  EXPECT_EQ(f.at("source").as_string(), "record");
+  EXPECT_EQ(f.at("record_id").as_int(), id);
+  EXPECT_EQ(f.at("cuda_source").as_string(), out + "/mm.cu");
+  EXPECT_EQ(json.at("untuned").size(), 0U);
+
+  std::ifstream manifest_file(out + "/mm.json");
+  std::stringstream manifest_text;
+  manifest_text << manifest_file.rdbuf();
+  support::Json manifest = support::Json::parse(manifest_text.str());
+  EXPECT_EQ(manifest.at("target").as_string(), target);
+  const support::Json& m = manifest.at("functions").as_array().at(0);
+  EXPECT_EQ(m.at("ptx").as_string(), "mm.ptx");
+  const support::Json::Array& buffers = m.at("buffers").as_array();
+  ASSERT_EQ(buffers.size(), 3U);
+  EXPECT_EQ(buffers[0].at("name").as_string(), "A");
+  EXPECT_EQ(buffers[0].at("role").as_string(), "input");
+  EXPECT_EQ(buffers[2].at("role").as_string(), "output");
+  EXPECT_EQ(buffers[2].at("shape").as_array().at(1).as_int(), 48);
+  const support::Json& k = m.at("kernels").as_array().at(0);
+  EXPECT_EQ(k.at("grid").dump(), "[3,8,1]");
+  EXPECT_EQ(k.at("block").dump(), "[16,8,1]");
+  EXPECT_EQ(k.at("params").dump(), "[0,1,2]");
+  std::ifstream ptx_file(out + "/mm.ptx");
+  std::stringstream ptx;
+  ptx << ptx_file.rdbuf();
+  EXPECT_NE(ptx.str().find(".entry " + k.at("name").as_string()), std::string::npos) << ptx.str();
+  EXPECT_NE(ptx.str().find(".target sm_80"), std::string::npos);
+}
+
 TEST(CliCompile, BadInputIsAOneLineError) {
   Cleanup clean;
   std::string db = clean(database_with({}));
@@ -228,8 +286,8 @@ TEST(CliCompile, BadInputIsAOneLineError) {
             "output directory"},
            {"compile --workload matmul:M=4,N=4,K=4 --target 'llvm -frob=1' --out '" + out + "'", 1,
             "frob"},
-           {"compile --workload matmul:M=4,N=4,K=4 --target 'cuda -arch=sm_80' --out '" + out + "'",
-            1, "GPU"},
+           {"compile --workload matmul:M=4,N=4,K=4 --target 'cuda -arch=sm_8' --out '" + out + "'",
+            1, "arch"},
            {"compile --workload matmul:M=4,N=4,K=4 --target native --out '" + out +
                 "' --name bad-name",
             1, "bad-name"},

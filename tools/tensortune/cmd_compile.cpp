@@ -26,6 +26,10 @@ ArgParser compile_parser() {
       "DIR/NAME.so, exporting extern \"C\" int32_t FUNCTION(void* const* buffers) per workload "
       "(buffers: inputs in declaration order, then outputs; dense row-major; returns 0), and "
       "writes DIR/NAME.h documenting the buffers. The library needs only system libraries. "
+      "For a CUDA target ('cuda -arch=sm_90') it writes DIR/FUNCTION.cu and DIR/FUNCTION.ptx "
+      "per workload (load the PTX with cuModuleLoadData) and DIR/NAME.json listing each "
+      "function's buffers (inputs, outputs, then scratch buffers to allocate) and kernels in "
+      "launch order (grid, block, shared bytes, parameter buffers); this needs NVRTC. "
       "Prints where each schedule came from; one warning on stderr lists the workloads "
       "without a record. TT_RUNTIME_ARCHIVE overrides where libtt_runtime.a is found.");
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true, true)
@@ -95,6 +99,38 @@ void print_result(bool json,
   std::cout << out.dump() << "\n";
 }
 
+void print_cuda_result(bool json,
+                       const std::vector<driver::ExportItem>& items,
+                       const driver::ExportedCuda& cuda,
+                       const driver::Compiler& compiler) {
+  if (!json) {
+    std::cout << "wrote " << cuda.manifest_path << "\n";
+    for (size_t i = 0; i < items.size(); ++i) {
+      std::cout << "  " << cuda.functions[i].func.name << ": " << cuda.source_paths[i] << ", "
+                << cuda.ptx_paths[i] << "; " << cuda.functions[i].lookup.describe() << "\n";
+    }
+    return;
+  }
+  support::Json out = support::Json::object();
+  out["manifest"] = cuda.manifest_path;
+  out["target"] = compiler.identity().target;
+  out["fingerprint"] = compiler.identity().fingerprint;
+  support::Json functions = support::Json::array();
+  for (size_t i = 0; i < items.size(); ++i) {
+    support::Json f = function_json(items[i], cuda.functions[i]);
+    f["cuda_source"] = cuda.source_paths[i];
+    f["ptx"] = cuda.ptx_paths[i];
+    functions.push_back(std::move(f));
+  }
+  out["functions"] = std::move(functions);
+  support::Json untuned = support::Json::array();
+  for (const std::string& n : compiler.untuned()) {
+    untuned.push_back(n);
+  }
+  out["untuned"] = std::move(untuned);
+  std::cout << out.dump() << "\n";
+}
+
 }  // namespace
 
 int run_compile(const std::vector<std::string>& args) {
@@ -114,14 +150,17 @@ int run_compile(const std::vector<std::string>& args) {
     items[0].name = name;
   }
   target::Target target = target::Target::parse(p.get("target"));
-  TT_USER_CHECK(!target.is_gpu()) << "compile: target '" << target.to_string()
-                                  << "' is a GPU target; this build compiles libraries for the "
-                                     "CPU only (use --target native or 'llvm ...')";
   std::unique_ptr<database::Database> db;
   if (p.has("db")) {
     db = std::make_unique<database::Database>(database::Database::open(p.get("db"), true));
   }
   driver::Compiler compiler(db.get(), target);
+  if (target.is_gpu()) {
+    driver::ExportedCuda cuda = compiler.export_cuda(items, p.get("out"), name);
+    print_driver_warnings(compiler);
+    print_cuda_result(p.has("json"), items, cuda, compiler);
+    return 0;
+  }
   const char* runtime = std::getenv("TT_RUNTIME_ARCHIVE");
   driver::ExportedLibrary lib = compiler.export_library(
       items, p.get("out"), name, runtime != nullptr ? std::string(runtime) : "");

@@ -52,6 +52,14 @@ struct Compiled {
   codegen::Artifact artifact;
 };
 
+/// What Compiler::export_cuda wrote.
+struct ExportedCuda {
+  std::string manifest_path;              ///< DIR/NAME.json: buffers and launches per function
+  std::vector<std::string> source_paths;  ///< DIR/FUNCTION.cu, one per item
+  std::vector<std::string> ptx_paths;     ///< DIR/FUNCTION.ptx, one per item
+  std::vector<Compiled> functions;        ///< one per item, in order
+};
+
 /// One function of a library written by Compiler::export_library.
 struct ExportItem {
   te::Workload workload;
@@ -145,6 +153,16 @@ class Compiler {
                                 const std::string& name,
                                 const std::string& runtime_archive = "",
                                 const ModelDecl* model = nullptr);
+
+  /// For a CUDA target: each item's looked-up kernel as CUDA C (DIR/FUNCTION.cu, generate_cuda)
+  /// and PTX for the target's architecture (DIR/FUNCTION.ptx, NVRTC; the driver JIT-compiles it
+  /// with cuModuleLoadData), and DIR/NAME.json listing per function its buffers (inputs, outputs,
+  /// then scratch buffers the host allocates: name, dtype, shape) and its kernels in launch order
+  /// (name, grid, block, shared bytes, parameter buffer indices). UserError for a CPU target,
+  /// without NVRTC, or when DIR cannot be written.
+  ExportedCuda export_cuda(const std::vector<ExportItem>& items,
+                           const std::string& dir,
+                           const std::string& name);
 
   /// Warnings about records that no longer apply, one per record, in the order they were met.
   const std::vector<std::string>& warnings() const { return warnings_; }
