@@ -96,6 +96,29 @@ int vector_access_width(ir::DataType type,
 /// "float4" or "float2".
 std::string vector_type_name(int width);
 
+/// A loop bound to threadIdx.x whose body updates one element that does not depend on it
+/// (`buffer[index] = buffer[index] op value`): a reduction across the threads of a block.
+struct CrossThreadReduction {
+  ir::Buffer buffer;
+  ir::Expr index;  ///< flattened
+  ir::ReduceKind reducer = ir::ReduceKind::Sum;
+};
+
+/// The variables of the loops of `kernel` (before shrink_local_buffers, which removes the thread
+/// part of per-thread slices) that reduce across the threads of a block launched with `block`
+/// threads (cuda_codegen_allreduce_plan.cpp). Throws UserError, naming the loop, for a thread-bound
+/// loop that stores outside itself at an index independent of its variable in a way that cannot
+/// be combined: not threadIdx.x, other stores beside the update, several updated elements or one
+/// that changes inside the loop, not `B[i] = B[i] op value` (+, -, *, min, max), a thread-bound
+/// loop inside it, or a place not every thread of the block reaches.
+std::set<const ir::VarNode*> plan_cross_thread_reductions(const ir::Stmt& kernel,
+                                                          const std::string& kernel_name,
+                                                          const std::array<int64_t, 3>& block);
+
+/// The update of a loop plan_cross_thread_reductions found (looked up again after
+/// shrink_local_buffers, which may have replaced the updated buffer by a thread's slice).
+CrossThreadReduction cross_thread_update(const ir::For* loop);
+
 /// What the printer of one kernel needs from the module.
 struct KernelContext {
   std::string kernel_name;
@@ -105,6 +128,8 @@ struct KernelContext {
   const std::map<const ir::BufferNode*, int>* module_buffers = nullptr;
   std::set<const ir::StmtNode*> barriers;
   Helpers* helpers = nullptr;
+  /// plan_cross_thread_reductions of the kernel (loop variables).
+  std::set<const ir::VarNode*> cross_thread;
   /// For the alignment proofs of vector memory accesses (collect_bindings of the kernel).
   VarBindings bindings;
 };
@@ -139,6 +164,16 @@ class KernelPrinter {
   std::string vector_load_lane(const ir::Load* op, const std::string& lane) const;
   void allocate(const ir::Allocate* op, bool sole_in_scope);
   void let(const ir::LetStmt* op, bool sole_in_scope);
+  // Cross-thread reductions (cuda_codegen_allreduce.cpp).
+  void cross_thread_reduction(const ir::For* op, bool sole_in_scope);
+  void combine_across_threads(ir::ReduceKind kind,
+                              const std::string& acc,
+                              ir::DataType dtype,
+                              const std::string& type);
+  std::string combine(ir::ReduceKind kind,
+                      const std::string& a,
+                      const std::string& b,
+                      const std::string& type);
   std::string single_writer_guard(const ir::Buffer& buffer) const;
   void line(const std::string& text);
   void open(const std::string& text);

@@ -157,6 +157,10 @@ void KernelPrinter::for_loop(const ir::For* op, bool sole_in_scope) {
 // A chain of directly nested bound loops shares one scope: `const int i = blockIdx.y;` and so on,
 // each under `if (index < extent)` when the launch is wider than the loop.
 void KernelPrinter::bound_loops(const ir::For* op, bool sole_in_scope) {
+  if (ctx_.cross_thread.count(op->var.get()) != 0) {
+    cross_thread_reduction(op, sole_in_scope);  // cuda_codegen_allreduce.cpp
+    return;
+  }
   std::vector<const ir::For*> chain;
   int opened = 0;
   const ir::For* loop = op;
@@ -192,7 +196,8 @@ void KernelPrinter::bound_loops(const ir::For* op, bool sole_in_scope) {
     chain.push_back(loop);
     const auto* next = loop->body.as<ir::For>();
     bool chains = next != nullptr && ir::is_gpu_kind(next->for_kind) &&
-                  !(thread_depth_ == 0 && ctx_.barriers.count(next) != 0);
+                  !(thread_depth_ == 0 && ctx_.barriers.count(next) != 0) &&
+                  ctx_.cross_thread.count(next->var.get()) == 0;
     if (!chains) {
       break;
     }

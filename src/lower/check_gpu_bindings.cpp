@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // GPU binding checks: a CPU target has no block or thread indices; on a GPU each top-level nest
-// is one kernel whose launch shape must be consistent and within the device's limits.
+// is one kernel whose launch shape must be consistent and within the device's limits, and whose
+// cross-thread reductions the CUDA generator can combine (cross_thread_reduction.cpp).
 #include "tensortune/lower/check_gpu_bindings.h"
 
+#include "cross_thread_reduction.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -159,6 +161,7 @@ void check_gpu_bindings(const ir::Stmt& body,
     KernelChecker checker(target, origins);
     checker.visit(kernel);
     checker.finish();
+    check_cross_thread_reductions(kernel, origins);
   }
 }
 

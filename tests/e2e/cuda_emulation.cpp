@@ -104,7 +104,29 @@ struct tt_any_ptr {
   void* p;
   template <typename T> operator T*() const { return static_cast<T*>(p); }
 };
+// Warp shuffles: every thread of the block swaps values through one slot per thread between two
+// block-wide barriers (generated code shuffles only where every thread of the block does).
+static tt_uint3 blockDim;
+static unsigned char tt_lanes[1024][8];
+template <typename T> static T tt_exchange(T v, unsigned from) {
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  std::memcpy(tt_lanes[tid], &v, sizeof v);
+  __syncthreads();
+  T out;
+  std::memcpy(&out, tt_lanes[tid - tid % 32u + from], sizeof out);
+  __syncthreads();
+  return out;
+}
+template <typename T> static T __shfl_down_sync(unsigned, T v, unsigned delta, int width = 32) {
+  const unsigned lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32u;
+  return tt_exchange(v, lane % unsigned(width) + delta < unsigned(width) ? lane + delta : lane);
+}
+template <typename T> static T __shfl_sync(unsigned, T v, int source, int width = 32) {
+  const unsigned lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32u;
+  return tt_exchange(v, lane - lane % unsigned(width) + unsigned(source % width));
+}
 static void tt_launch(const unsigned g[3], const unsigned b[3], const std::function<void()>& body) {
+  blockDim = {b[0], b[1], b[2]};
   for (unsigned bz = 0; bz < g[2]; ++bz)
     for (unsigned by = 0; by < g[1]; ++by)
       for (unsigned bx = 0; bx < g[0]; ++bx) {
@@ -142,14 +164,18 @@ std::string launchers(const CudaModule& m) {
 
 }  // namespace
 
-/// Lowers `spec` with `steps_json` for a CUDA target, runs the emulated kernels and ir::eval on
-/// the same random inputs, and compares every output.
 void expect_emulation_matches_eval(const std::string& spec,
+                                   const std::vector<schedule::Step>& steps) {
+  expect_emulation_matches_eval(te::make_workload(spec), steps);
+}
+
+/// Lowers `workload` with `steps` for a CUDA target, runs the emulated kernels and ir::eval on
+/// the same random inputs, and compares every output.
+void expect_emulation_matches_eval(const te::Workload& workload,
                                    const std::vector<schedule::Step>& steps) {
   if (std::system("c++ --version > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "no host C++ compiler 'c++' on PATH";
   }
-  te::Workload workload = te::make_workload(spec);
   target::Target target = target::Target::parse("cuda -arch=sm_90");
   ir::LoweredFunc f =
       lower::lower(schedule::apply_steps(workload, steps), target, lower::function_name(workload));
@@ -206,7 +232,7 @@ void expect_emulation_matches_eval(const std::string& spec,
       float want = expected[i][n];
       float got = data[i][n];
       ASSERT_NEAR(got, want, 1e-4f + 1e-4f * std::fabs(want))
-          << m.buffers[i].name() << "[" << n << "] of " << spec << "\n"
+          << m.buffers[i].name() << "[" << n << "] of " << workload.name() << "\n"
           << m.source;
     }
   }

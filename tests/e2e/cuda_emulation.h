@@ -7,6 +7,7 @@
 #pragma once
 
 #include "tensortune/schedule/step.h"
+#include "tensortune/te/workload.h"
 
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ namespace tensortune::codegen::emulation {
 /// Lowers `spec` with `steps` for 'cuda -arch=sm_90', runs the emulated kernels and ir::eval on
 /// the same random inputs and compares every output (gtest assertions; skips without 'c++').
 void expect_emulation_matches_eval(const std::string& spec,
+                                   const std::vector<schedule::Step>& steps);
+/// The same for a workload built in the test (float32 tensors only).
+void expect_emulation_matches_eval(const te::Workload& workload,
                                    const std::vector<schedule::Step>& steps);
 /// The same with the steps as a JSON array (the "steps" of a schedule file).
 void expect_emulation_matches_eval(const std::string& spec, const std::string& steps_json);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // annotate: how a leaf axis runs (vectorize, unroll, parallel, a GPU binding,
 // or serial again). Only the loop-structure rules are checked here; GPU
-// bindings are checked against the target when lowered.
+// bindings (a reduction axis on threadIdx.x included) are checked when lowered.
 #include "../annotation_names.h"
 #include "primitives.h"
 #include "tensortune/support/error.h"
@@ -17,9 +17,15 @@ LoopState apply_primitive(const LoopState& state, const Annotate& step) {
   bool runs_concurrently = step.kind == ir::ForKind::Vectorized ||
                            step.kind == ir::ForKind::Parallel || ir::is_gpu_kind(step.kind);
   if (runs_concurrently && iter.kind == ir::IterKind::Reduce) {
-    // Concurrent iterations of a reduction would race on the accumulator.
-    throw ScheduleError(std::string(what) + ": axis '" + step.axis + "' of stage '" + step.stage +
-                        "' is a reduction axis");
+    // Concurrent iterations of a reduction would race on the accumulator, except across the
+    // threads of a block along x, which the CUDA generator combines (a cross-thread reduction).
+    if (step.kind != ir::ForKind::ThreadX) {
+      throw ScheduleError(std::string(what) + ": axis '" + step.axis + "' of stage '" + step.stage +
+                          "' is a reduction axis" +
+                          (ir::is_gpu_kind(step.kind)
+                               ? " (only threadIdx.x may run a reduction across threads)"
+                               : ""));
+    }
   }
   if (step.kind == ir::ForKind::Vectorized &&
       index + 1 != static_cast<int>(stage.leaf_iters.size())) {

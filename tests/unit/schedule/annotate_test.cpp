@@ -50,10 +50,26 @@ TEST(Annotate, RejectsParallelOrGpuBindingOfAReductionAxis) {
     apply_steps(testing::matmul_relu(), {Annotate{"C", "k", ir::ForKind::Parallel}});
   });
   EXPECT_EQ(parallel, "parallel: axis 'k' of stage 'C' is a reduction axis");
-  std::string bind = schedule_error([] {
-    apply_steps(testing::matmul_relu(), {Annotate{"C", "k", ir::ForKind::ThreadX}});
+  std::string block = schedule_error([] {
+    apply_steps(testing::matmul_relu(), {Annotate{"C", "k", ir::ForKind::BlockX}});
   });
-  EXPECT_EQ(bind, "bind: axis 'k' of stage 'C' is a reduction axis");
+  EXPECT_EQ(block,
+            "bind: axis 'k' of stage 'C' is a reduction axis (only threadIdx.x may run a "
+            "reduction across threads)");
+  std::string thread_y = schedule_error([] {
+    apply_steps(testing::matmul_relu(), {Annotate{"C", "k", ir::ForKind::ThreadY}});
+  });
+  EXPECT_NE(thread_y.find("only threadIdx.x"), std::string::npos) << thread_y;
+}
+
+// A cross-thread reduction: the threads of a block along x share the reduction (the CUDA
+// generator combines their partial results).
+TEST(Annotate, BindsAReductionAxisToThreadIdxX) {
+  LoopState state = apply_steps(testing::matmul_relu(),
+                                {Split{"C", "k", 4, false}, Reorder{"C", {"i", "j", "k.i", "k.o"}},
+                                 Annotate{"C", "k.i", ir::ForKind::ThreadX}});
+  const Stage& c = state.stage("C");
+  EXPECT_EQ(c.leaf_iters[c.leaf_index("k.i")].annotation, ir::ForKind::ThreadX);
 }
 
 TEST(Annotate, UnrollsAReductionAxis) {
