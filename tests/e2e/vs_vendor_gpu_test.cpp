@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // bench/vs_vendor_gpu as the acceptance run uses it: --help, a CPU target refused, and without a
-// CUDA device one line and exit status 1 before any database is opened or created. (cli_runner's
-// TT_TENSORTUNE_PATH is the bench's executable in this test.)
+// CUDA device one line and exit status 1 before any database is opened or created; its cuBLAS
+// and cuDNN entry points resolve. (cli_runner's TT_TENSORTUNE_PATH is the bench's executable in
+// this test.)
 #include "cli_runner.h"
 #include "tensortune/runtime/cuda_driver.h"
+#include "vs_vendor_gpu_libs.h"
 
 #include <gtest/gtest.h>
 
@@ -60,6 +62,21 @@ TEST(VsVendorGpu, WithoutADeviceOneLineExitOneAndNoDatabase) {
   e2e::CliResult r = run_cli("--db '" + existing + "' --tune-trials 8");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(e2e::read_text(existing), "not a database, and not to be touched\n");
+}
+
+TEST(VsVendorGpu, CublasAndCudnnLoadWithEveryEntryPointWhereTheToolkitHasThem) {
+  // Loading resolves every symbol the bench declares by hand: a misspelt name fails here, without
+  // a device.
+  if (std::filesystem::exists("/usr/local/cuda/lib64/libcublas.so.13")) {
+    EXPECT_EQ(bench::cublas_unavailable_reason(), "");
+  } else {
+    EXPECT_NE(bench::cublas_unavailable_reason(), "");
+  }
+  if (std::filesystem::exists("/usr/local/cuda/lib64/libcudnn.so.9")) {
+    EXPECT_EQ(bench::cudnn_unavailable_reason(), "");
+  } else {
+    EXPECT_NE(bench::cudnn_unavailable_reason(), "");
+  }
 }
 
 }  // namespace
