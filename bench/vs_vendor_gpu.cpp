@@ -34,6 +34,7 @@
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
+#include "tensortune/ir/stmt.h"
 #include "tensortune/measure/builder.h"
 #include "tensortune/measure/gpu_kernel.h"
 #include "tensortune/measure/kernel_buffers.h"
@@ -187,21 +188,18 @@ struct Vendors {
   std::unique_ptr<Cublas> cublas;
 };
 
-/// Builds, checks and times tensortune's kernel and the vendor's for one case.
-void run_case(const GpuCase& c,
-              driver::Compiler& compiler,
-              const database::Database* db,
-              measure::Builder& builder,
-              runtime::CudaDevice& device,
-              Vendors& vendors,
-              const measure::TimingOptions& timing,
-              CaseResult& r) {
+/// The lowered kernel the driver chooses for `c` (its provenance in `r`), or nothing when there is
+/// no record to use (`r` says so).
+std::optional<ir::LoweredFunc> choose_kernel(const GpuCase& c,
+                                             driver::Compiler& compiler,
+                                             const database::Database* db,
+                                             CaseResult& r) {
   te::Workload workload = te::make_workload(c.spec);
   r.flop = workload.flop_count();
   r.records = db == nullptr
                   ? 0
                   : static_cast<int64_t>(db->history(workload.key(), compiler.identity()).size());
-  const driver::Compiled chosen = compiler.lower_kernel(workload, c.spec);
+  driver::Compiled chosen = compiler.lower_kernel(workload, c.spec);
   r.record_id = chosen.lookup.record_id;
   switch (chosen.lookup.source) {
     case driver::Source::Record:
@@ -215,12 +213,13 @@ void run_case(const GpuCase& c,
       r.status =
           "skipped: no record for this workload or operator on this target (tune it with "
           "--tune-trials N); the default schedule runs on one GPU thread";
-      return;
+      return std::nullopt;
   }
-  progress(fmt::format("{}: building ({})", c.name, r.source));
-  const measure::BuildResult built = builder.build({chosen.func}).at(0);
-  TT_USER_CHECK(built.ok()) << "tensortune's kernel does not build: " << built.message;
-  const measure::KernelSignature& sig = built.signature;
+  return std::move(chosen.func);
+}
+
+/// Checks that the kernel's parameters are the buffers the vendor call assumes.
+void check_signature(const GpuCase& c, const measure::KernelSignature& sig) {
   const std::vector<int64_t> sizes = c.sizes();
   TT_USER_CHECK(sig.num_inputs == 2 && sig.params.size() == 3)
       << "the kernel has " << sig.num_inputs << " inputs and " << sig.params.size()
@@ -230,6 +229,26 @@ void run_case(const GpuCase& c,
         << "parameter '" << sig.params[i].name << "' has " << sig.params[i].num_elements()
         << " elements, expected " << sizes[i];
   }
+}
+
+/// Builds, checks and times tensortune's kernel and the vendor's for one case.
+void run_case(const GpuCase& c,
+              driver::Compiler& compiler,
+              const database::Database* db,
+              measure::Builder& builder,
+              runtime::CudaDevice& device,
+              Vendors& vendors,
+              const measure::TimingOptions& timing,
+              CaseResult& r) {
+  std::optional<ir::LoweredFunc> func = choose_kernel(c, compiler, db, r);
+  if (!func) {
+    return;
+  }
+  progress(fmt::format("{}: building ({})", c.name, r.source));
+  const measure::BuildResult built = builder.build({*func}).at(0);
+  TT_USER_CHECK(built.ok()) << "tensortune's kernel does not build: " << built.message;
+  const measure::KernelSignature& sig = built.signature;
+  check_signature(c, sig);
   const size_t out = 2;
   const auto out_bytes = static_cast<size_t>(sig.params[out].num_bytes());
 
@@ -413,6 +432,60 @@ cli::ArgParser parser() {
   return p;
 }
 
+/// The database: tuned into first with --tune-trials, else opened read-only when it exists.
+std::optional<database::Database> open_database(const std::vector<GpuCase>& cases,
+                                                const target::Target& target,
+                                                const RunInfo& info) {
+  std::optional<database::Database> db;
+  if (info.tune_trials > 0) {
+    db.emplace(database::Database::open(info.db));
+    tune_cases(cases, *db, target, info.tune_trials);
+  } else if (std::filesystem::exists(info.db)) {
+    db.emplace(database::Database::open(info.db, true));
+  } else {
+    progress("no database at '" + info.db + "': every case is untuned");
+  }
+  return db;
+}
+
+/// Runs every case; a CUDA error that loses the context leaves the remaining cases unrun.
+std::vector<CaseResult> run_cases(const std::vector<GpuCase>& cases,
+                                  driver::Compiler& compiler,
+                                  const database::Database* db,
+                                  const target::Target& target,
+                                  runtime::CudaDevice& device,
+                                  const measure::TimingOptions& timing) {
+  measure::BuilderOptions build_options;
+  build_options.workers = 1;
+  build_options.timeout_s = 300;
+  measure::Builder builder(target, build_options);
+  Vendors vendors;
+  std::vector<CaseResult> results(cases.size());
+  std::string lost;  // the case whose CUDA error lost the context
+  for (size_t i = 0; i < cases.size(); ++i) {
+    CaseResult& r = results[i];
+    r.c = &cases[i];
+    if (!lost.empty()) {
+      r.status = "error: not run: the CUDA context was lost in " + lost;
+      continue;
+    }
+    try {
+      run_case(cases[i], compiler, db, builder, device, vendors, timing, r);
+    } catch (const runtime::CudaError& e) {
+      r.status = std::string("error: ") + e.what();
+      if (!e.leaves_context_usable()) {  // the remaining cases cannot run in this process
+        lost = cases[i].name;
+      }
+    } catch (const std::exception& e) {  // UserError, a vendor library's refusal
+      r.status = std::string("error: ") + e.what();
+    }
+    if (!r.ok()) {
+      progress(cases[i].name + ": " + r.status);
+    }
+  }
+  return results;
+}
+
 int run(const std::vector<std::string>& args) {
   const cli::ArgParser spec = parser();
   const cli::ArgParser::Parsed p = spec.parse(args);
@@ -443,16 +516,7 @@ int run(const std::vector<std::string>& args) {
   std::string why;
   TT_USER_CHECK(codegen::nvrtc_available(&why)) << "nvrtc: not available: " << why;
 
-  std::optional<database::Database> db;
-  if (info.tune_trials > 0) {
-    db.emplace(database::Database::open(info.db));
-    tune_cases(cases, *db, target, info.tune_trials);
-  } else if (std::filesystem::exists(info.db)) {
-    db.emplace(database::Database::open(info.db, true));
-  } else {
-    progress("no database at '" + info.db + "': every case is untuned");
-  }
-
+  std::optional<database::Database> db = open_database(cases, target, info);
   runtime::CudaDevice device(0);
   info.device = device.info().name;
   info.device_arch = device.info().arch();
@@ -466,34 +530,8 @@ int run(const std::vector<std::string>& args) {
     }
   }
   driver::Compiler compiler(db ? &*db : nullptr, target);
-  measure::BuilderOptions build_options;
-  build_options.workers = 1;
-  build_options.timeout_s = 300;
-  measure::Builder builder(target, build_options);
-  Vendors vendors;
-  std::vector<CaseResult> results(cases.size());
-  std::string lost;  // the case whose CUDA error lost the context
-  for (size_t i = 0; i < cases.size(); ++i) {
-    CaseResult& r = results[i];
-    r.c = &cases[i];
-    if (!lost.empty()) {
-      r.status = "error: not run: the CUDA context was lost in " + lost;
-      continue;
-    }
-    try {
-      run_case(cases[i], compiler, db ? &*db : nullptr, builder, device, vendors, info.timing, r);
-    } catch (const runtime::CudaError& e) {
-      r.status = std::string("error: ") + e.what();
-      if (!e.leaves_context_usable()) {  // the remaining cases cannot run in this process
-        lost = cases[i].name;
-      }
-    } catch (const std::exception& e) {  // UserError, a vendor library's refusal
-      r.status = std::string("error: ") + e.what();
-    }
-    if (!r.ok()) {
-      progress(cases[i].name + ": " + r.status);
-    }
-  }
+  const std::vector<CaseResult> results =
+      run_cases(cases, compiler, db ? &*db : nullptr, target, device, info.timing);
   for (const std::string& w : compiler.warnings()) {
     progress("warning: " + w);
   }

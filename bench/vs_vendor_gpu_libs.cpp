@@ -398,7 +398,8 @@ struct CudnnConv::Impl {
   }
 };
 
-CudnnConv::CudnnConv(runtime::CudaDevice& device, const ConvShape& p) {
+CudnnConv::CudnnConv(runtime::CudaDevice& device, const ConvShape& shape) {
+  const ConvShape& p = shape;
   const CudnnApi& api = cudnn_api();
   TT_USER_CHECK(api.reason.empty()) << api.reason;
   auto impl = std::make_unique<Impl>(device);  // releases what a failure leaves behind
@@ -420,7 +421,7 @@ CudnnConv::CudnnConv(runtime::CudaDevice& device, const ConvShape& p) {
               "cudnnSetConvolution2dDescriptor");
   check_cudnn(api.set_conv_math(impl->conv, kCudnnFmaMath), "cudnnSetConvolutionMathType");
   std::array<int, 4> out{};
-  check_cudnn(api.output_dim(impl->conv, impl->x, impl->w, &out[0], &out[1], &out[2], &out[3]),
+  check_cudnn(api.output_dim(impl->conv, impl->x, impl->w, out.data(), &out[1], &out[2], &out[3]),
               "cudnnGetConvolution2dForwardOutputDim");
   TT_USER_CHECK(out[0] == p.n && out[1] == p.k && out[2] == p.out_h() && out[3] == p.out_w())
       << "cuDNN's output is " << out[0] << "x" << out[1] << "x" << out[2] << "x" << out[3]

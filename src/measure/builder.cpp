@@ -59,7 +59,7 @@ Builder::~Builder() = default;
 
 BuildResult Builder::build_one(const ir::LoweredFunc& func,
                                const target::Target& target,
-                               WorkerProcess& worker) {
+                               WorkerProcess& worker) const {
   double start = now_seconds();
   BuildResult result;
   result.signature = KernelSignature::of(func);

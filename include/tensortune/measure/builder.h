@@ -71,7 +71,7 @@ class Builder {
  private:
   BuildResult build_one(const ir::LoweredFunc& func,
                         const target::Target& target,
-                        WorkerProcess& worker);
+                        WorkerProcess& worker) const;
 
   target::Target target_;
   target::Target host_;  ///< build_for_host()'s target
