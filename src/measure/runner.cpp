@@ -17,6 +17,9 @@ namespace tensortune::measure {
 namespace {
 
 constexpr double kReferenceTimeoutS = 120;
+/// outputs() runs a workload's default schedule once: a naive loop nest (a GPU target's on the
+/// host CPU), minutes for a GEMM 4096^3, so it gets far longer than a candidate.
+constexpr double kOutputsTimeoutS = 1800;
 
 std::string seconds_text(double s) {
   std::ostringstream os;
@@ -160,11 +163,12 @@ std::vector<std::string> Runner::outputs(const BuildResult& build, uint64_t seed
   detail::Message request =
       run_request(build, seed, options_.gpu && detail::is_gpu_image(build.object));
   request.header["return_outputs"] = true;
-  WorkerProcess::Exchange ex = exchange(*worker_, request, std::max(options_.timeout_s, 600.0));
+  const double timeout_s = std::max(options_.timeout_s, kOutputsTimeoutS);
+  WorkerProcess::Exchange ex = exchange(*worker_, request, timeout_s);
   TT_USER_CHECK(ex.outcome == WorkerProcess::Outcome::Reply)
       << "measure: kernel '" << build.signature.name << "' "
       << (ex.outcome == WorkerProcess::Outcome::Timeout
-              ? "ran for more than 600 s"
+              ? "ran for more than " + seconds_text(timeout_s) + " s"
               : "killed its worker: " + death_text(ex.signal, ex.exit_status, ex.stderr_tail));
   MeasureResult result = MeasureResult::from_json(ex.reply.header);
   TT_USER_CHECK(result.ok()) << "measure: kernel '" << build.signature.name
