@@ -179,15 +179,6 @@ TEST(Cli, ShowEmitsCudaForAGpuTargetOnly) {
   }
 }
 
-TEST(Cli, BenchOnAGpuTargetIsAClearUserError) {
-  CliResult r =
-      run_cli("bench --workload matmul:M=16,N=16,K=16 --target 'cuda -arch=sm_80' --repeat 1");
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(r.err.rfind("tensortune: error: ", 0), 0U) << r.err;
-  EXPECT_NE(r.err.find("GPU"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("cuda -arch=sm_80"), std::string::npos) << r.err;
-}
-
 TEST(Cli, BadScheduleFilesAreUserErrorsNamingTheFile) {
   std::string malformed = temp_path("malformed.json");
   write_text(malformed, R"({"version": 1, "steps": [)");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `tensortune tune` for a CUDA target as a user runs it: without a device, one error line, exit 1
-// and no database touched; with one (label gpu), a short tuning run that stores records.
+// `tensortune tune` and `bench` for a CUDA target as a user runs them: without a device, one
+// error line, exit 1 and no database touched; with one (label gpu), a short tuning run that
+// stores records, and bench of the best one.
 #include "cli_runner.h"
 #include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/support/json.h"
@@ -44,6 +45,10 @@ TEST(GpuTuneCli, WithoutADeviceOneErrorLineAndNoDatabase) {
   r = run_cli(gpu_tune_args(existing));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(e2e::read_text(existing), "not a database, and not to be touched\n");
+
+  r = run_cli("bench --workload matmul:M=16,N=16,K=16 --target 'cuda -arch=sm_80' --repeat 1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "tensortune: error: measure: no CUDA device: " + why + "\n");
 }
 
 TEST(GpuTuneCli, TunesAMatmulOnTheDevice) {
@@ -59,6 +64,14 @@ TEST(GpuTuneCli, TunesAMatmulOnTheDevice) {
   EXPECT_EQ(out.at("trials").as_int(), 4);
   EXPECT_GT(out.at("best").at("seconds").as_double(), 0);
   EXPECT_TRUE(std::filesystem::exists(db));
+
+  r = run_cli("bench --workload matmul:M=256,N=256,K=256 --target 'cuda -arch=sm_90' --db '" + db +
+              "' --schedule best --repeat 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  support::Json bench = support::Json::parse(r.out);
+  EXPECT_EQ(bench.at("schedule").as_string().rfind("record", 0), 0U) << r.out;
+  EXPECT_GT(bench.at("seconds").as_double(), 0);
+  EXPECT_EQ(bench.at("repeats").size(), 3U);
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 #include "db_schedule.h"
 #include "peak.h"
 #include "pipeline.h"
+#include "tensortune/lower/lower.h"
 #include "tensortune/measure/kernel_buffers.h"
+#include "tensortune/measure/measurer.h"
 #include "tensortune/measure/timing.h"
 #include "tensortune/runtime/parallel.h"
 #include "tensortune/support/error.h"
@@ -30,7 +32,9 @@ ArgParser bench_parser() {
       "Builds one kernel, checks its results against the default schedule's, and "
       "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
       "--min-repeat-ms, then --repeat repeats. Prints the median time per call, "
-      "GFLOP/s, and the share of the FMA peak measured on the same threads.");
+      "GFLOP/s, and the share of the FMA peak measured on the same threads. For a CUDA target "
+      "the kernel runs in the measurer's GPU worker, checked against the default schedule run "
+      "on the host and timed with CUDA events under the same protocol (no peak).");
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
       .option("target", "T", kTargetHelp, {}, true)
       .option("schedule", "S", kScheduleHelp)
@@ -152,6 +156,55 @@ void print_result(bool json,
   std::cout << out.dump() << "\n";
 }
 
+/// bench for a CUDA target: the measurer's GPU path (the tuner's protocol and verification).
+int run_gpu_bench(const ArgParser::Parsed& parsed,
+                  const te::Workload& workload,
+                  const std::string& target_text,
+                  const target::Target& target,
+                  const TimingOptions& timing,
+                  uint64_t seed) {
+  TT_USER_CHECK(!parsed.has("cache-flush"))
+      << "bench: --cache-flush is for CPU targets; GPU kernels are timed warm";
+  TT_USER_CHECK(!parsed.has("threads")) << "bench: --threads is for CPU targets";
+  ScheduleChoice choice = choose_schedule(parsed, workload, "bench");
+  const ir::LoweredFunc candidate = lower::lower(workload, choice.schedule, target);
+  measure::MeasurerOptions options;
+  options.run.gpu = true;
+  options.run.seed = seed;
+  options.run.timing = timing;
+  options.run.timeout_s = 600;
+  options.build.timeout_s = 600;
+  measure::Measurer measurer(target, options);  // UserError without a device
+  const auto reference = measurer.make_reference(
+      lower::lower(workload, schedule::Schedule{workload.key(), {}}, target),
+      measure::Tolerance::for_reduction(workload.max_reduction_length()));
+  const measure::MeasureResult result = measurer.measure(*reference, {candidate}).at(0);
+  TT_USER_CHECK(result.ok()) << "bench: " << measure::status_name(result.status) << ": "
+                             << result.message;
+  const double gflops = workload.flop_count() / result.median_seconds / 1e9;
+  if (!parsed.has("json")) {
+    std::cout << fmt::format("{}: {}, {:.1f} GFLOP/s on {}\n", workload.name(),
+                             format_time(result.median_seconds), gflops, target.to_string());
+    return 0;
+  }
+  support::Json out = support::Json::object();
+  out["workload"] = workload.name();
+  out["workload_key"] = workload.key();
+  out["target"] = target::Target::parse(target_text).to_string();
+  out["schedule"] = choice.source;
+  out["seconds"] = result.median_seconds;
+  out["gflops"] = gflops;
+  out["flop"] = workload.flop_count();
+  out["number"] = result.number;
+  support::Json repeats = support::Json::array();
+  for (double seconds : result.repeats) {
+    repeats.push_back(seconds);
+  }
+  out["repeats"] = std::move(repeats);
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_bench(const std::vector<std::string>& args) {
@@ -169,10 +222,9 @@ int run_bench(const std::vector<std::string>& args) {
   te::Workload workload = te::make_workload(parsed->get("workload"));
   std::string target_text = parsed->get("target");
   target::Target target = resolve_target(target_text);
-  TT_USER_CHECK(!target.is_gpu())
-      << "bench: target '" << target.to_string()
-      << "' is a GPU target, and this build has no GPU runner yet; bench on the CPU with "
-         "--target native or 'llvm ...'";
+  if (target.is_gpu()) {
+    return run_gpu_bench(*parsed, workload, target_text, target, timing, seed);
+  }
   int threads = thread_count(requested_threads, target);
   target.cores = threads;
   tt_set_num_threads(threads);
