@@ -108,7 +108,8 @@ void KernelPrinter::cross_thread_reduction(const ir::For* op, bool sole_in_scope
   ranges_.erase(op->var.get());
   close();
 
-  combine_across_threads(r.reducer, acc, dtype, type);
+  // A local buffer is a copy per thread: each stores the total, so each needs it.
+  combine_across_threads(r.reducer, acc, dtype, type, r.buffer.scope() == ir::MemoryScope::Local);
 
   // The total into the element: once, or by every thread into its own copy of a local buffer.
   const ir::Expr total = ir::Load::make(partial, {ir::IntImm::make(ir::DataType::index(), 0)});
@@ -121,12 +122,13 @@ void KernelPrinter::cross_thread_reduction(const ir::For* op, bool sole_in_scope
   }
 }
 
-// Every thread of the block runs this; afterwards `acc` holds the same total in every thread of
-// a row (the threads that share threadIdx.y and threadIdx.z).
+// Every thread of the block runs this; afterwards `acc` holds the row's total (the threads that
+// share threadIdx.y and threadIdx.z) in its thread x = 0, and in all of them when `everywhere`.
 void KernelPrinter::combine_across_threads(ir::ReduceKind kind,
                                            const std::string& acc,
                                            ir::DataType dtype,
-                                           const std::string& type) {
+                                           const std::string& type,
+                                           bool everywhere) {
   const int64_t width = ctx_.block[0];
   const int64_t rows = ctx_.block[1] * ctx_.block[2];
   const int64_t threads = width * rows;
@@ -157,10 +159,12 @@ void KernelPrinter::combine_across_threads(ir::ReduceKind kind,
     }
   };
   if (shufflable(dtype) && power_of_two && width <= 32 && (threads <= 32 || threads % 32 == 0)) {
-    // Each row is a segment of one warp: shuffle down to its first lane, broadcast from there.
+    // Each row is a segment of one warp: shuffle down to its first lane (and broadcast).
     const std::string mask = hex_mask(threads);
     shuffle_down(width, mask);
-    line(acc + " = __shfl_sync(" + mask + ", " + acc + ", 0, " + std::to_string(width) + ");");
+    if (everywhere) {
+      line(acc + " = __shfl_sync(" + mask + ", " + acc + ", 0, " + std::to_string(width) + ");");
+    }
     return;
   }
   if (shufflable(dtype) && width % 32 == 0) {

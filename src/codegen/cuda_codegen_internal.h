@@ -169,7 +169,8 @@ class KernelPrinter {
   void combine_across_threads(ir::ReduceKind kind,
                               const std::string& acc,
                               ir::DataType dtype,
-                              const std::string& type);
+                              const std::string& type,
+                              bool everywhere);
   std::string combine(ir::ReduceKind kind,
                       const std::string& a,
                       const std::string& b,

@@ -234,6 +234,16 @@ void emit_split_chain(const std::string& stage,
 /// The sketch of `workload` for a GPU target (sketch_rules_gpu.cpp).
 std::vector<Sketch> gpu_sketches(const te::Workload& workload);
 
+/// A GPU stage without data reuse: its data-parallel axes fused and split over blocks and
+/// threads, any reduction run by each thread alone (sketch_rules_gpu.cpp).
+PlanRef make_gpu_generic_plan(const StageInfo& stage, KnobTable& knobs);
+
+/// The GPU sketch whose reductions without data reuse over at least 32 elements run across the
+/// threads of a block (a `<stage>.threads` knob of [threads along the reduction, rows per block]
+/// and a `<stage>.unroll` knob each), other stages as gpu_sketches' generic plan; nullopt when
+/// there is no such reduction or some stage has data reuse (sketch_rules_gpu_reduce.cpp).
+std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag);
+
 /// Every sketch of `workload` for `target`: for a CPU the rules' combinations of tiling variants,
 /// vectorized axes and optional inlining (at most kMaxSketches); for a GPU target, gpu_sketches().
 std::vector<Sketch> generate_sketches(const te::Workload& workload, const target::Target& target);

@@ -391,6 +391,10 @@ class GpuSharedTilePlan final : public StagePlan {
 
 }  // namespace
 
+PlanRef make_gpu_generic_plan(const StageInfo& stage, KnobTable& knobs) {
+  return std::make_shared<GpuGenericPlan>(stage, knobs);
+}
+
 std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
   DagInfo dag = analyse(workload);
   enum class Tiling { Local, Shared, SharedVthread };
@@ -438,6 +442,9 @@ std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
       }
     }
     sketches.push_back(make_sketch(name.empty() ? "gpu-generic" : name, knobs, std::move(plans)));
+  }
+  if (std::optional<Sketch> cross_thread = gpu_cross_thread_sketch(dag)) {
+    sketches.push_back(std::move(*cross_thread));  // sketch_rules_gpu_reduce.cpp
   }
   return sketches;
 }

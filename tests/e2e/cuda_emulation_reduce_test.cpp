@@ -3,10 +3,12 @@
 // that its inner part is bound to threadIdx.x (each thread strides over the reduction), rows on
 // blocks and, for several rows per block, on threadIdx.y. The widths cover every way the
 // generated code combines: shuffles within a warp segment, warps plus shared slots, and the
-// shared-memory tree for widths that are no power of two.
+// shared-memory tree for widths that are no power of two; and the search's cross-thread sketch.
 #include "cuda_emulation.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/schedule/step.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/support/rng.h"
 #include "tensortune/te/compute.h"
 #include "tensortune/te/operators.h"
 
@@ -161,6 +163,35 @@ TEST(CudaEmulationReduce, NarrowerThanTheBlockIntoALocalRow) {
        schedule::ComputeAt{"out.local", "out", "i"}, Split{"out.local", "k", 32, false},
        Reorder{"out.local", {"i", "j", "k.i", "k.o"}},
        Annotate{"out.local", "k.i", ir::ForKind::ThreadX}});
+}
+
+// Configurations the cross-thread sketch of the search space samples (fixed seed) run like the
+// interpreter: rows and widths as the rule picks them, each thread striding over its row.
+TEST(CudaEmulationReduce, SampledCrossThreadSchedules) {
+  const target::Target target = target::Target::parse("cuda -arch=sm_90");
+  for (const char* spec : {"softmax:M=4,N=100", "layer_norm:M=4,N=96"}) {
+    const te::Workload workload = te::make_workload(spec);
+    const search::SearchSpace space = search::SearchSpace::generate(workload, target);
+    int sketch = -1;
+    for (size_t k = 0; k < space.sketches().size(); ++k) {
+      if (space.sketches()[k].name.find("gpu-cross-thread") != std::string::npos) {
+        sketch = static_cast<int>(k);
+      }
+    }
+    ASSERT_GE(sketch, 0) << spec;
+    support::Rng rng(17);
+    int run = 0;
+    for (int n = 0; n < 200 && run < 3; ++n) {
+      const search::Config config = space.sample(rng);
+      if (config.sketch != sketch) {
+        continue;
+      }
+      SCOPED_TRACE(std::string(spec) + ": " + space.describe(config));
+      expect_emulation_matches_eval(spec, space.steps(config));
+      ++run;
+    }
+    EXPECT_EQ(run, 3) << spec;
+  }
 }
 
 }  // namespace

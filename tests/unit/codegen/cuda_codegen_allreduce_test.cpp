@@ -94,7 +94,7 @@ struct RowReduction {
   }
 };
 
-TEST(CudaAllReduce, OneWarpShufflesDownAndBroadcastsWithoutBarriers) {
+TEST(CudaAllReduce, OneWarpShufflesDownToThreadZeroWithoutBarriers) {
   RowReduction rr;
   CudaModule m = rr.generate(rr.nest(32));
   ASSERT_EQ(m.kernels.size(), 1u);
@@ -112,7 +112,7 @@ TEST(CudaAllReduce, OneWarpShufflesDownAndBroadcastsWithoutBarriers) {
         << offset << "\n"
         << s;
   }
-  EXPECT_NE(s.find("B_rf[0] = __shfl_sync(0xffffffffu, B_rf[0], 0, 32);"), std::string::npos) << s;
+  EXPECT_EQ(s.find("__shfl_sync("), std::string::npos) << "only thread 0 needs the total\n" << s;
   EXPECT_EQ(s.find("__syncthreads"), std::string::npos) << s;
   // Thread 0 initialises the element and, after the combine, adds the total once.
   EXPECT_EQ(count(s, "if (threadIdx.x == 0) {"), 2u) << s;
@@ -154,7 +154,27 @@ TEST(CudaAllReduce, RowsShareAPartialWarp) {
   CudaModule m = rr.generate(rr.nest(8, ir::ReduceKind::Sum, 2));
   EXPECT_NE(m.source.find("__shfl_down_sync(0xffffu, B_rf[0], 4, 8)"), std::string::npos)
       << m.source;
-  EXPECT_NE(m.source.find("__shfl_sync(0xffffu, B_rf[0], 0, 8)"), std::string::npos) << m.source;
+  expect_nvrtc_compiles(m);
+}
+
+// A thread-private local buffer: every thread stores the total into its own copy, so the first
+// lane of each segment broadcasts it.
+TEST(CudaAllReduce, EveryThreadGetsTheTotalOfALocalBuffer) {
+  RowReduction rr;
+  ir::Buffer p = buffer("P", kF32, 1, ir::MemoryScope::Local);
+  Var u("u");
+  Stmt reduce = loop(rr.t, 8, store(p, load(p, 0) + load(rr.a, Expr(rr.block) * 8 + rr.t), 0),
+                     ForKind::ThreadX);
+  Stmt use = loop(u, 8, store(rr.c, load(p, 0), Expr(rr.block) * 8 + u), ForKind::ThreadX);
+  Stmt body = loop(rr.block, 4,
+                   ir::Allocate::make(p, ir::Seq::make({store(p, Expr(0.0f), 0), reduce, use})),
+                   ForKind::BlockX);
+  CudaModule m = generate_cuda(make_func("f", {rr.a, rr.c}, 1, body), gpu());
+  EXPECT_NE(m.source.find("P_rf[0] = __shfl_sync(0xffu, P_rf[0], 0, 8);"), std::string::npos)
+      << m.source;
+  EXPECT_NE(m.source.find("    P[0] = (P[0] + P_rf[0]);\n"), std::string::npos)
+      << "every thread updates its copy\n"
+      << m.source;
   expect_nvrtc_compiles(m);
 }
 

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU cross-thread reduction rule (Ansor's GPU rule "cross-thread reduction", as TVM's
+// allreduce schedules do it): a reduction without data reuse (softmax's row max and sum,
+// layer_norm's mean and variance, a sum of everything) shares each row among the threads of a
+// block instead of running it in one thread. Its data-parallel axes are fused over blocks
+// (a few rows per block on threadIdx.y when the rows divide evenly, so every thread reaches the
+// combine), its reduction axes fused and split so that the inner part, a thread-count knob, is
+// bound to threadIdx.x: thread t reads elements t, t + T, t + 2T, ... (adjacent threads read
+// adjacent elements). It is a second sketch beside gpu-generic, whose rows run in one thread.
+#include "sketch_rules.h"
+
+#include <algorithm>
+
+namespace tensortune::search::detail {
+namespace {
+
+/// Threads along a reduction and rows per block a cross-thread reduction may use.
+constexpr int64_t kReduceThreads[] = {32, 64, 128, 256, 512, 1024};
+constexpr int64_t kRowsPerBlock[] = {1, 2, 4, 8, 16};
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+/// Below this many reduced elements per row a thread alone is as good (pool2d's 3x3 windows).
+constexpr int64_t kMinCrossThreadExtent = 32;
+
+int64_t extent_of(const std::vector<schedule::Iter>& axes) {
+  int64_t n = 1;
+  for (const schedule::Iter& it : axes) {
+    n *= it.extent;
+  }
+  return n;
+}
+
+std::vector<std::string> names_of(const std::vector<schedule::Iter>& axes) {
+  std::vector<std::string> names;
+  for (const schedule::Iter& it : axes) {
+    names.push_back(it.name);
+  }
+  return names;
+}
+
+/// Fuses `axes` (when more than one) and returns the loop's name.
+std::string fuse(const std::string& stage, const std::vector<std::string>& axes, Steps& out) {
+  if (axes.size() > 1) {
+    out.emplace_back(schedule::Fuse{stage, axes});
+  }
+  return schedule::fused_axis_name(axes);
+}
+
+class GpuReducePlan final : public StagePlan {
+ public:
+  GpuReducePlan(const StageInfo& stage, KnobTable& knobs)
+      : stage_(stage.name), data_(names_of(stage.data_axes)), reduce_(names_of(stage.reduce_axes)) {
+    const int64_t rows = extent_of(stage.data_axes);
+    const int64_t extent = extent_of(stage.reduce_axes);
+    // At most the reduction's extent: a wider split would leave threads idle, and lowering
+    // shrinks the thread loop to the extent, which makes the block no multiple of a warp.
+    std::vector<std::vector<int64_t>> choices;
+    for (int64_t threads : kReduceThreads) {
+      for (int64_t per_block : kRowsPerBlock) {
+        if (threads <= extent && rows % per_block == 0 &&
+            threads * per_block <= kMaxThreadsPerBlock) {
+          choices.push_back({threads, per_block});
+        }
+      }
+    }
+    shape_ = knobs.add(stage_ + ".threads", KnobKind::Choice, std::move(choices));
+    unroll_ = knobs.add_values(stage_ + ".unroll", KnobKind::Unroll, {0, 16, 64});
+  }
+
+  void emit(Phase phase, const Values& v, Steps& out) const override {
+    if (phase != Phase::Loops) {
+      return;
+    }
+    const int64_t threads = shape_.of(v).at(0);
+    const int64_t per_block = shape_.of(v).at(1);
+    const std::string r = fuse(stage_, reduce_, out);
+    out.emplace_back(schedule::Split{stage_, r, threads, false});
+    std::vector<std::string> order;
+    std::string block;
+    if (!data_.empty()) {
+      block = fuse(stage_, data_, out);
+      if (per_block > 1) {
+        out.emplace_back(schedule::Split{stage_, block, per_block, false});
+        order = {block + ".o", block + ".i"};
+        block += ".o";
+      } else {
+        order = {block};
+      }
+    }
+    order.push_back(r + ".i");
+    order.push_back(r + ".o");
+    out.emplace_back(schedule::Reorder{stage_, order});
+    if (!block.empty()) {
+      out.emplace_back(schedule::Annotate{stage_, block, ir::ForKind::BlockX});
+    }
+    if (per_block > 1) {
+      out.emplace_back(schedule::Annotate{stage_, order[1], ir::ForKind::ThreadY});
+    }
+    out.emplace_back(schedule::Annotate{stage_, r + ".i", ir::ForKind::ThreadX});
+    if (unroll_.one(v) > 0) {
+      out.emplace_back(schedule::PragmaUnroll{stage_, r + ".o", unroll_.one(v)});
+    }
+  }
+
+ private:
+  std::string stage_;
+  std::vector<std::string> data_, reduce_;
+  KnobSlot shape_{-1, {32, 1}}, unroll_{-1, {0}};
+};
+
+bool reduces_across_threads(const StageInfo& s) {
+  return s.is_reduction && !s.has_reuse && !s.is_transform &&
+         extent_of(s.reduce_axes) >= kMinCrossThreadExtent;
+}
+
+}  // namespace
+
+std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag) {
+  const bool worth_it = std::any_of(dag.stages.begin(), dag.stages.end(), reduces_across_threads);
+  const bool any_reuse = std::any_of(dag.stages.begin(), dag.stages.end(),
+                                     [](const StageInfo& s) { return s.has_reuse; });
+  if (!worth_it || any_reuse) {
+    return std::nullopt;  // reuse stages are tiled by the other sketches
+  }
+  KnobTable knobs;
+  std::vector<PlanRef> plans;
+  std::string name;
+  for (auto it = dag.stages.rbegin(); it != dag.stages.rend(); ++it) {
+    const StageInfo& s = *it;
+    if (!s.is_reduction && !s.is_output) {
+      plans.push_back(make_inline_plan(s.name));
+      name += (name.empty() ? "" : " ") + s.name + ":inline";
+    } else if (reduces_across_threads(s)) {
+      plans.push_back(std::make_shared<GpuReducePlan>(s, knobs));
+      name += (name.empty() ? "" : " ") + s.name + ":gpu-cross-thread";
+    } else {
+      plans.push_back(make_gpu_generic_plan(s, knobs));
+    }
+  }
+  return make_sketch(name, knobs, std::move(plans));
+}
+
+}  // namespace tensortune::search::detail

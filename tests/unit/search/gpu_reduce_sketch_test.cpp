@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU cross-thread reduction sketch: offered beside gpu-generic for reductions without reuse
+// over at least 32 elements, its knobs, and its sampled configurations, which must all lower
+// (rows per block divide the rows, so every thread reaches the combine), compute what the naive
+// reference computes, and compile through NVRTC where it loads.
+#include "search_test_util.h"
+#include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/ir/eval.h"
+#include "tensortune/ir/ir_printer.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/schedule/schedule.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/rng.h"
+#include "tensortune/te/operators.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tensortune::search {
+namespace {
+
+const target::Target& gpu() {
+  static const target::Target kTarget = target::Target::parse("cuda -arch=sm_80");
+  return kTarget;
+}
+
+const Knob* find_knob(const Sketch& sketch, const std::string& name) {
+  for (const Knob& k : sketch.knobs) {
+    if (k.name == name) {
+      return &k;
+    }
+  }
+  return nullptr;
+}
+
+TEST(GpuReduceSketch, SoftmaxGetsACrossThreadSketchBesideGpuGeneric) {
+  const SearchSpace space = SearchSpace::generate(te::make_workload("softmax:M=4,N=100"), gpu());
+  const std::vector<std::string> names = sketch_names(space);
+  ASSERT_EQ(names.size(), 2u) << ::testing::PrintToString(names);
+  EXPECT_EQ(names[1],
+            "softmax_sum:gpu-cross-thread softmax_exp:inline softmax_max:gpu-cross-thread");
+  const Sketch& sketch = space.sketches()[1];
+  const Knob* threads = find_knob(sketch, "softmax_max.threads");
+  ASSERT_NE(threads, nullptr);
+  // [threads along the row, rows per block]: at most the 100 elements of a row; rows per block
+  // that divide the 4 rows.
+  const std::vector<std::vector<int64_t>> expected = {{32, 1}, {32, 2}, {32, 4},
+                                                      {64, 1}, {64, 2}, {64, 4}};
+  EXPECT_EQ(threads->choices, expected);
+  EXPECT_NE(find_knob(sketch, "softmax_sum.unroll"), nullptr);
+  EXPECT_NE(find_knob(sketch, "softmax.threads"), nullptr);  // the output stays generic
+}
+
+TEST(GpuReduceSketch, RowsTimesThreadsStayWithinABlock) {
+  const SearchSpace space =
+      SearchSpace::generate(te::make_workload("layer_norm:M=16,N=4096"), gpu());
+  ASSERT_EQ(space.sketches().size(), 2u);
+  const Knob* threads = find_knob(space.sketches()[1], "layer_norm_mean.threads");
+  ASSERT_NE(threads, nullptr);
+  std::set<int64_t> widths;
+  for (const std::vector<int64_t>& c : threads->choices) {
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_LE(c[0] * c[1], 1024) << c[0] << " x " << c[1];
+    EXPECT_EQ(16 % c[1], 0) << c[1];
+    widths.insert(c[0]);
+  }
+  EXPECT_EQ(widths, (std::set<int64_t>{32, 64, 128, 256, 512, 1024}));
+}
+
+TEST(GpuReduceSketch, NotOfferedForShortReductionsOrReuseStages) {
+  for (const char* spec : {"softmax:M=3,N=10", "pool2d:kind=avg,N=1,C=2,H=8,W=8,R=3,S=3,pad=1",
+                           "matmul:M=64,N=64,K=64", "relu:M=4,N=100"}) {
+    const SearchSpace space = SearchSpace::generate(te::make_workload(spec), gpu());
+    for (const std::string& name : sketch_names(space)) {
+      EXPECT_EQ(name.find("gpu-cross-thread"), std::string::npos) << spec << ": " << name;
+    }
+  }
+}
+
+/// Samples configurations of the cross-thread sketch of `spec`; each must lower, compute the
+/// reference and compile. Returns how many distinct ones were checked.
+int check_cross_thread_sketch(const std::string& spec, int wanted, uint64_t seed) {
+  const te::Workload w = te::make_workload(spec);
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  const std::vector<std::string> names = sketch_names(space);
+  EXPECT_EQ(names.size(), 2u) << spec;
+  support::Rng rng(seed);
+  std::set<std::string> seen;
+  int checked = 0;
+  for (int n = 0; n < 40 * wanted && checked < wanted; ++n) {
+    const Config config = space.sample(rng);
+    if (config.sketch != 1 || !seen.insert(space.key(config)).second) {
+      continue;
+    }
+    SCOPED_TRACE(space.describe(config));
+    lower::LowerOptions options;
+    options.verify_each_pass = true;
+    ir::LoweredFunc f;
+    try {
+      f = lower::lower(schedule::apply_steps(w, space.steps(config)), gpu(), "f", options);
+    } catch (const ScheduleError& e) {
+      ADD_FAILURE() << "refused: " << e.what();
+      continue;
+    }
+    ++checked;
+    testing::HostBuffers buffers(w);
+    buffers.fill_inputs(5);
+    poison_outputs(buffers);
+    ir::eval(f, buffers.args());
+    EXPECT_TRUE(testing::outputs_match_reference(w, buffers)) << ir::to_string(f);
+    const codegen::CudaModule module = codegen::generate_cuda(f, gpu());
+    EXPECT_NE(module.source.find("__shfl_down_sync"), std::string::npos) << module.source;
+    EXPECT_NE(module.source.find("_rf[1];"), std::string::npos) << module.source;
+    if (codegen::nvrtc_available()) {
+      const codegen::NvrtcOutput out = codegen::compile_cuda(module.source, gpu(), false);
+      for (const codegen::CudaKernel& k : module.kernels) {
+        EXPECT_NE(out.ptx.find(".entry " + k.name), std::string::npos) << module.source;
+      }
+    }
+    if (::testing::Test::HasFailure()) {
+      break;
+    }
+  }
+  return checked;
+}
+
+TEST(GpuReduceSketch, SampledConfigurationsComputeTheReferenceAndCompile) {
+  EXPECT_GE(check_cross_thread_sketch("softmax:M=6,N=100", 12, 1), 12);
+  EXPECT_GE(check_cross_thread_sketch("layer_norm:M=4,N=72", 12, 2), 12);
+  EXPECT_GE(check_cross_thread_sketch("softmax:M=2,N=1500", 8, 3), 8);
+}
+
+}  // namespace
+}  // namespace tensortune::search
