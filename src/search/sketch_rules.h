@@ -241,7 +241,8 @@ PlanRef make_gpu_generic_plan(const StageInfo& stage, KnobTable& knobs);
 /// The GPU sketch whose reductions without data reuse over at least 32 elements run across the
 /// threads of a block (a `<stage>.threads` knob of [threads along the reduction, rows per block]
 /// and a `<stage>.unroll` knob each), other stages as gpu_sketches' generic plan; nullopt when
-/// there is no such reduction or some stage has data reuse (sketch_rules_gpu_reduce.cpp).
+/// there is no such reduction or some stage reuses data across more than one output element
+/// (sketch_rules_gpu_reduce.cpp).
 std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag);
 
 /// Every sketch of `workload` for `target`: for a CPU the rules' combinations of tiling variants,

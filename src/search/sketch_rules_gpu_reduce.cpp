@@ -107,8 +107,14 @@ class GpuReducePlan final : public StagePlan {
   KnobSlot shape_{-1, {32, 1}}, unroll_{-1, {0}};
 };
 
+/// Reuse across more than one output element (a sum of everything into a single element "misses"
+/// its extent-1 axis, but nothing is reused).
+bool has_real_reuse(const StageInfo& s) {
+  return s.has_reuse && extent_of(s.data_axes) > 1;
+}
+
 bool reduces_across_threads(const StageInfo& s) {
-  return s.is_reduction && !s.has_reuse && !s.is_transform &&
+  return s.is_reduction && !has_real_reuse(s) && !s.is_transform &&
          extent_of(s.reduce_axes) >= kMinCrossThreadExtent;
 }
 
@@ -116,8 +122,7 @@ bool reduces_across_threads(const StageInfo& s) {
 
 std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag) {
   const bool worth_it = std::any_of(dag.stages.begin(), dag.stages.end(), reduces_across_threads);
-  const bool any_reuse = std::any_of(dag.stages.begin(), dag.stages.end(),
-                                     [](const StageInfo& s) { return s.has_reuse; });
+  const bool any_reuse = std::any_of(dag.stages.begin(), dag.stages.end(), has_real_reuse);
   if (!worth_it || any_reuse) {
     return std::nullopt;  // reuse stages are tiled by the other sketches
   }

@@ -12,10 +12,12 @@
 #include "tensortune/search/search_space.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/rng.h"
+#include "tensortune/te/compute.h"
 #include "tensortune/te/operators.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -132,6 +134,52 @@ TEST(GpuReduceSketch, SampledConfigurationsComputeTheReferenceAndCompile) {
   EXPECT_GE(check_cross_thread_sketch("softmax:M=6,N=100", 12, 1), 12);
   EXPECT_GE(check_cross_thread_sketch("layer_norm:M=4,N=72", 12, 2), 12);
   EXPECT_GE(check_cross_thread_sketch("softmax:M=2,N=1500", 8, 3), 8);
+  // A global pool: the 7x7 window's two reduction axes fused, then split over the threads.
+  EXPECT_GE(check_cross_thread_sketch("pool2d:kind=avg,N=1,C=4,H=7,W=7,R=7,S=7", 6, 4), 6);
+}
+
+// A sum of every element: one block of threads (the output's single element), the two reduction
+// axes fused.
+TEST(GpuReduceSketch, ASumOfEverythingRunsInOneBlock) {
+  te::Tensor a = te::placeholder({8, 45}, ir::DataType::float32(), "A");
+  ir::IterVar r = te::reduce_axis(8, "r");
+  ir::IterVar c = te::reduce_axis(45, "c");
+  te::Tensor total = te::compute(
+      {1},
+      [&](const std::vector<ir::Var>&) {
+        return te::sum(a({r.var, c.var}), {r, c});
+      },
+      "total");
+  const te::Workload w("sum_all", {a}, {total});
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  // The input misses the output's extent-1 axis, so the tiling sketches are offered too.
+  const std::vector<std::string> names = sketch_names(space);
+  const auto found = std::find(names.begin(), names.end(), "total:gpu-cross-thread");
+  ASSERT_NE(found, names.end()) << ::testing::PrintToString(names);
+  const auto sketch = static_cast<int>(found - names.begin());
+  support::Rng rng(6);
+  int checked = 0;
+  for (int n = 0; n < 200 && checked < 4; ++n) {
+    const Config config = space.sample(rng);
+    if (config.sketch != sketch) {
+      continue;
+    }
+    const ir::LoweredFunc f =
+        lower::lower(schedule::apply_steps(w, space.steps(config)), gpu(), "f");
+    testing::HostBuffers buffers(w);
+    buffers.fill_inputs(8);
+    poison_outputs(buffers);
+    ir::eval(f, buffers.args());
+    EXPECT_TRUE(testing::outputs_match_reference(w, buffers)) << ir::to_string(f);
+    const codegen::CudaModule module = codegen::generate_cuda(f, gpu());
+    // The extent-1 block loop is simplified away: the init store is a kernel of its own.
+    ASSERT_FALSE(module.kernels.empty());
+    EXPECT_EQ(module.kernels.back().grid[0], 1);
+    EXPECT_GE(module.kernels.back().block[0], 32);
+    EXPECT_NE(module.source.find("total_rf[1];"), std::string::npos) << module.source;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
 }
 
 }  // namespace
