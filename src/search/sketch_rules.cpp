@@ -171,7 +171,8 @@ class SketchAssembly {
           break;
         }
         case Role::Transform:
-          plans.push_back(make_transform_plan(s, cpu_, knobs));
+          plans.push_back(make_transform_plan(s, transform_consumer(s, providers), cpu_, knobs));
+          providers[s.name] = plans.back();
           break;
         case Role::Generic: {
           PlanRef consumer;
@@ -189,6 +190,25 @@ class SketchAssembly {
   }
 
  private:
+  /// The plan a transform stage can be computed in: its sole consumer's, looking through
+  /// inlined stages (Winograd's final gather inlined into a graph kernel's epilogue).
+  PlanRef transform_consumer(const StageInfo& s,
+                             const std::map<std::string, PlanRef>& providers) const {
+    const StageInfo* current = &s;
+    for (size_t hops = 0; hops < dag_.stages.size(); ++hops) {
+      if (current->is_output || current->consumers.size() != 1) {
+        return nullptr;
+      }
+      const std::string& next = current->consumers[0];
+      if (role_.at(next) != Role::Inline) {
+        auto it = providers.find(next);
+        return it == providers.end() ? nullptr : it->second;
+      }
+      current = dag_.find(next);
+    }
+    return nullptr;
+  }
+
   std::string join_labels() const {
     std::string name;
     for (const std::string& l : labels_) {

@@ -129,6 +129,15 @@ double unroll_prior(int64_t budget, int64_t body);
 /// The widest useful vector over an axis of `extent`: the widest of vector_choices(extent), at
 /// most `lanes`.
 int64_t vector_reach(int64_t extent, int64_t lanes);
+/// a stage computed at the root whose output takes `bytes`, or at a consumer's loop (`attached`),
+/// computing each element `recompute` times: an output beyond kSpillBytes leaves the L2 cache
+/// before its consumer reads it back, and recomputation repeats the work;
+double location_prior(bool attached, int64_t bytes, int64_t recompute);
+
+/// An intermediate larger than this leaves a core's L2 cache (1 MiB on Zen 4, shared with the
+/// other intermediates and the weights) before its consumer reads it.
+inline constexpr int64_t kSpillBytes = 256 * 1024;
+
 /// The prior of a nest vectorized over its last loop (the generic and transform rules):
 /// vector_prior(length, reach), times, when `parallel` >= 0, the parallel_prior of fusing its
 /// first `parallel` loops, whose extents are `extents` (outermost first; the last one divided by
@@ -155,6 +164,23 @@ class StagePlan {
   virtual std::string attach_stage() const { return {}; }
   /// The axis of attach point `level` (1 .. num_attach_points()) for `values`.
   virtual std::string attach_axis(const Values& values, int level) const;
+  /// How many loops the plan offers a transform producer (Winograd's data or inverse transform)
+  /// to be computed at: loops over whole tiles of its large axes, outermost first, so the
+  /// producer's region is one tile of them (by default the attach points). A multi-level tiling
+  /// offers its S0 loops.
+  virtual int num_tile_loops() const { return num_attach_points(); }
+  /// The axis of tile loop `position` (1 .. num_tile_loops()) for `values`.
+  virtual std::string tile_loop(const Values& values, int position) const {
+    return attach_axis(values, position);
+  }
+  /// How many times stage `producer` computed at tile loop `position` computes each of its
+  /// elements: the iterations of the loops up to it over axes its read ignores (a data transform
+  /// inside the GEMM's loop over output channels is recomputed for each of them).
+  virtual int64_t tile_loop_recompute(const Values& /*values*/,
+                                      int /*position*/,
+                                      const std::string& /*producer*/) const {
+    return 1;
+  }
   /// How plausible `values` make this plan as fast code before anything is measured, in (0, 1]
   /// (SearchSpace::prior): the product of the factors above that apply.
   virtual double prior(const Values& /*values*/) const { return 1.0; }
@@ -179,8 +205,15 @@ inline constexpr int64_t kTransformVolume = 64;
 /// The transform rule: the large data axes outside (fused into a parallel loop, a Parallel knob),
 /// the innermost large one split by a VectorLength knob and vectorized innermost, and between them
 /// the small data axes and the reduction axes fully unrolled, so coefficients that depend only on
-/// them (constant matrices written as selects) fold into constants.
-PlanRef make_transform_plan(const StageInfo& stage, const CpuShape& cpu, KnobTable& knobs);
+/// them (constant matrices written as selects) fold into constants. When `consumer` offers tile
+/// loops (StagePlan::num_tile_loops), a ComputeLocation knob `<stage>.at`: 0 = the root, k = the
+/// consumer's tile loop k (the stage then runs inside the consumer's parallel loop). The plan
+/// offers its own large loops to its producers (Winograd's row pass computed per tile of its
+/// column pass).
+PlanRef make_transform_plan(const StageInfo& stage,
+                            const PlanRef& consumer,
+                            const CpuShape& cpu,
+                            KnobTable& knobs);
 
 /// The generic rule: vectorize the innermost data-parallel axis (a VectorLength knob), fuse outer
 /// data-parallel axes into a parallel loop (a Parallel knob), an Unroll knob, and, when

@@ -40,7 +40,10 @@ class InlinePlan final : public StagePlan {
 class GenericPlan final : public StagePlan {
  public:
   GenericPlan(const StageInfo& stage, PlanRef consumer, const CpuShape& cpu, KnobTable& knobs)
-      : stage_(stage.name), consumer_(std::move(consumer)), cpu_(cpu) {
+      : stage_(stage.name),
+        consumer_(std::move(consumer)),
+        cpu_(cpu),
+        prepare_(stage.constant_only) {
     for (const schedule::Iter& it : stage.data_axes) {
       data_.push_back(it.name);
       extents_.push_back(it.extent);
@@ -100,9 +103,10 @@ class GenericPlan final : public StagePlan {
   }
 
   /// Full vectors, and a parallel loop with work for every core (unless computed inside another
-  /// stage's loops, where the consumer's parallel loop runs it).
+  /// stage's loops, where the consumer's parallel loop runs it). A stage of constants alone runs
+  /// once, in the prepare function: nothing to prefer.
   double prior(const Values& v) const override {
-    if (data_.empty()) {
+    if (data_.empty() || prepare_) {
       return 1.0;
     }
     return vector_nest_prior(extents_, vector_length(v), reach_,
@@ -136,6 +140,7 @@ class GenericPlan final : public StagePlan {
   std::string stage_;
   PlanRef consumer_;
   CpuShape cpu_;
+  bool prepare_ = false;  ///< reads constants only (StageInfo::constant_only)
   std::vector<std::string> data_, reduce_;
   std::vector<int64_t> extents_;  ///< of the data axes
   int64_t reach_ = 1;             ///< the widest useful vector over the last one

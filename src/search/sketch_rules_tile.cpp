@@ -9,9 +9,11 @@
 // the vector length (conv over NCHW vectorized over output channels, weights OIHW16o).
 #include "sketch_rules.h"
 #include "split_factors.h"
+#include "tensortune/ir/ir_visitor.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
+#include <map>
 
 namespace tensortune::search::detail {
 
@@ -91,6 +93,7 @@ class TilePlan final : public StagePlan {
       : c_(spec.stage->name), variant_(spec.variant), level_(spec.level), cpu_(spec.cpu) {
     const StageInfo& c = *spec.stage;
     data_ = axis_names(c);
+    find_axes_read(*c.op);
     for (const schedule::Iter& it : c.reduce_axes) {
       reduce_.push_back(it.name);
     }
@@ -191,6 +194,35 @@ class TilePlan final : public StagePlan {
 
   int num_attach_points() const override { return 2; }
   std::string attach_stage() const override { return x_; }
+  /// The S0 loops, in the order knob's order: a transform producer computed at S0 position k is
+  /// computed once per tile of the first k loops (recomputed across the axes it does not read
+  /// only when they come before). Only where X is the stage at the root: a producer of X attached
+  /// inside the outer stage would not be computed at its sole consumer.
+  int num_tile_loops() const override { return attached() ? 0 : static_cast<int>(data_.size()); }
+  std::string tile_loop(const Values& v, int position) const override {
+    return s0_loop(v, position);
+  }
+  int64_t tile_loop_recompute(const Values& v,
+                              int position,
+                              const std::string& producer) const override {
+    auto read = axes_read_.find(producer);
+    if (read == axes_read_.end()) {
+      return 1;
+    }
+    const size_t n = data_.size();
+    const int64_t p = parallel_.one(v);
+    // At a loop fused into the parallel loop, the producer is inside all of the fused ones.
+    const auto last = static_cast<size_t>(p >= 2 && position <= p ? p : position);
+    int64_t count = 1;
+    for (size_t k = 0; k < last && k < n; ++k) {
+      const size_t d = order_.one(v) == 0 ? k : (k + n - 1) % n;
+      if (!read->second[d]) {
+        const int64_t tile = product(factors(v, d), 0);
+        count *= (extents_[d] + tile - 1) / tile;
+      }
+    }
+    return count;
+  }
 
   /// The register tile is the innermost level of every data axis (S3): its vectors are the
   /// accumulators, and its loops other than the vector must fit the unroll budget.
@@ -232,6 +264,27 @@ class TilePlan final : public StagePlan {
   using NamedAxes = std::pair<std::string, std::vector<std::string>>;
 
   bool attached() const { return variant_ != TileVariant::Plain; }
+
+  /// Which data axes of the stage each of its inputs' reads use (axes_read_).
+  void find_axes_read(const te::Operation& op) {
+    for (const te::OperationRef& input : op.inputs) {
+      std::vector<bool>& used = axes_read_[input->name];
+      used.assign(op.axes.size(), false);
+      ir::post_order_visit(op.body, [&](const ir::Expr& e) {
+        const auto* load = e.as<ir::Load>();
+        if (load == nullptr || !load->buffer.same_as(input->output)) {
+          return;
+        }
+        for (const ir::Expr& index : load->indices) {
+          ir::post_order_visit(index, [&](const ir::Expr& x) {
+            for (size_t d = 0; d < op.axes.size(); ++d) {
+              used[d] = used[d] || x.same_as(op.axes[d].var);
+            }
+          });
+        }
+      });
+    }
+  }
   const std::vector<int64_t>& factors(const Values& v, size_t d) const {
     return data_split_[d].of(v);
   }
@@ -413,6 +466,8 @@ class TilePlan final : public StagePlan {
   std::vector<KnobSlot> data_split_, reduce_split_;
   KnobSlot order_, parallel_, unroll_;
   std::vector<Pack> packs_;
+  /// Per input of the stage: whether its reads use each data axis.
+  std::map<std::string, std::vector<bool>> axes_read_;
   size_t vec_ = 0;  // the vectorized data axis of X
   std::vector<std::pair<std::string, int64_t>>
       blocks_;  // (input, dim) copied blocked by the vector

@@ -2,7 +2,10 @@
 // The transform rule: small reductions with small output axes (Winograd's data and inverse
 // transforms) get their small loops fully unrolled inside a vectorized, parallel nest over the
 // large axes, so coefficients written as selects over the small indices fold into constants
-// (TVM's Winograd schedules unroll the same loops by hand).
+// (TVM's Winograd schedules unroll the same loops by hand). A transform may be computed at a tile
+// loop of its consumer (the data transform per tile of the batched GEMM's tile axis, the inverse
+// per output channel), so its output is a small block that stays in cache instead of a whole
+// intermediate tensor written out and read back.
 #include "sketch_rules.h"
 #include "split_factors.h"
 
@@ -11,8 +14,9 @@ namespace {
 
 class TransformPlan final : public StagePlan {
  public:
-  TransformPlan(const StageInfo& stage, const CpuShape& cpu, KnobTable& knobs)
-      : stage_(stage.name), cpu_(cpu) {
+  TransformPlan(const StageInfo& stage, PlanRef consumer, const CpuShape& cpu, KnobTable& knobs)
+      : stage_(stage.name), consumer_(std::move(consumer)), cpu_(cpu) {
+    bytes_ = stage.op->output.num_elements() * stage.op->output.dtype().bytes();
     for (const schedule::Iter& it : stage.data_axes) {
       (it.extent <= kTransformExtent ? small_ : large_).push_back(it.name);
       if (it.extent > kTransformExtent) {
@@ -30,6 +34,13 @@ class TransformPlan final : public StagePlan {
       counts.push_back(static_cast<int64_t>(p));
     }
     parallel_ = knobs.add_values(stage_ + ".parallel", KnobKind::Parallel, counts);
+    if (consumer_ != nullptr && consumer_->num_tile_loops() > 0) {
+      std::vector<int64_t> at;
+      for (int position = 0; position <= consumer_->num_tile_loops(); ++position) {
+        at.push_back(position);
+      }
+      at_ = knobs.add_values(stage_ + ".at", KnobKind::ComputeLocation, at);
+    }
   }
 
   void emit(Phase phase, const Values& v, Steps& out) const override {
@@ -37,11 +48,10 @@ class TransformPlan final : public StagePlan {
       return;
     }
     const int64_t lanes = vector_.one(v);
-    std::vector<std::string> outer = large_;
+    const std::vector<std::string> outer = outer_loops(v);
     const std::string last = large_.back();
     if (lanes > 1) {
       out.emplace_back(schedule::Split{stage_, last, lanes, false});
-      outer.back() = last + ".o";
     }
     std::vector<std::string> order = outer;
     order.insert(order.end(), small_.begin(), small_.end());
@@ -55,27 +65,66 @@ class TransformPlan final : public StagePlan {
     if (lanes > 1) {
       out.emplace_back(schedule::Annotate{stage_, last + ".i", ir::ForKind::Vectorized});
     }
-    emit_parallel(stage_, outer, parallel_.one(v), out);
+    emit_parallel(stage_, outer, parallel_count(v), out);
+    if (attached(v)) {
+      const int position = static_cast<int>(at_.one(v));
+      out.emplace_back(schedule::ComputeAt{stage_, consumer_->attach_stage(),
+                                           consumer_->tile_loop(v, position)});
+    }
   }
 
+  /// Full vectors, and a parallel loop with work for every core unless computed inside the
+  /// consumer's loops (whose parallel loop runs it).
   double prior(const Values& v) const override {
-    return vector_nest_prior(large_extents_, vector_.one(v), reach_, parallel_.one(v), cpu_.cores);
+    double p = vector_nest_prior(large_extents_, vector_.one(v), reach_,
+                                 attached(v) ? -1 : parallel_count(v), cpu_.cores);
+    if (at_.index >= 0) {  // only where it could be computed elsewhere
+      const int position = static_cast<int>(at_.one(v));
+      p *= location_prior(attached(v), bytes_,
+                          attached(v) ? consumer_->tile_loop_recompute(v, position, stage_) : 1);
+    }
+    return p;
+  }
+
+  /// The large loops, outermost first (the parallel loop for those fused into it).
+  int num_attach_points() const override { return static_cast<int>(large_.size()); }
+  std::string attach_stage() const override { return stage_; }
+  std::string attach_axis(const Values& v, int level) const override {
+    const int64_t p = parallel_count(v);
+    const std::vector<std::string> outer = outer_loops(v);
+    return p >= 2 && level <= p ? fused_loop(outer, p) : outer.at(static_cast<size_t>(level - 1));
   }
 
  private:
+  bool attached(const Values& v) const { return at_.index >= 0 && at_.one(v) > 0; }
+  int64_t parallel_count(const Values& v) const { return attached(v) ? 0 : parallel_.one(v); }
+  /// The large loops outside the unrolled ones: the last one's outer part when vectorized.
+  std::vector<std::string> outer_loops(const Values& v) const {
+    std::vector<std::string> outer = large_;
+    if (vector_.one(v) > 1) {
+      outer.back() += ".o";
+    }
+    return outer;
+  }
+
   std::string stage_;
+  PlanRef consumer_;
   /// Large data axes (outside), small data axes then reduction axes (unrolled).
   std::vector<std::string> large_, small_;
   std::vector<int64_t> large_extents_;
   CpuShape cpu_;
   int64_t reach_ = 1;  ///< the widest useful vector: the lanes, or the widest choice
-  KnobSlot vector_{-1, {1}}, parallel_{-1, {0}};
+  int64_t bytes_ = 0;  ///< of the whole output
+  KnobSlot vector_{-1, {1}}, parallel_{-1, {0}}, at_{-1, {0}};
 };
 
 }  // namespace
 
-PlanRef make_transform_plan(const StageInfo& stage, const CpuShape& cpu, KnobTable& knobs) {
-  return std::make_shared<TransformPlan>(stage, cpu, knobs);
+PlanRef make_transform_plan(const StageInfo& stage,
+                            const PlanRef& consumer,
+                            const CpuShape& cpu,
+                            KnobTable& knobs) {
+  return std::make_shared<TransformPlan>(stage, consumer, cpu, knobs);
 }
 
 }  // namespace tensortune::search::detail
