@@ -135,8 +135,7 @@ CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& targ
     context.block = kernel.block;
     context.module_buffers = &index;
     context.barriers = cuda::plan_barriers(body);
-    context.cross_thread =
-        cuda::plan_cross_thread_reductions(kernels[k], kernel.name, kernel.block);
+    context.cross_thread = cuda::plan_cross_thread_reductions(kernels[k], kernel.name);
     context.helpers = &helpers;
     context.bindings = cuda::collect_bindings(body);
     cuda::KernelPrinter printer(std::move(context), names);

@@ -68,10 +68,6 @@ class SharedAccess : public ir::IRVisitor {
   }
 };
 
-bool is_thread_kind(ir::ForKind k) {
-  return k == ir::ForKind::ThreadX || k == ir::ForKind::ThreadY || k == ir::ForKind::ThreadZ;
-}
-
 /// True for a nest every thread runs alike with no thread sharing data inside it: no loop bound
 /// to threadIdx, and shared memory read only inside stores to shared or global memory, which one
 /// thread alone executes (the single-writer guard). Such a nest is one unit, not one per store.
@@ -82,7 +78,7 @@ class SingleThreadNest : public ir::IRVisitor {
 
  protected:
   void visit(const ir::For* op) override {
-    ok = ok && !is_thread_kind(op->for_kind);
+    ok = ok && !ir::is_thread_kind(op->for_kind);
     ir::IRVisitor::visit(op);
   }
   void visit(const ir::Store* op) override {
@@ -193,7 +189,7 @@ class Planner {
     switch (s.kind()) {
       case ir::StmtKind::For: {
         const auto* op = s.as<ir::For>();
-        if (is_thread_kind(op->for_kind)) {
+        if (ir::is_thread_kind(op->for_kind)) {
           return unit(s, in);
         }
         SingleThreadNest nest;

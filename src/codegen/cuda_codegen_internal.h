@@ -105,15 +105,12 @@ struct CrossThreadReduction {
 };
 
 /// The variables of the loops of `kernel` (before shrink_local_buffers, which removes the thread
-/// part of per-thread slices) that reduce across the threads of a block launched with `block`
-/// threads (cuda_codegen_allreduce_plan.cpp). Throws UserError, naming the loop, for a thread-bound
-/// loop that stores outside itself at an index independent of its variable in a way that cannot
-/// be combined: not threadIdx.x, other stores beside the update, several updated elements or one
-/// that changes inside the loop, not `B[i] = B[i] op value` (+, -, *, min, max), a thread-bound
-/// loop inside it, or a place not every thread of the block reaches.
+/// part of per-thread slices) that reduce across the threads of a block
+/// (ir::find_cross_thread_reductions). Throws UserError, naming the loop and kernel, for a
+/// thread-bound loop that stores outside itself at an index independent of its variable in a
+/// way that cannot be combined.
 std::set<const ir::VarNode*> plan_cross_thread_reductions(const ir::Stmt& kernel,
-                                                          const std::string& kernel_name,
-                                                          const std::array<int64_t, 3>& block);
+                                                          const std::string& kernel_name);
 
 /// The update of a loop plan_cross_thread_reductions found (looked up again after
 /// shrink_local_buffers, which may have replaced the updated buffer by a thread's slice).

@@ -18,10 +18,6 @@
 namespace tensortune::codegen::cuda {
 namespace {
 
-bool is_thread_kind(ir::ForKind k) {
-  return k == ir::ForKind::ThreadX || k == ir::ForKind::ThreadY || k == ir::ForKind::ThreadZ;
-}
-
 /// What the accesses of one local buffer allow so far.
 struct LocalUse {
   bool ok = true;
@@ -100,7 +96,7 @@ class Analysis : public ir::IRVisitor {
 
  protected:
   void visit(const ir::For* op) override {
-    bool thread = is_thread_kind(op->for_kind);
+    bool thread = ir::is_thread_kind(op->for_kind);
     if (thread) {
       thread_vars_[op->var.get()] = op->for_kind;
       zero[op->var.get()] = ir::make_const(op->var.type(), int64_t{0});

@@ -11,10 +11,6 @@
 namespace tensortune::codegen::cuda {
 namespace {
 
-bool is_thread_kind(ir::ForKind k) {
-  return k == ir::ForKind::ThreadX || k == ir::ForKind::ThreadY || k == ir::ForKind::ThreadZ;
-}
-
 /// 0, 1, 2 for the x, y, z index of a GPU binding kind.
 int dimension(ir::ForKind k) {
   switch (k) {
@@ -174,7 +170,7 @@ void KernelPrinter::bound_loops(const ir::For* op, bool sole_in_scope) {
     TT_USER_CHECK(extent != nullptr) << "cuda codegen: loop '" << loop->var.name()
                                      << "' is bound to " << index << " but its extent is not "
                                      << "constant";
-    bool thread = is_thread_kind(loop->for_kind);
+    bool thread = ir::is_thread_kind(loop->for_kind);
     int64_t launched =
         (thread ? ctx_.block : ctx_.grid)[static_cast<size_t>(dimension(loop->for_kind))];
     if (*extent < launched) {
@@ -206,7 +202,7 @@ void KernelPrinter::bound_loops(const ir::For* op, bool sole_in_scope) {
   stmt(chain.back()->body, true);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     --bound_[static_cast<size_t>((*it)->for_kind)];
-    thread_depth_ -= is_thread_kind((*it)->for_kind) ? 1 : 0;
+    thread_depth_ -= ir::is_thread_kind((*it)->for_kind) ? 1 : 0;
     ranges_.erase((*it)->var.get());
   }
   for (int i = 0; i < opened; ++i) {

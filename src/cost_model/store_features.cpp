@@ -164,8 +164,7 @@ void loop_features(const StoreSite& site, StoreRow& row) {
       unroll_extent *= extent;
     } else if (ir::is_gpu_kind(loop.kind)) {
       gpu = true;
-      if (loop.kind == ir::ForKind::ThreadX || loop.kind == ir::ForKind::ThreadY ||
-          loop.kind == ir::ForKind::ThreadZ) {
+      if (ir::is_thread_kind(loop.kind)) {
         const size_t d = loop.kind == ir::ForKind::ThreadX   ? 0
                          : loop.kind == ir::ForKind::ThreadY ? 1
                                                              : 2;

@@ -52,6 +52,10 @@ bool is_gpu_kind(ForKind kind) {
   return false;
 }
 
+bool is_thread_kind(ForKind kind) {
+  return kind == ForKind::ThreadX || kind == ForKind::ThreadY || kind == ForKind::ThreadZ;
+}
+
 namespace {
 
 void check_index(const Expr& e, const char* what) {
@@ -60,8 +64,8 @@ void check_index(const Expr& e, const char* what) {
 
 }  // namespace
 
-Stmt For::make(Var var, Expr min, Expr extent, ForKind for_kind, Stmt body,
-               int64_t auto_unroll_max_step) {
+Stmt For::make(
+    Var var, Expr min, Expr extent, ForKind for_kind, Stmt body, int64_t auto_unroll_max_step) {
   TT_CHECK(var.defined() && var.type() == DataType::index()) << "loop variable must be int32";
   check_index(min, "loop min");
   check_index(extent, "loop extent");
@@ -88,8 +92,8 @@ Stmt Store::make(Buffer buffer, Expr value, std::vector<Expr> indices, Expr pred
         << "store to '" << buffer.name() << "' with a predicate of type "
         << predicate.type().to_string();
   }
-  return Stmt(std::make_shared<const Store>(std::move(buffer), std::move(value),
-                                            std::move(indices), std::move(predicate)));
+  return Stmt(std::make_shared<const Store>(std::move(buffer), std::move(value), std::move(indices),
+                                            std::move(predicate)));
 }
 
 Stmt Allocate::make(Buffer buffer, Stmt body) {
@@ -131,9 +135,9 @@ Stmt Evaluate::make(Expr value) {
 
 Stmt LetStmt::make(Var var, Expr value, Stmt body) {
   TT_CHECK(var.defined() && value.defined() && body.defined()) << "incomplete let";
-  TT_CHECK(var.type() == value.type()) << "let '" << var.name() << "' of type "
-                                       << var.type().to_string() << " bound to "
-                                       << value.type().to_string();
+  TT_CHECK(var.type() == value.type())
+      << "let '" << var.name() << "' of type " << var.type().to_string() << " bound to "
+      << value.type().to_string();
   return Stmt(std::make_shared<const LetStmt>(std::move(var), std::move(value), std::move(body)));
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // GPU binding checks: a CPU target has no block or thread indices; on a GPU each top-level nest
 // is one kernel whose launch shape must be consistent and within the device's limits, and whose
-// cross-thread reductions the CUDA generator can combine (cross_thread_reduction.cpp).
+// cross-thread reductions the CUDA generator can combine (ir/cross_thread.h).
 #include "tensortune/lower/check_gpu_bindings.h"
 
-#include "cross_thread_reduction.h"
+#include "tensortune/ir/cross_thread.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -21,10 +21,6 @@ std::string describe(const ir::For* op, const LoopOrigins& origins) {
     return "loop '" + op->var.name() + "'";
   }
   return "axis '" + it->second.axis + "' of stage '" + it->second.stage + "'";
-}
-
-bool is_thread(ir::ForKind k) {
-  return k == ir::ForKind::ThreadX || k == ir::ForKind::ThreadY || k == ir::ForKind::ThreadZ;
 }
 
 int64_t thread_limit(ir::ForKind k) {
@@ -46,7 +42,7 @@ class KernelChecker : public ir::IRVisitor {
   void finish() const {
     int64_t threads = 1;
     for (const auto& [kind, bound] : extents_) {
-      if (is_thread(kind)) {
+      if (ir::is_thread_kind(kind)) {
         threads *= bound.first;
       }
     }
@@ -86,7 +82,7 @@ class KernelChecker : public ir::IRVisitor {
                           " but its extent is not constant");
     }
     int64_t limit =
-        is_thread(op->for_kind) ? thread_limit(op->for_kind) : block_limit(op->for_kind);
+        ir::is_thread_kind(op->for_kind) ? thread_limit(op->for_kind) : block_limit(op->for_kind);
     if (*extent > limit) {
       throw ScheduleError("bind: " + describe(op, origins_) + " is bound to " + index +
                           " with extent " + std::to_string(*extent) + ", more than the " +
@@ -161,7 +157,10 @@ void check_gpu_bindings(const ir::Stmt& body,
     KernelChecker checker(target, origins);
     checker.visit(kernel);
     checker.finish();
-    check_cross_thread_reductions(kernel, origins);
+    ir::find_cross_thread_reductions(kernel, [&](const ir::For& loop, const std::string& why) {
+      throw ScheduleError("bind: " + describe(&loop, origins) + " (" +
+                          ir::for_kind_name(loop.for_kind) + ") " + why);
+    });
   }
 }
 

@@ -29,6 +29,8 @@ enum class ForKind : uint8_t {
 const char* for_kind_name(ForKind kind);
 /// True for the six GPU binding kinds.
 bool is_gpu_kind(ForKind kind);
+/// True for threadIdx.x/y/z.
+bool is_thread_kind(ForKind kind);
 
 struct StmtNode {
   StmtKind kind;

@@ -246,7 +246,8 @@ TEST(CudaAllReduce, RefusesWhatIsNotOneUpdateOfOneElement) {
   // An update beside a per-thread store.
   std::string mixed = error_of(
       ir::Seq::make({store(rr.b, load(rr.b, 0) + load(rr.a, t), 0), store(c, load(rr.a, t), t)}));
-  EXPECT_NE(mixed.find("reduces into 'B' but also stores to 'C'"), std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("reduces into 'B' across threads but also stores to 'C'"), std::string::npos)
+      << mixed;
   // An element that changes inside the loop.
   Var i("i");
   std::string moving = error_of(loop(i, 4, store(rr.b, load(rr.b, i) + load(rr.a, t), i)));
@@ -264,7 +265,8 @@ TEST(CudaAllReduce, RefusesAReductionAlongThreadIdxY) {
   std::string message = codegen_error(
       make_func("f", {rr.a, rr.b}, 1,
                 loop(t, 8, store(rr.b, load(rr.b, 0) + load(rr.a, t), 0), ForKind::ThreadY)));
-  EXPECT_NE(message.find("only threadIdx.x can reduce across threads"), std::string::npos)
+  EXPECT_NE(message.find("only a loop bound to threadIdx.x can reduce across threads"),
+            std::string::npos)
       << message;
 }
 
