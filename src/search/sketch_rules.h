@@ -129,9 +129,10 @@ double unroll_prior(int64_t budget, int64_t body);
 /// The widest useful vector over an axis of `extent`: the widest of vector_choices(extent), at
 /// most `lanes`.
 int64_t vector_reach(int64_t extent, int64_t lanes);
-/// a stage computed at the root whose output takes `bytes`, or at a consumer's loop (`attached`),
-/// computing each element `recompute` times: an output beyond kSpillBytes leaves the L2 cache
-/// before its consumer reads it back, and recomputation repeats the work;
+/// a transform computed at the root whose output takes `bytes`, or at a consumer's loop
+/// (`attached`), computing each element or reading its inputs `recompute` times: an output beyond
+/// kSpillBytes leaves the L2 cache before its consumer reads it back, and recomputation repeats
+/// the work;
 double location_prior(bool attached, int64_t bytes, int64_t recompute);
 
 /// An intermediate larger than this leaves a core's L2 cache (1 MiB on Zen 4, shared with the
@@ -173,9 +174,11 @@ class StagePlan {
   virtual std::string tile_loop(const Values& values, int position) const {
     return attach_axis(values, position);
   }
-  /// How many times stage `producer` computed at tile loop `position` computes each of its
-  /// elements: the iterations of the loops up to it over axes its read ignores (a data transform
-  /// inside the GEMM's loop over output channels is recomputed for each of them).
+  /// How many times stage `producer` (a transform) computed at tile loop `position` computes
+  /// each of its elements or reads its inputs: the iterations of the loops up to it over axes its
+  /// read ignores (a data transform inside the GEMM's loop over output channels is recomputed for
+  /// each of them) or over tiles of a small axis (inside the GEMM's loop over tiles of eps, the
+  /// input tiles are gathered again for each).
   virtual int64_t tile_loop_recompute(const Values& /*values*/,
                                       int /*position*/,
                                       const std::string& /*producer*/) const {

@@ -216,7 +216,10 @@ class TilePlan final : public StagePlan {
     int64_t count = 1;
     for (size_t k = 0; k < last && k < n; ++k) {
       const size_t d = order_.one(v) == 0 ? k : (k + n - 1) % n;
-      if (!read->second[d]) {
+      // A transform computes its small axes in one unrolled nest that shares the reads of its
+      // inputs among them: inside a loop over tiles of one (Winograd's eps), it and its own
+      // producers read their inputs again for every tile.
+      if (!read->second[d] || extents_[d] <= kTransformExtent) {
         const int64_t tile = product(factors(v, d), 0);
         count *= (extents_[d] + tile - 1) / tile;
       }

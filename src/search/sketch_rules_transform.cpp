@@ -78,12 +78,10 @@ class TransformPlan final : public StagePlan {
   double prior(const Values& v) const override {
     double p = vector_nest_prior(large_extents_, vector_.one(v), reach_,
                                  attached(v) ? -1 : parallel_count(v), cpu_.cores);
-    if (at_.index >= 0) {  // only where it could be computed elsewhere
-      const int position = static_cast<int>(at_.one(v));
-      p *= location_prior(attached(v), bytes_,
+    const int position = static_cast<int>(at_.one(v));
+    return p *
+           location_prior(attached(v), bytes_,
                           attached(v) ? consumer_->tile_loop_recompute(v, position, stage_) : 1);
-    }
-    return p;
   }
 
   /// The large loops, outermost first (the parallel loop for those fused into it).

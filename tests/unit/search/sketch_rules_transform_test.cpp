@@ -236,9 +236,10 @@ TEST(TransformRule, PriorPrefersTransformsComputedPerTileWithoutRecomputation) {
   te::Workload w = te::make_workload("conv2d_winograd:N=1,C=64,H=56,W=56,K=64,pad=1,tile=4");
   SearchSpace space = SearchSpace::generate(w, {});
   const std::string plain = "conv_bgemm:tile";
-  // The GEMM's S0 loops in order (p, eps, nu, k): p in tiles of 16, k in two tiles.
+  // The GEMM's S0 loops in order (p, eps, nu, k): p in tiles of 16, eps in 6, k in two tiles.
   const KnobValues gemm = {{"conv_bgemm.order", {1}},
                            {"conv_bgemm.p.split", {1, 1, 16}},
+                           {"conv_bgemm.eps.split", {1, 1, 1}},
                            {"conv_bgemm.k.split", {1, 4, 8}}};
   auto prior_with = [&](const KnobValues& extra) {
     KnobValues values = gemm;
@@ -252,6 +253,8 @@ TEST(TransformRule, PriorPrefersTransformsComputedPerTileWithoutRecomputation) {
   // Inside the loop over output channel tiles (k.o, 2 iterations), which it does not read, the
   // data transform would be computed twice.
   EXPECT_GT(root, per_channel_tile);
+  // Inside the loop over the rows eps, the input tiles would be gathered once per row.
+  EXPECT_GT(per_tile, prior_with({{"conv_data_pack.at", {2}}}));
   // The weight transform runs once, in the prepare function: its knobs change nothing.
   EXPECT_EQ(prior_with({{"conv_kernel_pack.vector", {1}}}),
             prior_with({{"conv_kernel_pack.vector", {16}}}));
