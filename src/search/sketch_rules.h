@@ -129,11 +129,11 @@ double unroll_prior(int64_t budget, int64_t body);
 /// The widest useful vector over an axis of `extent`: the widest of vector_choices(extent), at
 /// most `lanes`.
 int64_t vector_reach(int64_t extent, int64_t lanes);
-/// a transform computed at the root whose output takes `bytes`, or at a consumer's loop
-/// (`attached`), computing each element or reading its inputs `recompute` times: an output beyond
+/// a transform whose output (at the root), or block of it (computed at a consumer's loop), takes
+/// `bytes`, computing each element or reading its inputs `recompute` times: a block beyond
 /// kSpillBytes leaves the L2 cache before its consumer reads it back, and recomputation repeats
 /// the work;
-double location_prior(bool attached, int64_t bytes, int64_t recompute);
+double location_prior(int64_t bytes, int64_t recompute);
 
 /// An intermediate larger than this leaves a core's L2 cache (1 MiB on Zen 4, shared with the
 /// other intermediates and the weights) before its consumer reads it.
@@ -152,6 +152,12 @@ double vector_nest_prior(const std::vector<int64_t>& extents,
 /// The steps a sketch emits are grouped by phase: cache stages first (cache_write, then
 /// cache_read), then inlining, then the loop steps of each stage, consumers before producers.
 enum class Phase : uint8_t { CacheWrite, CacheRead, Inline, Loops };
+
+/// See StagePlan::tile_loop_cost.
+struct TileLoopCost {
+  int64_t recompute = 1;
+  int64_t parts = 1;
+};
 
 /// The schedule of one compute stage (or of a tiled group of stages) within a sketch.
 class StagePlan {
@@ -174,16 +180,15 @@ class StagePlan {
   virtual std::string tile_loop(const Values& values, int position) const {
     return attach_axis(values, position);
   }
-  /// How many times stage `producer` (a transform) computed at tile loop `position` computes
-  /// each of its elements or reads its inputs: the iterations of the loops up to it over axes its
-  /// read ignores (a data transform inside the GEMM's loop over output channels is recomputed for
-  /// each of them) or over tiles of a small axis (inside the GEMM's loop over tiles of eps, the
-  /// input tiles are gathered again for each).
-  virtual int64_t tile_loop_recompute(const Values& /*values*/,
-                                      int /*position*/,
-                                      const std::string& /*producer*/) const {
-    return 1;
-  }
+  /// What computing transform `producer` at tile loop `position` costs: how many times it
+  /// computes each of its elements or reads its inputs (`recompute`: the iterations of the loops
+  /// up to it over axes its read ignores, as a data transform inside the GEMM's loop over output
+  /// channels, or over tiles of a small axis: inside the GEMM's loop over tiles of eps, the
+  /// input tiles are gathered again for each), and into how many blocks those loops split its
+  /// output (`parts`). By default the loops up to it split the output and repeat nothing.
+  virtual TileLoopCost tile_loop_cost(const Values& values,
+                                      int position,
+                                      const std::string& producer) const;
   /// How plausible `values` make this plan as fast code before anything is measured, in (0, 1]
   /// (SearchSpace::prior): the product of the factors above that apply.
   virtual double prior(const Values& /*values*/) const { return 1.0; }

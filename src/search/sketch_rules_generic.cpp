@@ -16,6 +16,12 @@ std::string StagePlan::attach_axis(const Values& /*values*/, int level) const {
   return {};
 }
 
+TileLoopCost StagePlan::tile_loop_cost(const Values& /*values*/,
+                                       int /*position*/,
+                                       const std::string& /*producer*/) const {
+  return {};
+}
+
 /// The unroll budgets an Unroll knob offers (0 = none).
 const std::vector<int64_t>& unroll_choices() {
   static const std::vector<int64_t> kChoices = {0, 16, 64, 512};
@@ -115,6 +121,20 @@ class GenericPlan final : public StagePlan {
 
   int num_attach_points() const override { return static_cast<int>(data_.size()); }
   std::string attach_stage() const override { return stage_; }
+  /// The loops up to the attach point split the producer's output (Winograd's inverse per
+  /// output channel of the gather).
+  TileLoopCost tile_loop_cost(const Values& v,
+                              int position,
+                              const std::string& /*producer*/) const override {
+    const int64_t p = parallel_count(v);
+    const int64_t last = p >= 2 && position <= p ? p : position;
+    TileLoopCost cost;
+    for (size_t d = 0; d < extents_.size() && static_cast<int64_t>(d) < last; ++d) {
+      const int64_t lanes = d + 1 == extents_.size() ? vector_length(v) : 1;
+      cost.parts *= (extents_[d] + lanes - 1) / lanes;
+    }
+    return cost;
+  }
   std::string attach_axis(const Values& v, int level) const override {
     int64_t p = parallel_count(v);
     std::vector<std::string> outer = outer_loops(v);

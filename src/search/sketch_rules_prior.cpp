@@ -55,11 +55,8 @@ double unroll_prior(int64_t budget, int64_t body) {
   return body <= 1 || budget >= body ? 1.0 : 0.4;
 }
 
-double location_prior(bool attached, int64_t bytes, int64_t recompute) {
-  if (!attached) {
-    return bytes > kSpillBytes ? 0.5 : 1.0;
-  }
-  return recompute > 1 ? 0.3 : 1.0;
+double location_prior(int64_t bytes, int64_t recompute) {
+  return (bytes > kSpillBytes ? 0.5 : 1.0) * (recompute > 1 ? 0.3 : 1.0);
 }
 
 int64_t vector_reach(int64_t extent, int64_t lanes) {

@@ -202,29 +202,33 @@ class TilePlan final : public StagePlan {
   std::string tile_loop(const Values& v, int position) const override {
     return s0_loop(v, position);
   }
-  int64_t tile_loop_recompute(const Values& v,
+  TileLoopCost tile_loop_cost(const Values& v,
                               int position,
                               const std::string& producer) const override {
+    TileLoopCost cost;
     auto read = axes_read_.find(producer);
     if (read == axes_read_.end()) {
-      return 1;
+      return cost;
     }
     const size_t n = data_.size();
     const int64_t p = parallel_.one(v);
     // At a loop fused into the parallel loop, the producer is inside all of the fused ones.
     const auto last = static_cast<size_t>(p >= 2 && position <= p ? p : position);
-    int64_t count = 1;
     for (size_t k = 0; k < last && k < n; ++k) {
       const size_t d = order_.one(v) == 0 ? k : (k + n - 1) % n;
+      const int64_t tile = product(factors(v, d), 0);
+      const int64_t iterations = (extents_[d] + tile - 1) / tile;
+      if (read->second[d]) {
+        cost.parts *= iterations;
+      }
       // A transform computes its small axes in one unrolled nest that shares the reads of its
       // inputs among them: inside a loop over tiles of one (Winograd's eps), it and its own
       // producers read their inputs again for every tile.
       if (!read->second[d] || extents_[d] <= kTransformExtent) {
-        const int64_t tile = product(factors(v, d), 0);
-        count *= (extents_[d] + tile - 1) / tile;
+        cost.recompute *= iterations;
       }
     }
-    return count;
+    return cost;
   }
 
   /// The register tile is the innermost level of every data axis (S3): its vectors are the

@@ -9,6 +9,8 @@
 #include "sketch_rules.h"
 #include "split_factors.h"
 
+#include <algorithm>
+
 namespace tensortune::search::detail {
 namespace {
 
@@ -78,10 +80,11 @@ class TransformPlan final : public StagePlan {
   double prior(const Values& v) const override {
     double p = vector_nest_prior(large_extents_, vector_.one(v), reach_,
                                  attached(v) ? -1 : parallel_count(v), cpu_.cores);
-    const int position = static_cast<int>(at_.one(v));
-    return p *
-           location_prior(attached(v), bytes_,
-                          attached(v) ? consumer_->tile_loop_recompute(v, position, stage_) : 1);
+    if (!attached(v)) {
+      return p * location_prior(bytes_, 1);
+    }
+    const TileLoopCost cost = consumer_->tile_loop_cost(v, static_cast<int>(at_.one(v)), stage_);
+    return p * location_prior(bytes_ / std::max<int64_t>(1, cost.parts), cost.recompute);
   }
 
   /// The large loops, outermost first (the parallel loop for those fused into it).
@@ -91,6 +94,19 @@ class TransformPlan final : public StagePlan {
     const int64_t p = parallel_count(v);
     const std::vector<std::string> outer = outer_loops(v);
     return p >= 2 && level <= p ? fused_loop(outer, p) : outer.at(static_cast<size_t>(level - 1));
+  }
+  /// The large loops up to the attach point split the producer's output (its reads use them).
+  TileLoopCost tile_loop_cost(const Values& v,
+                              int position,
+                              const std::string& /*producer*/) const override {
+    const int64_t p = parallel_count(v);
+    const int64_t last = p >= 2 && position <= p ? p : position;
+    TileLoopCost cost;
+    for (size_t d = 0; d < large_extents_.size() && static_cast<int64_t>(d) < last; ++d) {
+      const int64_t lanes = d + 1 == large_extents_.size() ? vector_.one(v) : 1;
+      cost.parts *= (large_extents_[d] + lanes - 1) / lanes;
+    }
+    return cost;
   }
 
  private:

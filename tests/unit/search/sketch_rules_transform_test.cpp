@@ -255,6 +255,9 @@ TEST(TransformRule, PriorPrefersTransformsComputedPerTileWithoutRecomputation) {
   EXPECT_GT(root, per_channel_tile);
   // Inside the loop over the rows eps, the input tiles would be gathered once per row.
   EXPECT_GT(per_tile, prior_with({{"conv_data_pack.at", {2}}}));
+  // At an S0 loop over all 208 tiles (p.o of extent 1), the block is the whole 1.9 MB output.
+  EXPECT_GT(per_tile,
+            prior_with({{"conv_data_pack.at", {1}}, {"conv_bgemm.p.split", {13, 1, 16}}}));
   // The weight transform runs once, in the prepare function: its knobs change nothing.
   EXPECT_EQ(prior_with({{"conv_kernel_pack.vector", {1}}}),
             prior_with({{"conv_kernel_pack.vector", {16}}}));
