@@ -5,10 +5,12 @@
 // compiles to PTX through NVRTC.
 #include "search_test_util.h"
 #include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/cost_model/features.h"
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/schedule.h"
+#include "tensortune/search/evolutionary_search.h"
 #include "tensortune/search/search_space.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/rng.h"
@@ -16,6 +18,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -217,6 +222,49 @@ TEST(GpuSketchRules, SharedSketchesFuseTheEpilogueIntoOneKernel) {
     fused_sketches.insert(config.sketch);
   }
   EXPECT_EQ(fused_sketches.size(), 2u);
+}
+
+// The model-guided search runs on a GPU space as on a CPU one: candidates lower, their features
+// (GPU launch features included) score them, and annealing climbs to what the score prefers,
+// here the most threads per block in the heaviest statement.
+TEST(GpuSketchRules, AnnealingClimbsOnGpuFeatures) {
+  const te::Workload w = te::make_workload("matmul:M=1024,N=1024,K=1024");
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  CandidateEvaluator evaluator(w, space, gpu());
+  const std::vector<std::string>& names = cost_model::program_feature_names();
+  const size_t threads =
+      static_cast<size_t>(std::find(names.begin(), names.end(), "top.gpu_threads") - names.begin());
+  ASSERT_LT(threads, names.size());
+  const ScoreFn score = [&](const std::vector<Config>& configs) {
+    std::vector<float> out;
+    for (const std::vector<float>* f : evaluator.features(configs)) {
+      out.push_back(f == nullptr ? -std::numeric_limits<float>::infinity() : (*f)[threads]);
+    }
+    return out;
+  };
+  support::Rng rng(7);
+  AnnealingOptions options;
+  options.chains = 16;
+  options.max_steps = 20;
+  const std::vector<Config> best = simulated_annealing(
+      space, score, [](const std::string&) { return false; }, {}, 4, rng, options);
+  ASSERT_FALSE(best.empty());
+  const std::vector<float>* f = evaluator.features(best.front());
+  ASSERT_NE(f, nullptr);
+  // log2(1 + threads) of at least 256 threads per block (the space allows up to 1024), more than
+  // uniform samples of the space have on average.
+  EXPECT_GE((*f)[threads], std::log2(257.0f)) << space.describe(best.front());
+  double sum = 0;
+  int valid = 0;
+  for (int n = 0; n < 64; ++n) {
+    const std::vector<float>* sample = evaluator.features(space.sample(rng));
+    if (sample != nullptr) {
+      sum += (*sample)[threads];
+      ++valid;
+    }
+  }
+  ASSERT_GT(valid, 0);
+  EXPECT_GT((*f)[threads], sum / valid + 1.0) << "annealing did not beat uniform samples";
 }
 
 TEST(GpuSketchRules, ElementwiseStagesBindEveryElementToAThread) {
