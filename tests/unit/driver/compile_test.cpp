@@ -224,6 +224,37 @@ TEST(Compiler, WithoutADatabaseEveryWorkloadGetsTheDefault) {
   EXPECT_EQ(compiler.lower_kernel(w, "", "my_kernel").func.name, "my_kernel");
 }
 
+// On a GPU target an untuned workload still uses the device: every stage's elements spread over
+// blocks of up to 256 threads (the empty schedule would be one GPU thread), computing what the
+// reference computes.
+TEST(Compiler, TheGpuDefaultBindsEveryStageToBlocksAndThreads) {
+  Compiler compiler(nullptr, target::Target::parse("cuda -arch=sm_80"));
+  for (const char* spec :
+       {"matmul:M=8,N=300,K=4", "softmax:M=3,N=50", "conv2d:N=1,C=3,H=7,W=7,K=4,R=3,S=3,pad=1",
+        "dense:M=5,N=6,K=7,bias=1,epilogue=gelu", "pool2d:N=1,C=2,H=6,W=6,R=2,S=2,stride=2"}) {
+    SCOPED_TRACE(spec);
+    const te::Workload w = te::make_workload(spec);
+    Compiled compiled = compiler.lower_kernel(w, spec);
+    EXPECT_EQ(compiled.lookup.source, Source::Default);
+    const std::string text = ir::to_string(compiled.func);
+    EXPECT_NE(text.find("threadIdx.x"), std::string::npos) << text;
+    // More than 256 elements in a stage: several blocks.
+    EXPECT_EQ(text.find("blockIdx.x") != std::string::npos,
+              std::string(spec).find("N=300") != std::string::npos)
+        << text;
+    HostBuffers buffers(w);
+    buffers.fill_inputs(3);
+    std::vector<void*> args = buffers.args();
+    ir::eval(compiled.func, args);
+    EXPECT_TRUE(outputs_match_reference(w, buffers));
+  }
+  // 8 x 300 elements: blocks of 256 threads.
+  const std::vector<schedule::Step> steps =
+      default_gpu_steps(te::make_workload("matmul:M=8,N=300,K=4"));
+  ASSERT_EQ(steps.size(), 4U);
+  EXPECT_EQ(std::get<schedule::Split>(steps[1]).factor, 256);
+}
+
 TEST(TargetKey, IsTheWrittenTargetAndTheDeviceFingerprint) {
   database::TargetKey key = target_key(target::Target::parse("native"));
   EXPECT_EQ(key.target, "llvm");
