@@ -52,36 +52,6 @@ std::string Lookup::describe() const {
   return "?";
 }
 
-std::vector<schedule::Step> default_gpu_steps(const te::Workload& workload) {
-  constexpr int64_t kThreads = 256;
-  std::vector<schedule::Step> steps;
-  const schedule::LoopState state(workload);
-  for (const schedule::Stage& stage : state.stages()) {
-    if (stage.is_placeholder()) {
-      continue;
-    }
-    std::vector<std::string> data;
-    int64_t extent = 1;
-    for (const schedule::Iter& it : stage.root_iters) {
-      if (it.kind != ir::IterKind::Reduce) {
-        data.push_back(it.name);
-        extent *= it.extent;
-      }
-    }
-    if (extent <= 1) {
-      continue;  // one element: one thread
-    }
-    if (data.size() > 1) {
-      steps.emplace_back(schedule::Fuse{stage.name, data});
-    }
-    const std::string fused = schedule::fused_axis_name(data);
-    steps.emplace_back(schedule::Split{stage.name, fused, std::min(extent, kThreads), false});
-    steps.emplace_back(schedule::Annotate{stage.name, fused + ".o", ir::ForKind::BlockX});
-    steps.emplace_back(schedule::Annotate{stage.name, fused + ".i", ir::ForKind::ThreadX});
-  }
-  return steps;
-}
-
 database::TargetKey target_key(const target::Target& target) {
   return database::TargetKey{target.to_string(), codegen::device_fingerprint(target)};
 }
@@ -130,7 +100,7 @@ Compiled Compiler::choose(const te::Workload& workload,
   result.lookup = Lookup{};
   result.lookup.schedule.workload_key = workload.key();
   if (resolved_.is_gpu()) {
-    result.lookup.schedule.steps = default_gpu_steps(workload);
+    result.lookup.schedule.steps = schedule::default_gpu_steps(workload);
   }
   if (lower_tuned) {
     result.func = lower::lower(schedule::apply_steps(workload, result.lookup.schedule.steps),

@@ -46,9 +46,12 @@ std::optional<Config> nearest_config_of(const SearchSpace& space, const database
   }
 }
 
-bool is_default_schedule(const database::Record& r) {
+/// Whether a record holds the task's default schedule (compared as canonical JSON).
+bool is_default_schedule(const TaskState& state, const database::Record& r) {
   try {
-    return schedule::parse_schedule(r.schedule).steps.empty();
+    const schedule::Schedule stored = schedule::parse_schedule(r.schedule);
+    return schedule::to_json(schedule::Schedule{r.workload_key, stored.steps}).dump() ==
+           schedule::to_json(schedule::Schedule{r.workload_key, state.default_steps}).dump();
   } catch (const UserError&) {
     return false;
   }
@@ -92,7 +95,7 @@ int64_t resume_task(TaskState& state,
   state.result.resumed = static_cast<int64_t>(records.size());
   for (const database::Record& r : records) {
     std::optional<Config> config = config_of(state.space, r);
-    if (!config && is_default_schedule(r))
+    if (!config && is_default_schedule(state, r))
       state.default_measured = true;
     state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.median_seconds : 0,
                         r.id, 0);
@@ -176,7 +179,9 @@ TaskState::TaskState(const TuneTask& t, const target::Target& target, uint64_t s
       flops(t.workload.flop_count()),
       space(SearchSpace::generate(t.workload, target)),
       evaluator(t.workload, space, target),
-      rng(seed) {
+      rng(seed),
+      default_steps(target.is_gpu() ? schedule::default_gpu_steps(t.workload)
+                                    : std::vector<schedule::Step>{}) {
   result.workload_key = t.workload.key();
   result.workload_name = t.workload.name();
 }
@@ -299,8 +304,9 @@ database::Record make_record(const TaskState& state,
   database::Record r;
   r.workload_key = state.task->workload.key();
   r.target = target_key;
-  r.schedule = config ? state.schedule_text(*config)
-                      : schedule::to_json(schedule::Schedule{r.workload_key, {}}).dump();
+  r.schedule =
+      config ? state.schedule_text(*config)
+             : schedule::to_json(schedule::Schedule{r.workload_key, state.default_steps}).dump();
   r.knobs = config ? state.space.to_json(*config).dump() : "{}";
   r.status = measure::status_name(result.status);
   r.error = result.message;

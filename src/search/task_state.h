@@ -70,9 +70,13 @@ struct TaskState {
   TaskResult result;
   double grid_offset = 0;
   int64_t since_improvement = 0;
-  /// The default schedule (no steps) has a record: it is measured once per task and target, so
-  /// reports and users can compare against it.
+  /// The default schedule has a record: it is measured once per task and target, so reports and
+  /// users can compare against it.
   bool default_measured = false;
+  /// The default schedule: no steps on a CPU; on a GPU, schedule::default_gpu_steps (what the
+  /// compiler gives an untuned workload; no steps would run on one GPU thread). The reference
+  /// output is always computed with no steps, on the host.
+  std::vector<schedule::Step> default_steps;
 };
 
 /// Loads the task's own records (resume: measured keys, best, samples) and, with `transfer`,

@@ -303,14 +303,18 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
     std::vector<ir::LoweredFunc> funcs;
     std::vector<std::optional<Config>> kept;
     std::optional<ir::LoweredFunc> def;
-    if (!state.reference || !state.default_measured) {
-      def = state.evaluator.lower_steps({});
+    if (!state.default_measured) {
+      def = state.evaluator.lower_steps(state.default_steps);
       TT_USER_CHECK(def.has_value())
           << "tune: the default schedule of " << state.result.workload_name << " does not lower";
     }
     if (!state.reference) {
+      const std::optional<ir::LoweredFunc> plain =
+          state.default_steps.empty() && def ? def : state.evaluator.lower_steps({});
+      TT_USER_CHECK(plain.has_value())
+          << "tune: the default schedule of " << state.result.workload_name << " does not lower";
       state.reference = measurer.make_reference(
-          *def, measure::Tolerance::for_reduction(state.task->workload.max_reduction_length()));
+          *plain, measure::Tolerance::for_reduction(state.task->workload.max_reduction_length()));
     }
     const size_t room = state.default_measured ? n : n - 1;
     for (const Config& c : batch) {

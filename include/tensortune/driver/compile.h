@@ -52,11 +52,6 @@ struct Compiled {
   codegen::Artifact artifact;
 };
 
-/// The schedule an untuned workload gets on a GPU target (the empty schedule would run every
-/// stage on one GPU thread): each stage's data-parallel axes fused, split by up to 256 threads and
-/// bound to blockIdx.x / threadIdx.x, reductions running inside each thread.
-std::vector<schedule::Step> default_gpu_steps(const te::Workload& workload);
-
 /// What Compiler::export_cuda wrote.
 struct ExportedCuda {
   std::string manifest_path;              ///< DIR/NAME.json: buffers and launches per function

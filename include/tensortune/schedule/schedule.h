@@ -24,6 +24,12 @@ LoopState apply_steps(const te::Workload& workload, const std::vector<Step>& ste
 /// Same, checking that `schedule.workload_key` matches `workload.key()` (ScheduleError if not).
 LoopState apply_schedule(const te::Workload& workload, const Schedule& schedule);
 
+/// The schedule a workload gets on a GPU target when nothing better is known (the empty schedule
+/// would run every stage on one GPU thread): each stage's data-parallel axes fused, split by up to
+/// 256 threads and bound to blockIdx.x / threadIdx.x, reductions running inside each thread. The
+/// compiler's fallback and the tuner's baseline on GPUs.
+std::vector<Step> default_gpu_steps(const te::Workload& workload);
+
 /// A readable listing: one step per line ("split C.i by 8").
 std::string to_string(const Schedule& schedule);
 

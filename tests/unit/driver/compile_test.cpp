@@ -250,7 +250,7 @@ TEST(Compiler, TheGpuDefaultBindsEveryStageToBlocksAndThreads) {
   }
   // 8 x 300 elements: blocks of 256 threads.
   const std::vector<schedule::Step> steps =
-      default_gpu_steps(te::make_workload("matmul:M=8,N=300,K=4"));
+      schedule::default_gpu_steps(te::make_workload("matmul:M=8,N=300,K=4"));
   ASSERT_EQ(steps.size(), 4U);
   EXPECT_EQ(std::get<schedule::Split>(steps[1]).factor, 256);
 }

@@ -3,6 +3,7 @@
 // threads, lower for "cuda -arch=sm_80" within the device limits, compute what the naive
 // reference computes (ir::eval runs bound loops one iteration after another), and their CUDA C
 // compiles to PTX through NVRTC.
+#include "search/task_state.h"
 #include "search_test_util.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/cost_model/features.h"
@@ -10,6 +11,7 @@
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/schedule.h"
+#include "tensortune/schedule/serialize.h"
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/search/search_space.h"
 #include "tensortune/support/error.h"
@@ -265,6 +267,29 @@ TEST(GpuSketchRules, AnnealingClimbsOnGpuFeatures) {
   }
   ASSERT_GT(valid, 0);
   EXPECT_GT((*f)[threads], sum / valid + 1.0) << "annealing did not beat uniform samples";
+}
+
+// The tuner's baseline on a GPU is what the compiler gives an untuned workload
+// (schedule::default_gpu_steps), not the empty schedule, which would run on one GPU thread.
+TEST(GpuSketchRules, TheTunersDefaultRecordOnAGpuIsTheGpuDefaultSchedule) {
+  const TuneTask task = TuneTask::from_spec("matmul:M=64,N=64,K=32");
+  const detail::TaskState gpu_state(task, gpu(), 1);
+  const std::vector<schedule::Step> expected = schedule::default_gpu_steps(task.workload);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(schedule::to_json(schedule::Schedule{"k", gpu_state.default_steps}).dump(),
+            schedule::to_json(schedule::Schedule{"k", expected}).dump());
+  measure::MeasureResult ok;
+  ok.median_seconds = 1e-5;
+  ok.repeats = {1e-5};
+  const database::Record r =
+      detail::make_record(gpu_state, nullptr, ok, {"cuda -arch=sm_80", "gpu"}, TuneOptions{}, 0);
+  EXPECT_EQ(schedule::parse_schedule(r.schedule).steps.size(), expected.size());
+  const std::optional<ir::LoweredFunc> f = gpu_state.evaluator.lower_steps(expected);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NE(ir::to_string(*f).find("threadIdx.x"), std::string::npos);
+  // On a CPU the default schedule stays the empty one.
+  const detail::TaskState cpu_state(task, target::Target::parse("llvm -mcpu=znver4"), 1);
+  EXPECT_TRUE(cpu_state.default_steps.empty());
 }
 
 TEST(GpuSketchRules, ElementwiseStagesBindEveryElementToAThread) {
