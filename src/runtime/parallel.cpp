@@ -190,27 +190,4 @@ int32_t tt_get_num_threads(void) {
   return tensortune::runtime::pool().num_threads();
 }
 
-void* tt_alloc(int64_t bytes) {
-  if (bytes < 0) {
-    std::fprintf(stderr, "tensortune: tt_alloc of %lld bytes\n", static_cast<long long>(bytes));
-    std::abort();
-  }
-  if (bytes == 0) {
-    return nullptr;
-  }
-  constexpr int64_t kAlign = 64;
-  int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, static_cast<size_t>(rounded));
-  if (p == nullptr) {
-    std::fprintf(stderr, "tensortune: tt_alloc: out of memory allocating %lld bytes\n",
-                 static_cast<long long>(bytes));
-    std::abort();
-  }
-  return p;
-}
-
-void tt_free(void* ptr) {
-  std::free(ptr);
-}
-
 }  // extern "C"

@@ -20,6 +20,8 @@ void tt_set_num_threads(int32_t n);
 int32_t tt_get_num_threads(void);
 
 /// 64-byte aligned allocation for scratch buffers; never returns null for n > 0 (aborts instead).
+/// Blocks of 64 KiB and more are kept when freed (up to 1 GiB in all) and handed out again for
+/// the same size, so a kernel's scratch stays mapped from one call to the next (thread-safe).
 void* tt_alloc(int64_t bytes);
 void tt_free(void* ptr);
 

@@ -200,6 +200,42 @@ TEST(Alloc, ReturnsWritable64ByteAlignedMemory) {
   tt_free(nullptr);
 }
 
+TEST(Alloc, LargeBlocksAreReusedForTheSameSizeFromAnyThread) {
+  // A kernel's scratch comes back to it on its next call instead of being mapped anew.
+  void* a = tt_alloc(int64_t{3} << 20);
+  std::memset(a, 1, size_t{3} << 20);
+  tt_free(a);
+  void* b = tt_alloc(int64_t{3} << 20);
+  EXPECT_EQ(a, b);
+  void* c = tt_alloc(int64_t{3} << 20);  // the cached block is in use: a new one
+  EXPECT_NE(c, b);
+  void* d = tt_alloc((int64_t{3} << 20) + 4096);  // another size: never the cached block
+  EXPECT_NE(d, b);
+  EXPECT_NE(d, c);
+  tt_free(b);
+  tt_free(c);
+  tt_free(d);
+  // Concurrent allocations and frees of a few sizes: every block is private while it is held.
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &errors] {
+      for (int n = 0; n < 200; ++n) {
+        const int64_t bytes = (int64_t{64} << 10) * (1 + (n + t) % 3);
+        auto* p = static_cast<unsigned char*>(tt_alloc(bytes));
+        std::memset(p, t + 1, static_cast<size_t>(bytes));
+        std::this_thread::yield();  // another holder of the block would overwrite it meanwhile
+        errors += p[0] != t + 1 || p[bytes - 1] != t + 1 ? 1 : 0;
+        tt_free(p);
+      }
+    });
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  EXPECT_EQ(errors.load(), 0);
+}
+
 TEST(AllocDeathTest, AbortsWithAMessageOnNegativeSize) {
   EXPECT_DEATH(tt_alloc(-8), "tt_alloc of -8 bytes");
 }
