@@ -271,6 +271,11 @@ void emit_split_chain(const std::string& stage,
                       const std::string& axis,
                       const std::vector<int64_t>& inner,
                       Steps& out);
+/// The names of `axes`, in order.
+std::vector<std::string> iter_names(const std::vector<schedule::Iter>& axes);
+/// Fuses `axes` of `stage` (when there are two or more) and returns the loop's name
+/// (schedule::fused_axis_name).
+std::string emit_fuse(const std::string& stage, const std::vector<std::string>& axes, Steps& out);
 
 /// The sketch of `workload` for a GPU target (sketch_rules_gpu.cpp).
 std::vector<Sketch> gpu_sketches(const te::Workload& workload);

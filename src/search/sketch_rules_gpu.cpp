@@ -22,14 +22,6 @@ constexpr int64_t kThreadChoices[] = {32, 64, 128, 256, 512, 1024};
 constexpr int64_t kMaxAxisThreads = 64;
 constexpr int64_t kMaxThreadTile = 8;
 
-/// Fuses `axes` (when more than one) and returns the loop's name.
-std::string fuse(const std::string& stage, const std::vector<std::string>& axes, Steps& out) {
-  if (axes.size() > 1) {
-    out.emplace_back(schedule::Fuse{stage, axes});
-  }
-  return schedule::fused_axis_name(axes);
-}
-
 /// A stage without data reuse: fuse the data-parallel axes, split by the thread count, bind.
 class GpuGenericPlan final : public StagePlan {
  public:
@@ -58,7 +50,7 @@ class GpuGenericPlan final : public StagePlan {
     if (phase != Phase::Loops || data_.empty()) {
       return;
     }
-    const std::string fused = fuse(stage_, data_, out);
+    const std::string fused = emit_fuse(stage_, data_, out);
     out.emplace_back(schedule::Split{stage_, fused, threads_.one(v), false});
     out.emplace_back(schedule::Annotate{stage_, fused + ".o", ir::ForKind::BlockX});
     out.emplace_back(schedule::Annotate{stage_, fused + ".i", ir::ForKind::ThreadX});
@@ -114,8 +106,8 @@ class GpuTilePlan final : public StagePlan {
     order.insert(order.end(), threads.begin(), threads.end());
     order.insert(order.end(), inner.begin(), inner.end());
     out.emplace_back(schedule::Reorder{stage_, order});
-    const std::string block = fuse(stage_, blocks, out);
-    const std::string thread = fuse(stage_, threads, out);
+    const std::string block = emit_fuse(stage_, blocks, out);
+    const std::string thread = emit_fuse(stage_, threads, out);
     out.emplace_back(schedule::Annotate{stage_, block, ir::ForKind::BlockX});
     out.emplace_back(schedule::Annotate{stage_, thread, ir::ForKind::ThreadX});
     const std::string local = stage_ + ".local";
@@ -270,7 +262,7 @@ class GpuSharedTilePlan final : public StagePlan {
     order.insert(order.end(), threads.begin(), threads.end());
     order.insert(order.end(), inner.begin(), inner.end());
     out.emplace_back(schedule::Reorder{outer_, order});
-    const std::string block = fuse(outer_, blocks, out);
+    const std::string block = emit_fuse(outer_, blocks, out);
     out.emplace_back(schedule::Annotate{outer_, block, ir::ForKind::BlockX});
     bind_threads(outer_, threads, v, out);
 
@@ -317,7 +309,7 @@ class GpuSharedTilePlan final : public StagePlan {
     for (size_t n = 0; n < inputs_.size(); ++n) {
       const std::string shared = inputs_[n] + ".shared";
       out.emplace_back(schedule::ComputeAt{shared, local, outer_reduce.back()});
-      std::string loop = fuse(shared, input_axes_[n], out);
+      std::string loop = emit_fuse(shared, input_axes_[n], out);
       if (fetch_vector_.one(v) > 1) {
         out.emplace_back(schedule::Split{shared, loop, fetch_vector_.one(v), false});
         out.emplace_back(schedule::Annotate{shared, loop + ".i", ir::ForKind::Vectorized});

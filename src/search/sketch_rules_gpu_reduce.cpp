@@ -29,26 +29,12 @@ int64_t extent_of(const std::vector<schedule::Iter>& axes) {
   return n;
 }
 
-std::vector<std::string> names_of(const std::vector<schedule::Iter>& axes) {
-  std::vector<std::string> names;
-  for (const schedule::Iter& it : axes) {
-    names.push_back(it.name);
-  }
-  return names;
-}
-
-/// Fuses `axes` (when more than one) and returns the loop's name.
-std::string fuse(const std::string& stage, const std::vector<std::string>& axes, Steps& out) {
-  if (axes.size() > 1) {
-    out.emplace_back(schedule::Fuse{stage, axes});
-  }
-  return schedule::fused_axis_name(axes);
-}
-
 class GpuReducePlan final : public StagePlan {
  public:
   GpuReducePlan(const StageInfo& stage, KnobTable& knobs)
-      : stage_(stage.name), data_(names_of(stage.data_axes)), reduce_(names_of(stage.reduce_axes)) {
+      : stage_(stage.name),
+        data_(iter_names(stage.data_axes)),
+        reduce_(iter_names(stage.reduce_axes)) {
     const int64_t rows = extent_of(stage.data_axes);
     const int64_t extent = extent_of(stage.reduce_axes);
     // At most the reduction's extent: a wider split would leave threads idle, and lowering
@@ -72,12 +58,12 @@ class GpuReducePlan final : public StagePlan {
     }
     const int64_t threads = shape_.of(v).at(0);
     const int64_t per_block = shape_.of(v).at(1);
-    const std::string r = fuse(stage_, reduce_, out);
+    const std::string r = emit_fuse(stage_, reduce_, out);
     out.emplace_back(schedule::Split{stage_, r, threads, false});
     std::vector<std::string> order;
     std::string block;
     if (!data_.empty()) {
-      block = fuse(stage_, data_, out);
+      block = emit_fuse(stage_, data_, out);
       if (per_block > 1) {
         out.emplace_back(schedule::Split{stage_, block, per_block, false});
         order = {block + ".o", block + ".i"};

@@ -43,6 +43,21 @@ void emit_split_chain(const std::string& stage,
   }
 }
 
+std::vector<std::string> iter_names(const std::vector<schedule::Iter>& axes) {
+  std::vector<std::string> names;
+  for (const schedule::Iter& it : axes) {
+    names.push_back(it.name);
+  }
+  return names;
+}
+
+std::string emit_fuse(const std::string& stage, const std::vector<std::string>& axes, Steps& out) {
+  if (axes.size() > 1) {
+    out.emplace_back(schedule::Fuse{stage, axes});
+  }
+  return schedule::fused_axis_name(axes);
+}
+
 namespace {
 
 int64_t product(const std::vector<int64_t>& f, size_t from) {
@@ -51,14 +66,6 @@ int64_t product(const std::vector<int64_t>& f, size_t from) {
     p *= f[k];
   }
   return p;
-}
-
-std::vector<std::string> axis_names(const StageInfo& stage) {
-  std::vector<std::string> names;
-  for (const schedule::Iter& it : stage.data_axes) {
-    names.push_back(it.name);
-  }
-  return names;
 }
 
 /// The splits whose innermost factor is a multiple of `lanes` (a vector axis with blocked inputs).
@@ -92,7 +99,7 @@ class TilePlan final : public StagePlan {
   TilePlan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs)
       : c_(spec.stage->name), variant_(spec.variant), level_(spec.level), cpu_(spec.cpu) {
     const StageInfo& c = *spec.stage;
-    data_ = axis_names(c);
+    data_ = iter_names(c.data_axes);
     find_axes_read(*c.op);
     for (const schedule::Iter& it : c.reduce_axes) {
       reduce_.push_back(it.name);
@@ -103,7 +110,7 @@ class TilePlan final : public StagePlan {
     } else if (variant_ == TileVariant::Fused) {
       TT_CHECK(!spec.chain.empty()) << "fused tiling of '" << c_ << "' without an epilogue";
       for (const StageInfo* e : spec.chain) {
-        middle_.emplace_back(e->name, axis_names(*e));
+        middle_.emplace_back(e->name, iter_names(e->data_axes));
       }
       outer_ = middle_.back();
       middle_.pop_back();
