@@ -2,6 +2,7 @@
 // Compiler::export_library: the looked-up kernels of several workloads as one shared library
 // (DIR/NAME.so), with a model's entry point when one is given, and the C header that documents
 // how to call them (DIR/NAME.h).
+#include "driver/export_files.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/driver/c_header.h"
 #include "tensortune/driver/compile.h"
@@ -13,10 +14,8 @@
 #include <system_error>
 
 namespace tensortune::driver {
-namespace {
+namespace detail {
 
-/// Creates `dir` (and its parents) when missing; UserError naming it when that fails or it is
-/// not a directory.
 void make_directory(const std::string& dir) {
   TT_USER_CHECK(!dir.empty()) << "export: the output directory is empty";
   std::error_code ec;
@@ -34,7 +33,7 @@ void write_text(const std::string& path, const std::string& text) {
   TT_USER_CHECK(out.good()) << "export: cannot write '" << path << "'";
 }
 
-}  // namespace
+}  // namespace detail
 
 ExportedLibrary Compiler::export_library(const std::vector<ExportItem>& items,
                                          const std::string& dir,
@@ -71,7 +70,7 @@ ExportedLibrary Compiler::write_library(const std::vector<ExportItem>& items,
   TT_USER_CHECK(!items.empty()) << "export: no workloads to export";
   TT_USER_CHECK(is_c_identifier(name))
       << "export: library name '" << name << "' is not a C identifier";
-  make_directory(dir);
+  detail::make_directory(dir);
   ExportedLibrary library;
   std::filesystem::path base = std::filesystem::path(dir) / name;
   library.library_path = base.string() + ".so";
@@ -92,7 +91,7 @@ ExportedLibrary Compiler::write_library(const std::vector<ExportItem>& items,
   } else {
     codegen::export_shared_library(funcs, resolved_, library.library_path, runtime_archive);
   }
-  write_text(library.header_path, header);
+  detail::write_text(library.header_path, header);
   return library;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compiler::export_cuda: the looked-up kernels of several workloads for a CUDA target as CUDA C,
 // PTX and a JSON manifest of how to launch them.
+#include "driver/export_files.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/driver/c_header.h"
 #include "tensortune/driver/compile.h"
@@ -8,25 +9,9 @@
 #include "tensortune/support/json.h"
 
 #include <filesystem>
-#include <fstream>
 
 namespace tensortune::driver {
 namespace {
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc | std::ios::binary);
-  out << text;
-  out.close();
-  TT_USER_CHECK(out.good()) << "export: cannot write '" << path << "'";
-}
-
-support::Json dims(const std::array<int64_t, 3>& d) {
-  support::Json out = support::Json::array();
-  for (int64_t x : d) {
-    out.push_back(x);
-  }
-  return out;
-}
 
 support::Json function_manifest(const ExportItem& item,
                                 const Compiled& compiled,
@@ -60,17 +45,7 @@ support::Json function_manifest(const ExportItem& item,
   f["buffers"] = std::move(buffers);
   support::Json kernels = support::Json::array();
   for (const codegen::CudaKernel& k : module.kernels) {
-    support::Json kernel = support::Json::object();
-    kernel["name"] = k.name;
-    kernel["grid"] = dims(k.grid);
-    kernel["block"] = dims(k.block);
-    kernel["shared_bytes"] = k.shared_bytes;
-    support::Json params = support::Json::array();
-    for (int p : k.params) {
-      params.push_back(static_cast<int64_t>(p));
-    }
-    kernel["params"] = std::move(params);
-    kernels.push_back(std::move(kernel));
+    kernels.push_back(codegen::kernel_json(k));
   }
   f["kernels"] = std::move(kernels);
   return f;
@@ -97,11 +72,7 @@ ExportedCuda Compiler::export_cuda(const std::vector<ExportItem>& items,
     modules.push_back(codegen::generate_cuda(c.func, resolved_));
     ptx.push_back(codegen::compile_cuda(modules.back().source, resolved_, false).ptx);
   }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  TT_USER_CHECK(!ec && std::filesystem::is_directory(dir, ec))
-      << "export: cannot create the output directory '" << dir << "'"
-      << (ec ? ": " + ec.message() : "");
+  detail::make_directory(dir);
   support::Json manifest = support::Json::object();
   manifest["target"] = resolved_.to_string();
   manifest["fingerprint"] = identity_.fingerprint;
@@ -111,14 +82,14 @@ ExportedCuda Compiler::export_cuda(const std::vector<ExportItem>& items,
     const std::filesystem::path base = std::filesystem::path(dir) / function;
     out.source_paths.push_back(base.string() + ".cu");
     out.ptx_paths.push_back(base.string() + ".ptx");
-    write_file(out.source_paths.back(), modules[i].source);
-    write_file(out.ptx_paths.back(), ptx[i]);
+    detail::write_text(out.source_paths.back(), modules[i].source);
+    detail::write_text(out.ptx_paths.back(), ptx[i]);
     functions.push_back(function_manifest(items[i], out.functions[i], modules[i], function + ".cu",
                                           function + ".ptx"));
   }
   manifest["functions"] = std::move(functions);
   out.manifest_path = (std::filesystem::path(dir) / (name + ".json")).string();
-  write_file(out.manifest_path, manifest.dump() + "\n");
+  detail::write_text(out.manifest_path, manifest.dump() + "\n");
   return out;
 }
 

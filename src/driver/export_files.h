@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to src/driver: the output folder and text files the exports write (export.cpp).
+#pragma once
+
+#include <string>
+
+namespace tensortune::driver::detail {
+
+/// Creates `dir` (and its parents) when missing; UserError naming it when that fails or it is
+/// not a directory.
+void make_directory(const std::string& dir);
+
+/// Writes `text` to `path`, replacing it; UserError naming it when that fails.
+void write_text(const std::string& path, const std::string& text);
+
+}  // namespace tensortune::driver::detail
