@@ -10,6 +10,7 @@
 #include "tensortune/support/error.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tensortune::codegen {
 namespace {
@@ -177,6 +178,58 @@ std::string launch_summary(const CudaModule& module) {
             std::to_string(b.num_elements()) + "], allocated by the host\n";
   }
   return text;
+}
+
+namespace {
+
+support::Json extents_json(const std::array<int64_t, 3>& extents) {
+  support::Json out = support::Json::array();
+  for (int64_t e : extents) {
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::array<int64_t, 3> extents_of(const support::Json& json, const char* what) {
+  const support::Json::Array& list = json.as_array(what);
+  TT_USER_CHECK(list.size() == 3) << "cuda kernel: " << what << " has " << list.size()
+                                  << " extents, not 3";
+  std::array<int64_t, 3> out{};
+  for (size_t d = 0; d < 3; ++d) {
+    out[d] = list[d].as_int(what);
+  }
+  return out;
+}
+
+}  // namespace
+
+support::Json kernel_json(const CudaKernel& kernel) {
+  support::Json entry = support::Json::object();
+  entry["name"] = kernel.name;
+  entry["grid"] = extents_json(kernel.grid);
+  entry["block"] = extents_json(kernel.block);
+  entry["shared_bytes"] = kernel.shared_bytes;
+  support::Json params = support::Json::array();
+  for (int p : kernel.params) {
+    params.push_back(static_cast<int64_t>(p));
+  }
+  entry["params"] = std::move(params);
+  return entry;
+}
+
+CudaKernel kernel_from_json(const support::Json& json) {
+  CudaKernel k;
+  k.name = json.at("name").as_string("kernel field 'name'");
+  k.grid = extents_of(json.at("grid"), "kernel field 'grid'");
+  k.block = extents_of(json.at("block"), "kernel field 'block'");
+  k.shared_bytes = json.at("shared_bytes").as_int("kernel field 'shared_bytes'");
+  for (const support::Json& p : json.at("params").as_array("kernel field 'params'")) {
+    const int64_t index = p.as_int("a kernel parameter");
+    TT_USER_CHECK(index >= 0 && index <= INT32_MAX)
+        << "cuda kernel '" << k.name << "': parameter buffer " << index << " is out of range";
+    k.params.push_back(static_cast<int>(index));
+  }
+  return k;
 }
 
 }  // namespace tensortune::codegen

@@ -13,25 +13,6 @@ namespace {
 
 constexpr char kMagic[4] = {'T', 'T', 'G', '1'};
 
-support::Json extents_json(const std::array<int64_t, 3>& extents) {
-  support::Json out = support::Json::array();
-  for (int64_t e : extents) {
-    out.push_back(e);
-  }
-  return out;
-}
-
-std::array<int64_t, 3> extents_of(const support::Json& json, const char* what) {
-  const support::Json::Array& list = json.as_array(what);
-  TT_USER_CHECK(list.size() == 3) << "gpu image: " << what << " has " << list.size()
-                                  << " extents, not 3";
-  std::array<int64_t, 3> out{};
-  for (size_t d = 0; d < 3; ++d) {
-    out[d] = list[d].as_int(what);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string GpuImage::encode() const {
@@ -43,17 +24,7 @@ std::string GpuImage::encode() const {
   header["buffers"] = all.to_json();
   support::Json list = support::Json::array();
   for (const GpuLaunch& k : kernels) {
-    support::Json entry = support::Json::object();
-    entry["name"] = k.name;
-    entry["grid"] = extents_json(k.grid);
-    entry["block"] = extents_json(k.block);
-    entry["shared_bytes"] = k.shared_bytes;
-    support::Json params = support::Json::array();
-    for (int p : k.params) {
-      params.push_back(static_cast<int64_t>(p));
-    }
-    entry["params"] = std::move(params);
-    list.push_back(std::move(entry));
+    list.push_back(codegen::kernel_json(k));
   }
   header["kernels"] = std::move(list);
   std::string text = header.dump();
@@ -79,17 +50,11 @@ GpuImage GpuImage::decode(const std::string& blob) {
   image.buffers = std::move(all.params);
   image.num_params = all.num_inputs;
   for (const support::Json& entry : header.at("kernels").as_array("gpu image field 'kernels'")) {
-    GpuLaunch k;
-    k.name = entry.at("name").as_string("kernel field 'name'");
-    k.grid = extents_of(entry.at("grid"), "kernel field 'grid'");
-    k.block = extents_of(entry.at("block"), "kernel field 'block'");
-    k.shared_bytes = entry.at("shared_bytes").as_int("kernel field 'shared_bytes'");
-    for (const support::Json& p : entry.at("params").as_array("kernel field 'params'")) {
-      int64_t index = p.as_int("a kernel parameter");
-      TT_USER_CHECK(index >= 0 && static_cast<size_t>(index) < image.buffers.size())
+    GpuLaunch k = codegen::kernel_from_json(entry);
+    for (int index : k.params) {
+      TT_USER_CHECK(static_cast<size_t>(index) < image.buffers.size())
           << "gpu image: kernel '" << k.name << "' names buffer " << index << " of "
           << image.buffers.size();
-      k.params.push_back(static_cast<int>(index));
     }
     image.kernels.push_back(std::move(k));
   }
@@ -108,9 +73,7 @@ GpuSource generate_gpu(const ir::LoweredFunc& func, const target::Target& target
     out.image.buffers.push_back(BufferSpec{b.name(), b.dtype(), b.shape()});
   }
   out.image.num_params = static_cast<size_t>(module.num_params);
-  for (const codegen::CudaKernel& k : module.kernels) {
-    out.image.kernels.push_back(GpuLaunch{k.name, k.grid, k.block, k.shared_bytes, k.params});
-  }
+  out.image.kernels = module.kernels;
   out.source = std::move(module.source);
   return out;
 }

@@ -4,6 +4,7 @@
 // The Builder generates the CUDA C in this process and NVRTC compiles it in a build worker.
 #pragma once
 
+#include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/ir/stmt.h"
 #include "tensortune/measure/measure_input.h"
 #include "tensortune/target/target.h"
@@ -15,15 +16,8 @@
 
 namespace tensortune::measure::detail {
 
-/// One kernel of a GPU candidate and how to launch it (codegen::CudaKernel as plain data).
-struct GpuLaunch {
-  std::string name;
-  std::array<int64_t, 3> grid{{1, 1, 1}};
-  std::array<int64_t, 3> block{{1, 1, 1}};
-  int64_t shared_bytes = 0;
-  /// Indices into GpuImage::buffers, in parameter order.
-  std::vector<int> params;
-};
+/// One kernel of a GPU candidate and how to launch it (params index GpuImage::buffers).
+using GpuLaunch = codegen::CudaKernel;
 
 /// What the GPU worker needs to run a candidate: "TTG1", u64 header length, JSON header, cubin.
 struct GpuImage {

@@ -5,6 +5,7 @@
 
 #include "tensortune/ir/expr.h"
 #include "tensortune/ir/stmt.h"
+#include "tensortune/support/json.h"
 #include "tensortune/target/target.h"
 
 #include <array>
@@ -30,7 +31,7 @@ struct CudaModule {
   /// The function's params (inputs then outputs) followed by the global scratch buffers that
   /// the host must allocate (top-level `allocate ... global` of intermediate stages).
   std::vector<ir::Buffer> buffers;
-  int num_params = 0;  ///< buffers[0, num_params) are the LoweredFunc's params
+  int num_params = 0;               ///< buffers[0, num_params) are the LoweredFunc's params
   std::vector<CudaKernel> kernels;  ///< launched in this order, one per top-level loop nest
 };
 
@@ -47,6 +48,12 @@ CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& targ
 /// kernel and one "// scratch buffer NAME: float32[N], allocated by the host" line per scratch
 /// buffer: how the host launches the module, as a C comment block.
 std::string launch_summary(const CudaModule& module);
+
+/// How to launch `kernel`, as JSON {name, grid, block, shared_bytes, params}: the GPU candidates
+/// the measurer ships to its worker and the manifest `compile` writes share this form.
+support::Json kernel_json(const CudaKernel& kernel);
+/// Inverse of kernel_json; UserError naming the field for a malformed document.
+CudaKernel kernel_from_json(const support::Json& json);
 
 /// What NVRTC produced for one source.
 struct NvrtcOutput {
