@@ -13,6 +13,7 @@
 #include "tensortune/support/error.h"
 
 #include <algorithm>
+#include <numeric>
 #include <unordered_map>
 
 namespace tensortune::codegen::cuda {
@@ -29,17 +30,6 @@ struct LocalUse {
   std::vector<std::pair<ir::Expr, ir::VarRanges>> rests;
 };
 
-int64_t gcd(int64_t a, int64_t b) {
-  a = a < 0 ? -a : a;
-  b = b < 0 ? -b : b;
-  while (b != 0) {
-    int64_t r = a % b;
-    a = b;
-    b = r;
-  }
-  return a;
-}
-
 /// A number that divides every value `e` takes: the gcd of its terms' constant coefficients and
 /// its constant term (1 where it is not a sum of such terms; 0 for the constant 0).
 int64_t common_stride(const ir::Expr& e) {
@@ -47,10 +37,10 @@ int64_t common_stride(const ir::Expr& e) {
     return *c < 0 ? -*c : *c;
   }
   if (const auto* op = e.as<ir::Add>()) {
-    return gcd(common_stride(op->a), common_stride(op->b));
+    return std::gcd(common_stride(op->a), common_stride(op->b));
   }
   if (const auto* op = e.as<ir::Sub>()) {
-    return gcd(common_stride(op->a), common_stride(op->b));
+    return std::gcd(common_stride(op->a), common_stride(op->b));
   }
   if (const auto* op = e.as<ir::Mul>()) {
     if (const int64_t* c = ir::as_const_int(op->b)) {
@@ -82,7 +72,7 @@ ir::Expr divide_exactly(const ir::Expr& e, int64_t d) {
   const bool right = ir::as_const_int(op->b) != nullptr;
   const int64_t c = *ir::as_const_int(right ? op->b : op->a);
   const ir::Expr& x = right ? op->a : op->b;
-  const int64_t g = gcd(c, d);
+  const int64_t g = std::gcd(c, d);
   return divide_exactly(x, d / g) * ir::make_const(e.type(), c / g);
 }
 
@@ -158,7 +148,7 @@ class Analysis : public ir::IRVisitor {
     // Simplified as Shrink::reduced does, so the stride found here divides what it divides.
     ir::Expr rest = ir::simplify(ir::substitute(indices[0], zero));
     use.ok = ir::const_bound(rest, ranges_).has_value();
-    use.stride = gcd(use.stride, common_stride(rest));
+    use.stride = std::gcd(use.stride, common_stride(rest));
     use.rests.emplace_back(rest, ranges_);
   }
 
