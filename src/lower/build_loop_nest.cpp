@@ -86,6 +86,7 @@ class NestBuilder {
   std::vector<std::vector<Placement>> place_attached(size_t s,
                                                      const StageDomain& d,
                                                      const ir::Expr& body);
+  ir::Expr placed_body(const Placement& q, ir::VarRanges* ranges) const;
   ir::Stmt make_loop(const StageDomain& d, size_t k, const ir::Var& var, ir::Stmt body);
   ir::Stmt init_nest(const StageDomain& d, const ir::Buffer& out, ir::ReduceKind reducer);
 
@@ -118,13 +119,17 @@ void NestBuilder::check_leaves(const StageDomain& d) const {
 }
 
 /// Infers the region of every stage attached at a loop of stage `s` (whose body, in leaf
-/// variables, is `body`) and redirects reads of it to a buffer of that region's shape.
+/// variables, is `body`) and redirects reads of it to a buffer of that region's shape. A stage
+/// attached at loop k may also be read by a stage attached at the same loop or a deeper one of
+/// `s` (Winograd's data transform per tile of the batched GEMM, read by the GEMM's local
+/// accumulator computed inside that tile): its region then also covers that reader's region,
+/// so the loops are visited innermost first.
 std::vector<std::vector<Placement>> NestBuilder::place_attached(size_t s,
                                                                 const StageDomain& d,
                                                                 const ir::Expr& body) {
   const schedule::Stage& st = stages_[s];
   std::vector<std::vector<Placement>> placed(st.leaf_iters.size());
-  for (size_t k = 0; k < st.leaf_iters.size(); ++k) {
+  for (size_t k = st.leaf_iters.size(); k-- > 0;) {
     auto it = graph_.attached.find({s, st.leaf_iters[k].name});
     if (it == graph_.attached.end()) {
       continue;
@@ -133,17 +138,30 @@ std::vector<std::vector<Placement>> NestBuilder::place_attached(size_t s,
     for (size_t inner = k + 1; inner < d.leaf_vars.size(); ++inner) {
       relaxed[d.leaf_vars[inner].get()] = ir::ConstBound{0, d.leaf_extents[inner] - 1};
     }
-    for (size_t p : it->second) {
+    std::vector<Placement> here;
+    for (size_t n = it->second.size(); n-- > 0;) {
+      const size_t p = it->second[n];
       const schedule::Stage& producer = stages_[p];
       const ir::Buffer& original = producer.op->output;
-      Region region = infer_region(original, {body}, relaxed, known_);
+      std::vector<ir::Expr> readers{body};
+      ir::VarRanges ranges = relaxed;
+      for (size_t inner = k; inner < placed.size(); ++inner) {
+        for (const Placement& q : inner == k ? here : placed[inner]) {
+          readers.push_back(placed_body(q, &ranges));
+        }
+      }
+      Region region = infer_region(original, readers, ranges, known_);
       if (region.unbounded_dim >= 0) {
         throw ScheduleError("compute_at: the region of stage '" + producer.name +
                             "' read inside axis '" + st.leaf_iters[k].name + "' of stage '" +
                             st.name + "' is unbounded in dimension " +
                             std::to_string(region.unbounded_dim));
       }
-      TT_CHECK(region.read) << "compute_at: '" << producer.name << "' unread by " << st.name;
+      if (!region.read) {
+        throw ScheduleError("compute_at: stage '" + producer.name + "' is computed at axis '" +
+                            st.leaf_iters[k].name + "' of stage '" + st.name +
+                            "', where nothing reads it");
+      }
       Placement placement;
       placement.stage = p;
       placement.extents = region.extent;
@@ -155,10 +173,24 @@ std::vector<std::vector<Placement>> NestBuilder::place_attached(size_t s,
       placement.buffer =
           ir::Buffer(original.name(), original.dtype(), region.extent, original.scope());
       redirect_[original.get()] = Redirect{placement.buffer, region.min};
-      placed[k].push_back(std::move(placement));
+      here.push_back(std::move(placement));
     }
+    placed[k].assign(std::make_move_iterator(here.rbegin()), std::make_move_iterator(here.rend()));
   }
   return placed;
+}
+
+/// The body of the stage placed by `q` over its region: each root axis is the region's offset
+/// plus a fresh variable spanning its extent (added to `ranges`).
+ir::Expr NestBuilder::placed_body(const Placement& q, ir::VarRanges* ranges) const {
+  const std::vector<ir::Var> roots = root_axis_vars(stages_[q.stage]);
+  ir::VarMap map;
+  for (size_t r = 0; r < roots.size(); ++r) {
+    ir::Var local(roots[r].name() + ".region");
+    (*ranges)[local.get()] = ir::ConstBound{0, q.extents[r] - 1};
+    map[roots[r].get()] = q.offsets[r] + local;
+  }
+  return ir::substitute(graph_.bodies[q.stage], map);
 }
 
 ir::Stmt NestBuilder::make_loop(const StageDomain& d, size_t k, const ir::Var& var, ir::Stmt body) {

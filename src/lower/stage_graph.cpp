@@ -77,7 +77,22 @@ void inline_bodies(const schedule::LoopState& state, StageGraph* graph) {
   }
 }
 
-/// A compute_at stage is computed for its target's reads only, so no other stage may read it.
+/// Whether `reader` is computed at a loop of `st`'s target at or inside the loop `st` is computed
+/// at, so `st`'s region there covers what `reader` reads (the region is inferred from both).
+bool inside_at(const schedule::LoopState& state,
+               const schedule::Stage& reader,
+               const schedule::Stage& st) {
+  if (reader.attach != schedule::AttachKind::At || reader.attach_stage != st.attach_stage) {
+    return false;
+  }
+  const schedule::Stage& target = state.stage(st.attach_stage);
+  return target.leaf_index(reader.attach_iter) >= target.leaf_index(st.attach_iter) &&
+         state.stage_index(reader.name) > state.stage_index(st.name);
+}
+
+/// A compute_at stage is computed for its target's reads only, so no other stage may read it,
+/// except one computed inside the same loop of the target (whose reads then count as the
+/// target's).
 void check_consumers(const schedule::LoopState& state, const StageGraph& graph) {
   const std::vector<schedule::Stage>& stages = state.stages();
   for (size_t s = 0; s < stages.size(); ++s) {
@@ -92,11 +107,12 @@ void check_consumers(const schedule::LoopState& state, const StageGraph& graph) 
           !reads(graph.bodies[c], st.op->output)) {
         continue;
       }
-      if (reader.name != st.attach_stage) {
+      if (reader.name != st.attach_stage && !inside_at(state, reader, st)) {
         throw ScheduleError("compute_at: stage '" + st.name + "' is computed at axis '" +
                             st.attach_iter + "' of stage '" + st.attach_stage +
                             "' but is also read by stage '" + reader.name +
-                            "'; only its sole consumer can compute it");
+                            "'; only its sole consumer, or a stage that consumer computes "
+                            "inside that loop, can compute it");
       }
       read_by_target = true;
     }

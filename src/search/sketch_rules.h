@@ -176,6 +176,9 @@ class StagePlan {
   /// producer's region is one tile of them (by default the attach points). A multi-level tiling
   /// offers its S0 loops.
   virtual int num_tile_loops() const { return num_attach_points(); }
+  /// The stage whose loops the tile loops are (by default attach_stage(); a multi-level tiling
+  /// with a local accumulator offers the outer stage's loops).
+  virtual std::string tile_stage() const { return attach_stage(); }
   /// The axis of tile loop `position` (1 .. num_tile_loops()) for `values`.
   virtual std::string tile_loop(const Values& values, int position) const {
     return attach_axis(values, position);

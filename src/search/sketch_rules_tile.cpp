@@ -201,11 +201,15 @@ class TilePlan final : public StagePlan {
 
   int num_attach_points() const override { return 2; }
   std::string attach_stage() const override { return x_; }
-  /// The S0 loops, in the order knob's order: a transform producer computed at S0 position k is
-  /// computed once per tile of the first k loops (recomputed across the axes it does not read
-  /// only when they come before). Only where X is the stage at the root: a producer of X attached
-  /// inside the outer stage would not be computed at its sole consumer.
-  int num_tile_loops() const override { return attached() ? 0 : static_cast<int>(data_.size()); }
+  /// The S0 loops of the root stage (X, or the outer stage X is computed in), in the order knob's
+  /// order: a transform producer computed at S0 position k is computed once per tile of the first
+  /// k loops (recomputed across the axes it does not read only when they come before), and X,
+  /// computed deeper in the same tile, reads it there. Not with middle epilogue stages, where X
+  /// is computed inside a stage that is itself computed in the outer one.
+  int num_tile_loops() const override {
+    return middle_.empty() ? static_cast<int>(data_.size()) : 0;
+  }
+  std::string tile_stage() const override { return outer_.first.empty() ? x_ : outer_.first; }
   std::string tile_loop(const Values& v, int position) const override {
     return s0_loop(v, position);
   }

@@ -9,11 +9,16 @@
 namespace tensortune::schedule {
 namespace {
 
-/// Whether `target` reads `stage` directly or through stages inlined into it (a reuse stage's
-/// copy and bias inlined into the relu that is tiled: the relu reads the accumulator).
+/// Whether `target` reads `stage` directly, through stages inlined into it (a reuse stage's copy
+/// and bias inlined into the relu that is tiled: the relu reads the accumulator), or through a
+/// stage computed at one of its loops at or inside `axis` (TVM's compute_at of a producer at the
+/// loop of its consumer's consumer: Winograd's data transform per tile of the batched GEMM whose
+/// local accumulator reads it).
 bool reads_through_inlined(const LoopState& state,
                            const std::string& stage,
-                           const std::string& target) {
+                           const std::string& target,
+                           const std::string& axis) {
+  const Stage& t = state.stage(target);
   std::vector<std::string> pending{stage};
   for (size_t hops = 0; !pending.empty(); ++hops) {
     TT_CHECK(hops <= state.stages().size()) << "consumer cycle through stage " << stage;
@@ -23,8 +28,12 @@ bool reads_through_inlined(const LoopState& state,
         if (c == target) {
           return true;
         }
-        if (state.stage(c).attach == AttachKind::Inline) {
+        const Stage& reader = state.stage(c);
+        if (reader.attach == AttachKind::Inline) {
           next.push_back(c);
+        } else if (reader.attach == AttachKind::At && reader.attach_stage == target &&
+                   t.leaf_index(reader.attach_iter) >= t.leaf_index(axis)) {
+          return true;
         }
       }
     }
@@ -45,7 +54,7 @@ LoopState apply_primitive(const LoopState& state, const ComputeAt& step) {
   }
   const Stage& target = stage_for_step(next, "compute_at", step.target_stage);
   std::vector<std::string> consumers = next.consumers(step.stage);
-  if (!reads_through_inlined(next, step.stage, step.target_stage)) {
+  if (!reads_through_inlined(next, step.stage, step.target_stage, step.target_axis)) {
     throw ScheduleError("compute_at: stage '" + step.target_stage + "' does not read '" +
                         step.stage + "' (consumers: " + join_names(consumers) + ")");
   }

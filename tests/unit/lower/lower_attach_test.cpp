@@ -100,6 +100,27 @@ TEST(LowerAttach, NestedAttachment) {
        Reorder{"C.local", {"k.o", "i", "k.i", "j"}}, ComputeAt{"A.local", "C.local", "k.o"}});
 }
 
+TEST(LowerAttach, ProducerOfTheAccumulatorAtAnOuterTileLoopOfTheOutput) {
+  // A.local is read by C.local only, which C computes at its j.o loop: A.local computed at C's
+  // i.o (a row block for every column tile), or at j.o beside C.local (computed first), covers
+  // what C.local reads there (TVM's compute_at at the consumer's consumer).
+  const te::Workload w = matmul_workload(13, 17, 19);
+  for (const char* at : {"i.o", "j.o"}) {
+    ir::LoweredFunc f = expect_lowers_correctly(
+        w, {CacheWrite{"C", kLocal}, CacheRead{"A", kLocal, {}}, Tile{"C", "i", "j", 4, 8},
+            ComputeAt{"C.local", "C", "j.o"}, Split{"C.local", "k", 4},
+            Reorder{"C.local", {"k.o", "i", "k.i", "j"}}, ComputeAt{"A.local", "C", at}});
+    EXPECT_NE(ir::to_string(lower_plain(w, {CacheWrite{"C", kLocal}, CacheRead{"A", kLocal, {}},
+                                            Tile{"C", "i", "j", 4, 8},
+                                            ComputeAt{"C.local", "C", "j.o"},
+                                            ComputeAt{"A.local", "C", at}}))
+                  .find("A.local[4, 19]"),
+              std::string::npos)
+        << at << "\n"
+        << ir::to_string(f);
+  }
+}
+
 TEST(LowerAttach, ComputeAtInnermostLoopComputesOneElement) {
   te::Tensor a = te::placeholder({6, 7}, ir::DataType::float32(), "A");
   te::Tensor b = te::placeholder({7, 5}, ir::DataType::float32(), "B");

@@ -53,6 +53,25 @@ TEST(ComputeAt, AcceptsATargetThatReadsTheStageThroughInlinedStages) {
   EXPECT_EQ(message, "compute_at: stage 'D' does not read 'C.local' (consumers: C)");
 }
 
+TEST(ComputeAt, AcceptsATargetWhoseLoopComputesAConsumerOfTheStage) {
+  // A.local -> C.local, which C computes at its loop j.o: A.local can be computed at C's i.o or
+  // j.o, but not at j.i, inside the loop where C.local was already computed.
+  const std::vector<Step> base = {CacheWrite{"C", ir::MemoryScope::Local},
+                                  CacheRead{"A", ir::MemoryScope::Local, {}},
+                                  Tile{"C", "i", "j", 8, 8}, ComputeAt{"C.local", "C", "j.o"}};
+  for (const char* axis : {"i.o", "j.o"}) {
+    std::vector<Step> steps = base;
+    steps.emplace_back(ComputeAt{"A.local", "C", axis});
+    EXPECT_EQ(apply_steps(testing::matmul_relu(), steps).stage("A.local").attach_iter, axis);
+  }
+  std::string message = schedule_error([&] {
+    std::vector<Step> steps = base;
+    steps.emplace_back(ComputeAt{"A.local", "C", "j.i"});
+    apply_steps(testing::matmul_relu(), steps);
+  });
+  EXPECT_EQ(message, "compute_at: stage 'C' does not read 'A.local' (consumers: C.local)");
+}
+
 TEST(ComputeAt, RejectsAnOutputAndAPlaceholder) {
   std::string output = schedule_error([] {
     apply_steps(testing::matmul(),

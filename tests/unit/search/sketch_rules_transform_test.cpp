@@ -151,9 +151,23 @@ TEST(TransformRule, WinogradTransformsAreComputedPerTileOfTheirConsumers) {
     EXPECT_TRUE(has_knob(space, plain, knob)) << knob;
   }
   // With a local accumulator the GEMM's reader of the data transform is computed inside the
-  // outer stage's tile: no S0 loop of it may compute the data transform.
-  EXPECT_FALSE(has_knob(space, "conv_bgemm:tile+cache_write@S1", "conv_data_pack.at"));
-  EXPECT_TRUE(has_knob(space, "conv_bgemm:tile+cache_write@S1", "conv_data_rows.at"));
+  // outer stage's tile: the data transform is computed at the outer stage's S0 loops.
+  const std::string local = "conv_bgemm:tile+cache_write@S1";
+  EXPECT_TRUE(has_knob(space, local, "conv_data_pack.at"));
+  EXPECT_TRUE(has_knob(space, local, "conv_data_rows.at"));
+  {
+    Config c = configure(space, local,
+                         {{"conv_bgemm.order", {1}},
+                          {"conv_bgemm.p.split", {1, 2, 8}},
+                          {"conv_bgemm.parallel", {1}},
+                          {"conv_data_pack.at", {1}},
+                          {"conv_data_pack.vector", {8}}});
+    std::vector<schedule::Step> s = space.steps(c);
+    EXPECT_TRUE(contains(s, schedule::ComputeAt{"conv_data_pack", "conv_bgemm", "p.o"}))
+        << describe(s);
+    ir::LoweredFunc f = lower_and_check(w, space, c);
+    EXPECT_EQ(allocations(f)["conv_data_pack"], 4 * 4 * 16 * 16) << ir::to_string(f);
+  }
 
   // The tile axis outermost in the GEMM (order 1) in tiles of 16, the data transform computed
   // per tile of it (S0 position 1), its row pass per vector of tiles of its column pass (its
