@@ -27,6 +27,8 @@
 #   --db PATH          tuning database: also compile and time the tuned model
 #   --tune-trials N    first tune-model --trials N --db PATH (PATH defaults to DIR/tuned.db)
 #   --tuner NAME       tune-model's --tuner (default its own)
+#   --winograd         tune-model --winograd: also tune every 3x3 stride-1 conv's Winograd forms
+#                      (compile-model then builds each kernel's fastest stored form)
 #   --target T         target (default 'native -cores=THREADS')
 #   --threads N        threads (default 2)
 #   --repeat N         run-model --repeat (default 10; untuned runs take seconds each)
@@ -42,10 +44,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 py=/usr/bin/python3  # Debian's Python: torch 1.13, torchvision, onnx, numpy
 tt=${TT:-"$root/build-main/tools/tensortune/tensortune"}
 dir=/tmp/tt_resnet18 db="" trials="" tuner="" target="" threads=2 repeat=10 torch_runs=50
-policies="passive active unset" json=""
+policies="passive active unset" json="" winograd=""
 die() { echo "resnet18.sh: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case $1 in -h | --help) sed -n '3,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
+  if [ "$1" = --winograd ]; then winograd=--winograd; shift; continue; fi
   [ $# -ge 2 ] || die "option '$1' needs a value (see the header of $0)"
   case $1 in
     --tt) tt=$2 ;; --dir) dir=$2 ;; --db) db=$2 ;; --tune-trials) trials=$2 ;;
@@ -101,11 +104,11 @@ compile_and_run untuned
 
 tune_s=""
 if [ -n "$trials" ]; then
-  echo "== tune-model --trials $trials --db $db ${tuner:+--tuner $tuner}"
+  echo "== tune-model --trials $trials --db $db ${tuner:+--tuner $tuner} $winograd"
   t0=$(date +%s)
   # shellcheck disable=SC2086  # the optional --tuner pair splits on purpose
   "$tt" tune-model "$onnx" --target "$target" --trials "$trials" --db "$db" \
-    ${tuner:+--tuner "$tuner"} --json > "$dir/tune.json"
+    ${tuner:+--tuner "$tuner"} $winograd --json > "$dir/tune.json"
   t1=$(date +%s)
   tune_s=$((t1 - t0))
   echo "tune-model: $trials trials in ${tune_s} s"
