@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The runtime's thread pool: persistent workers that sleep on a condition variable (never spin)
-// and split a parallel loop into a few contiguous chunks per thread, claimed in order by the
-// workers and the calling thread.
+// The runtime's thread pool: persistent workers that split a parallel loop into a few contiguous
+// chunks per thread, claimed in order by the workers and the calling thread. Between loops a
+// worker spins briefly (TT_THREAD_SPIN_US, default 100 microseconds) watching for the next one,
+// then sleeps on a condition variable; the caller spins as briefly for the last chunks. A model's
+// kernels run back to back, so their workers are awake when the next loop starts instead of
+// paying a futex wake-up (tens of microseconds) per loop; a pool left idle costs nothing.
 // Self-contained (std only) so libtt_runtime.a can be linked into exported shared libraries.
 #include "tensortune/runtime/parallel.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -14,8 +19,60 @@
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace tensortune::runtime {
 namespace {
+
+/// How long a thread spins waiting for work or for the last chunks before it sleeps:
+/// TT_THREAD_SPIN_US microseconds (0 = never spin), default 100.
+std::chrono::microseconds spin_time() {
+  static const std::chrono::microseconds time = [] {
+    const char* env = std::getenv("TT_THREAD_SPIN_US");
+    if (env == nullptr || *env == '\0') {
+      return std::chrono::microseconds(100);
+    }
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || v < 0) {
+      std::fprintf(stderr, "tensortune runtime: ignoring TT_THREAD_SPIN_US='%s' (not a count of "
+                   "microseconds)\n", env);
+      return std::chrono::microseconds(100);
+    }
+    return std::chrono::microseconds(std::min<long>(v, 1000000));
+  }();
+  return time;
+}
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+/// Spins until `ready()` or `budget` has passed; returns ready()'s last value.
+template <class Ready>
+bool spin_until(std::chrono::microseconds budget, Ready ready) {
+  if (budget.count() == 0) {
+    return ready();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) {
+        return true;
+      }
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return ready();
+    }
+  }
+}
 
 /// Chunks per thread: a few, so that when one core runs slower (a noisy neighbour on a shared
 /// host) the other threads take over its remaining chunks.
@@ -25,9 +82,13 @@ constexpr int32_t kChunksPerThread = 4;
 /// tt_parallel_for then runs serially instead of waiting for busy workers.
 thread_local bool t_in_parallel_region = false;
 
+/// The hardware's threads, read once (glibc reads a /sys file each time it is asked).
 int32_t hardware_threads() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int32_t>(std::min<unsigned>(n, 1024));
+  static const int32_t threads = [] {
+    unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : static_cast<int32_t>(std::min<unsigned>(n, 1024));
+  }();
+  return threads;
 }
 
 /// The first failing iteration of a range and its result; {end, 0} when all succeeded.
@@ -53,8 +114,8 @@ struct Job {
   void* closure = nullptr;
   int32_t n = 0;
   int32_t chunks = 0;
-  int32_t next_chunk = 0;   // guarded by the pool mutex
-  int32_t done_chunks = 0;  // guarded by the pool mutex
+  int32_t next_chunk = 0;                // guarded by the pool mutex
+  std::atomic<int32_t> done_chunks{0};  // written under the pool mutex, spun on without it
   int32_t failed_index = std::numeric_limits<int32_t>::max();
   int32_t failed_status = 0;
 
@@ -72,6 +133,7 @@ class ThreadPool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
+      generation_.fetch_add(1, std::memory_order_release);
     }
     work_cv_.notify_all();
     for (std::thread& t : workers_) {
@@ -102,6 +164,7 @@ class ThreadPool {
       workers_.emplace_back([this] { worker_loop(); });
     }
     job_ = &job;
+    generation_.fetch_add(1, std::memory_order_release);
     lock.unlock();
     work_cv_.notify_all();
     t_in_parallel_region = true;
@@ -109,13 +172,25 @@ class ThreadPool {
     while (job.next_chunk < job.chunks) {
       run_claimed_chunk(job, lock);
     }
-    done_cv_.wait(lock, [&job] { return job.done_chunks == job.chunks; });
+    if (job.done_chunks.load(std::memory_order_acquire) != job.chunks) {
+      lock.unlock();
+      spin_until(spin_budget(),
+                 [&job] { return job.done_chunks.load(std::memory_order_acquire) == job.chunks; });
+      lock.lock();
+      done_cv_.wait(lock, [&job] { return job.done_chunks == job.chunks; });
+    }
     job_ = nullptr;
     t_in_parallel_region = false;
     return job.failed_status;
   }
 
  private:
+  /// How long to spin (mutex_ held): spin_time(), but never with more threads than the hardware
+  /// has, where a spinning thread would hold a core another one needs.
+  std::chrono::microseconds spin_budget() const {
+    return num_threads_ <= hardware_threads() ? spin_time() : std::chrono::microseconds(0);
+  }
+
   /// Claims the next chunk of `job`, runs it unlocked, records its result. `lock` holds mutex_.
   void run_claimed_chunk(Job& job, std::unique_lock<std::mutex>& lock) {
     int32_t c = job.next_chunk++;
@@ -128,7 +203,7 @@ class ThreadPool {
       job.failed_index = r.index;
       job.failed_status = r.status;
     }
-    if (++job.done_chunks == job.chunks) {
+    if (job.done_chunks.fetch_add(1, std::memory_order_acq_rel) + 1 == job.chunks) {
       done_cv_.notify_all();
     }
   }
@@ -136,9 +211,24 @@ class ThreadPool {
   void worker_loop() {
     t_in_parallel_region = true;
     std::unique_lock<std::mutex> lock(mutex_);
+    auto has_work = [this] {
+      return stop_ || (job_ != nullptr && job_->next_chunk < job_->chunks);
+    };
     for (;;) {
-      work_cv_.wait(
-          lock, [this] { return stop_ || (job_ != nullptr && job_->next_chunk < job_->chunks); });
+      if (!has_work()) {
+        // Watch for the next loop a little while before sleeping (the caller publishes a loop by
+        // bumping generation_ under the mutex).
+        const uint64_t seen = generation_.load(std::memory_order_relaxed);
+        const std::chrono::microseconds budget = spin_budget();
+        lock.unlock();
+        const bool published = spin_until(
+            budget, [this, seen] { return generation_.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+        if (published) {
+          continue;  // its chunks may all be claimed already: then watch for the one after
+        }
+        work_cv_.wait(lock, has_work);
+      }
       if (stop_) {
         return;
       }
@@ -152,6 +242,8 @@ class ThreadPool {
   std::condition_variable done_cv_;
   std::vector<std::thread> workers_;
   Job* job_ = nullptr;
+  /// Bumped (under mutex_) whenever a loop is published or the pool stops.
+  std::atomic<uint64_t> generation_{0};
   int32_t num_threads_;
   bool stop_ = false;
 };

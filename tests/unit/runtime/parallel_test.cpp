@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -50,7 +51,7 @@ class ThreadCountGuard {
 
 TEST(ParallelFor, SumsEveryIndexExactlyOnce) {
   ThreadCountGuard guard;
-  tt_set_num_threads(4);  // more threads than cores: workers must still sleep, not spin
+  tt_set_num_threads(4);  // more threads than cores (on CI): workers sleep without spinning
   for (int32_t n : {1, 2, 3, 5, 7, 64, 1000, 100003}) {
     check_sum(n);
   }
@@ -68,6 +69,19 @@ TEST(ParallelFor, RunsManyLoopsInARow) {
   EXPECT_EQ(c.sum.load(), int64_t{2000} * 97 * 96 / 2);
   for (auto& v : visits) {
     EXPECT_EQ(v.load(), 2000);
+  }
+}
+
+TEST(ParallelFor, LoopsAfterPausesLongerThanTheSpinRun) {
+  // Workers spin about 100 microseconds after a loop, then sleep: loops separated by pauses of
+  // 0, 50 us and 2 ms find them spinning or asleep, and every one runs every index once.
+  ThreadCountGuard guard;
+  tt_set_num_threads(0);
+  for (int pause_us : {0, 50, 2000, 0, 2000}) {
+    for (int rep = 0; rep < 5; ++rep) {
+      std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+      check_sum(1 + 37 * rep);
+    }
   }
 }
 
