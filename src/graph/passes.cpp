@@ -22,6 +22,9 @@ std::string PassReport::to_string() const {
      << " batch norm(s) into convolutions, " << batch_norms_to_affine
      << " batch norm(s) into scale+shift; removed " << removed_identities
      << " identity node(s) and " << removed_dead << " dead node(s)";
+  if (transposed_weights > 0) {
+    os << "; stored " << transposed_weights << " Gemm weight(s) as [K, N]";
+  }
   return os.str();
 }
 
@@ -312,12 +315,43 @@ int eliminate_dead_nodes(Graph& graph) {
   return removed;
 }
 
+int transpose_gemm_weights(Graph& graph) {
+  int transposed = 0;
+  for (Node& node : graph.nodes) {
+    if (node.op != "Gemm" || node.inputs.size() < 2 || node.attr_int("transB", 0) == 0) {
+      continue;
+    }
+    const Value& w = graph.value(node.inputs[1]);
+    if (!w.is_constant() || w.data->floats.empty() || w.shape.size() != 2) {
+      continue;
+    }
+    const int64_t n = w.shape[0];
+    const int64_t k = w.shape[1];
+    ConstantData t;
+    t.floats.resize(w.data->floats.size());
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t r = 0; r < k; ++r) {
+        t.floats[static_cast<size_t>(r * n + j)] = w.data->floats[static_cast<size_t>(j * k + r)];
+      }
+    }
+    Value tv = w;
+    tv.name = graph.fresh_name(w.name + "_kn");
+    tv.shape = {k, n};
+    graph.set_value(constant_value(tv, std::move(t)));
+    node.inputs[1] = tv.name;
+    node.attrs.erase("transB");
+    ++transposed;
+  }
+  return transposed;
+}
+
 PassReport optimize(Graph& graph) {
   PassReport r;
   r.folded_constants += fold_constants(graph);
   fold_batch_norm(graph, &r);
   r.removed_identities += remove_identities(graph);
   r.folded_constants += fold_constants(graph);
+  r.transposed_weights += transpose_gemm_weights(graph);
   r.removed_dead += eliminate_dead_nodes(graph);
   graph.validate();
   return r;

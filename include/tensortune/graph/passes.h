@@ -17,6 +17,7 @@ struct PassReport {
   int batch_norms_to_affine = 0;  ///< other BatchNormalization nodes turned into Mul + Add
   int removed_identities = 0;     ///< Identity / Dropout nodes bypassed
   int removed_dead = 0;           ///< nodes whose outputs nobody reads
+  int transposed_weights = 0;     ///< Gemm weights stored transposed (transB) made [K, N]
   /// "folded 3 constants, 2 batch norms into convolutions, ...".
   std::string to_string() const;
 };
@@ -40,8 +41,14 @@ int remove_identities(Graph& graph);
 /// values nobody refers to. Returns the number of nodes removed.
 int eliminate_dead_nodes(Graph& graph);
 
+/// Stores the constant float weight B of every `Gemm` with transB=1 (PyTorch's Linear exports
+/// [N, K]) transposed, as [K, N], and clears transB: the kernel then reads B with the output
+/// column innermost, so its vectors over N are contiguous loads (and B can be packed into
+/// panels) instead of gathers along K. Returns how many weights were transposed.
+int transpose_gemm_weights(Graph& graph);
+
 /// The standard pipeline: fold_constants, fold_batch_norm, remove_identities, fold_constants,
-/// eliminate_dead_nodes; validates the result.
+/// transpose_gemm_weights, eliminate_dead_nodes; validates the result.
 PassReport optimize(Graph& graph);
 
 }  // namespace tensortune::graph

@@ -108,6 +108,38 @@ TEST(GraphPasses, ABatchNormWithoutAConvBecomesScaleAndShift) {
     EXPECT_NEAR(out[0][i], want[i], 1e-5) << i;
 }
 
+TEST(GraphPasses, GemmWeightsStoredTransposedBecomeKByN) {
+  // y = Gemm(x, w, b, transB=1) with w [5, 7] (PyTorch's Linear): the weight becomes [7, 5],
+  // transB goes, and the result is the same as computed from the original weight by loops.
+  Builder b;
+  b.input("x", {3, 7});
+  b.constant("w", {5, 7});
+  b.constant("bias", {5}, 0.3, 0.0, 7);
+  b.output(b.node("Gemm", {"x", "w", "bias"}, "y", {3, 5}, {{"transB", testing::int_attr(1)}}));
+  Graph g = b.g;
+  PassReport r = optimize(g);
+  EXPECT_EQ(r.transposed_weights, 1);
+  EXPECT_NE(r.to_string().find("stored 1 Gemm weight(s) as [K, N]"), std::string::npos)
+      << r.to_string();
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].attr_int("transB", 0), 0);
+  const Value& w = g.value(g.nodes[0].inputs[1]);
+  EXPECT_EQ(w.shape, (std::vector<int64_t>{7, 5}));
+  EXPECT_FALSE(g.has_value("w"));  // the [N, K] copy is gone
+  EXPECT_EQ(w.data->floats[2 * 5 + 3], data(b.g, "w")[3 * 7 + 2]);
+  std::vector<float> x = testing::wave(21);
+  std::vector<float> got = run(g, {x});
+  ASSERT_EQ(got.size(), 15u);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      double want = data(b.g, "bias")[j];
+      for (int k = 0; k < 7; ++k)
+        want += double(x[i * 7 + k]) * data(b.g, "w")[j * 7 + k];
+      EXPECT_NEAR(got[i * 5 + j], want, 1e-5) << i << "," << j;
+    }
+  }
+}
+
 TEST(GraphPasses, ShapeArithmeticFoldsAwayAndLeavesAView) {
   Builder b;
   b.input("x", {2, 3, 4});
