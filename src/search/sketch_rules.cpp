@@ -114,9 +114,10 @@ class SketchAssembly {
         if (pick[k] > 0) {
           TileSpec& spec = tiles_.at(s.name);
           // The accumulator must be a blocked local buffer: storing vectors across the output's
-          // own layout would scatter.
-          valid_ = valid_ && spec.variant == TileVariant::CacheWrite;
+          // own layout would scatter (not over the last axis, innermost in every layout).
           spec.vector_axis = points[k].vector_axes[pick[k] - 1];
+          valid_ = valid_ && (spec.variant == TileVariant::CacheWrite ||
+                              spec.vector_axis->axis + 1 == s.data_axes.size());
           labels_.back() += "+vec(" + s.data_axes[spec.vector_axis->axis].name + ")";
         }
         continue;

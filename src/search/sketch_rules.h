@@ -47,7 +47,9 @@ struct StageInfo {
   /// the last index uses the last data-parallel axis, an index uses a reduction axis, and some
   /// data-parallel axis is unused (so the copy is reused across it). B of a matmul.
   std::vector<std::string> packable;
-  /// Data-parallel axes other than the last that can be the vectorized one (reuse stages only):
+  /// Data-parallel axes other than the last (or the last one too when last_axis_strided: dense's
+  /// weight [N, K] read at [j, k] is copied [N/v, K, v]) that can be the vectorized one (reuse
+  /// stages only):
   /// every input reads the axis not at all, as its last index, or as exactly the axis at another
   /// index, whose tensor (read once) is then copied in a layout blocked by the vector length
   /// (conv weights OIHW -> OIHW16o for a vector over output channels).

@@ -142,7 +142,10 @@ void analyse_reuse(StageInfo& info) {
     }
   }
   info.last_axis_strided = strided_reads(op, reads, op.axes.size() - 1);
-  for (size_t d = 0; d + 1 < op.axes.size(); ++d) {
+  // The last axis too when some read strides over it (dense's weight [N, K] read at [j, k]):
+  // blocked by the vector, the weight is read a vector at a time.
+  const size_t candidates = op.axes.size() - (info.last_axis_strided ? 0 : 1);
+  for (size_t d = 0; d < candidates; ++d) {
     if (std::optional<StageInfo::VectorAxis> v = vector_axis(op, reads, d)) {
       info.vector_axes.push_back(std::move(*v));
     }

@@ -319,6 +319,36 @@ TEST(SketchRules, AStridedConvolutionIsAlsoVectorizedOverOutputChannels) {
   EXPECT_EQ(stats.lowered, 1) << stats.first_refusal;
 }
 
+TEST(SketchRules, DenseIsVectorizedOverOutputColumnsWithTheWeightBlocked) {
+  // dense reads its weight [N, K] at [j, k]: vectors over j would gather along K, so j is also a
+  // blocked vector axis, the weight copied [N/16, K, 16] (ahead of the loops: hoisted into the
+  // prepare function for a constant weight); any tiling variant can take it, since j is
+  // innermost in the output as well.
+  te::Workload w = te::make_workload("dense:M=4,N=32,K=8");
+  SearchSpace space = avx512_space(w);
+  std::vector<std::string> names = sketch_names(space);
+  const std::string plain = "dense:tile+vec(j)";
+  ASSERT_TRUE(has(names, plain)) << ::testing::PrintToString(names);
+  ASSERT_TRUE(has(names, "dense:tile+cache_write@S1+vec(j)"));
+  ASSERT_TRUE(has(names, "dense:tile"));  // unblocked stays a choice
+  Config config = with_knob(space, plain, "dense.j.split", {1, 1, 16});
+  std::vector<schedule::Step> steps = space.steps(config);
+  EXPECT_TRUE(contains(
+      steps, schedule::CacheRead{"weight", ir::MemoryScope::Local, {"dense"}, {{0, 16}}}))
+      << describe(steps);
+  SampleStats stats;
+  check_config(w, space, config, stats);
+  EXPECT_EQ(stats.lowered, 1) << stats.first_refusal;
+  ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, steps), target::Target{}, "f");
+  EXPECT_NE(ir::to_string(f).find("weight.local[2, 8, 16]"), std::string::npos)
+      << ir::to_string(f);
+  // A matmul reads B[k, j] with j innermost: no such axis.
+  for (const std::string& name : sketch_names(avx512_space(te::make_workload(
+           "matmul:M=4,N=32,K=8")))) {
+    EXPECT_EQ(name.find("vec("), std::string::npos) << name;
+  }
+}
+
 TEST(SketchRules, Matmul1024SpaceContainsTheHandWrittenKernel) {
   // examples/matmul_1024_schedule.json: B packed per 64-column panel, a 4x64 register tile, k by
   // 128, an 8-row middle tile; here with the panel loop parallel.
