@@ -289,6 +289,9 @@ llvm::Value* CodeGenLLVM::emit_cast(const ir::Cast* op) {
 llvm::Value* CodeGenLLVM::emit_call(const ir::Call* op) {
   llvm::Value* x = emit(op->args[0]);
   bool is_f32 = op->type.bits() == 32;
+  if (llvm::Value* fast = emit_vector_math(builder_, op->op, x)) {
+    return fast;
+  }
   switch (op->op) {
     case ir::Intrinsic::Exp:
       return builder_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);

@@ -22,6 +22,10 @@
 
 namespace tensortune::codegen::detail {
 
+/// exp, tanh or erf of a float32 vector `x` as vector arithmetic (codegen_math.cpp); null for
+/// any other intrinsic or type (then libm or an LLVM intrinsic computes it).
+llvm::Value* emit_vector_math(llvm::IRBuilder<>& builder, ir::Intrinsic op, llvm::Value* x);
+
 /// A CPU target as LLVM sees it, after host resolution.
 struct LlvmTarget {
   std::string triple;
