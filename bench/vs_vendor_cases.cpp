@@ -56,6 +56,10 @@ Case conv(const std::string& group,
   c.conv.r = c.conv.s = rs;
   c.conv.stride = stride;
   c.conv.pad = pad;
+  if (rs == 3 && stride == 1) {  // F(4x4, 3x3), or F(2x2, 3x3) under 8 wide (as graph/ picks)
+    c.alternatives.push_back(fmt::format("conv2d_winograd:N=1,C={},H={},W={},K={},pad={},tile={}",
+                                         ch, hw, hw, k, pad, hw >= 8 ? 4 : 2));
+  }
   return c;
 }
 
@@ -84,10 +88,12 @@ std::vector<Case> all_cases() {
   // conv2d + bias + relu on ResNet's 64x56x56 layer ("skipped" where the spec lacks the keys).
   Case fused_conv = conv("fused", "conv_bias_relu_64x56_64_3x3", 64, 56, 64, 3, 1, 1);
   fused_conv.spec += ",bias=1,epilogue=relu";
+  fused_conv.alternatives.clear();  // the Winograd spec has no bias or epilogue
   fused_conv.conv.epilogue = Epilogue::Relu;
   cases.push_back(fused_conv);
   Case depthwise = conv("depthwise/pointwise", "depthwise_32x112_3x3", 32, 112, 32, 3, 1, 1);
   depthwise.spec = "depthwise_conv2d:N=1,C=32,H=112,W=112,R=3,S=3,pad=1";
+  depthwise.alternatives.clear();
   depthwise.conv.groups = 32;
   cases.push_back(depthwise);
   cases.push_back(conv("depthwise/pointwise", "pointwise_256x14_1024", 256, 14, 1024, 1, 1, 0));

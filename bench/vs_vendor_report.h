@@ -22,6 +22,9 @@ struct Case {
   std::string name;
   std::string group;
   std::string spec;
+  /// Other forms computing the same output from the same inputs (Winograd for a 3x3 stride-1
+  /// conv): tuned as well, and the form whose stored best is the fastest is the one timed.
+  std::vector<std::string> alternatives;
   CaseKind kind = CaseKind::Gemm;
   GemmProblem gemm;
   ConvProblem conv;
