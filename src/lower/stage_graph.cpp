@@ -77,19 +77,6 @@ void inline_bodies(const schedule::LoopState& state, StageGraph* graph) {
   }
 }
 
-/// Whether `reader` is computed at a loop of `st`'s target at or inside the loop `st` is computed
-/// at, so `st`'s region there covers what `reader` reads (the region is inferred from both).
-bool inside_at(const schedule::LoopState& state,
-               const schedule::Stage& reader,
-               const schedule::Stage& st) {
-  if (reader.attach != schedule::AttachKind::At || reader.attach_stage != st.attach_stage) {
-    return false;
-  }
-  const schedule::Stage& target = state.stage(st.attach_stage);
-  return target.leaf_index(reader.attach_iter) >= target.leaf_index(st.attach_iter) &&
-         state.stage_index(reader.name) > state.stage_index(st.name);
-}
-
 /// A compute_at stage is computed for its target's reads only, so no other stage may read it,
 /// except one computed inside the same loop of the target (whose reads then count as the
 /// target's).
@@ -107,7 +94,11 @@ void check_consumers(const schedule::LoopState& state, const StageGraph& graph) 
           !reads(graph.bodies[c], st.op->output)) {
         continue;
       }
-      if (reader.name != st.attach_stage && !inside_at(state, reader, st)) {
+      // A reader computed within the same loop of the target, after `st` (its region is inferred
+      // from the target's reads and that reader's).
+      const bool within = state.computed_within(reader, st.attach_stage, st.attach_iter) &&
+                          state.stage_index(reader.name) > state.stage_index(st.name);
+      if (reader.name != st.attach_stage && !within) {
         throw ScheduleError("compute_at: stage '" + st.name + "' is computed at axis '" +
                             st.attach_iter + "' of stage '" + st.attach_stage +
                             "' but is also read by stage '" + reader.name +

@@ -74,6 +74,16 @@ int LoopState::stage_index(const std::string& name) const {
   return -1;
 }
 
+bool LoopState::computed_within(const Stage& stage,
+                                const std::string& target,
+                                const std::string& axis) const {
+  if (stage.attach != AttachKind::At || stage.attach_stage != target) {
+    return false;
+  }
+  const Stage& t = this->stage(target);
+  return t.leaf_index(stage.attach_iter) >= t.leaf_index(axis);
+}
+
 std::vector<std::string> LoopState::consumers(const std::string& name) const {
   const ir::Buffer& buffer = stage(name).op->output;
   std::vector<std::string> result;

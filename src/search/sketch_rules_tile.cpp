@@ -209,7 +209,7 @@ class TilePlan final : public StagePlan {
   int num_tile_loops() const override {
     return middle_.empty() ? static_cast<int>(data_.size()) : 0;
   }
-  std::string tile_stage() const override { return outer_.first.empty() ? x_ : outer_.first; }
+  std::string tile_stage() const override { return attached() ? outer_.first : x_; }
   std::string tile_loop(const Values& v, int position) const override {
     return s0_loop(v, position);
   }

@@ -79,6 +79,11 @@ class LoopState {
   std::vector<std::string> consumers(const std::string& name) const;
   /// Names of the stages whose outputs stage `name`'s op reads.
   std::vector<std::string> producers(const std::string& name) const;
+  /// Whether `stage` is computed at a loop of stage `target` at or inside its leaf `axis` (so a
+  /// producer of `stage` computed at `axis` of `target` covers what `stage` reads there).
+  bool computed_within(const Stage& stage,
+                       const std::string& target,
+                       const std::string& axis) const;
 
   /// Inserts `stage` at `index` (used by cache_read / cache_write).
   void insert_stage(size_t index, Stage stage);

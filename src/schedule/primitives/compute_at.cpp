@@ -18,7 +18,6 @@ bool reads_through_inlined(const LoopState& state,
                            const std::string& stage,
                            const std::string& target,
                            const std::string& axis) {
-  const Stage& t = state.stage(target);
   std::vector<std::string> pending{stage};
   for (size_t hops = 0; !pending.empty(); ++hops) {
     TT_CHECK(hops <= state.stages().size()) << "consumer cycle through stage " << stage;
@@ -31,8 +30,7 @@ bool reads_through_inlined(const LoopState& state,
         const Stage& reader = state.stage(c);
         if (reader.attach == AttachKind::Inline) {
           next.push_back(c);
-        } else if (reader.attach == AttachKind::At && reader.attach_stage == target &&
-                   t.leaf_index(reader.attach_iter) >= t.leaf_index(axis)) {
+        } else if (state.computed_within(reader, target, axis)) {
           return true;
         }
       }

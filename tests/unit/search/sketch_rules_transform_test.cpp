@@ -155,13 +155,15 @@ TEST(TransformRule, WinogradTransformsAreComputedPerTileOfTheirConsumers) {
   const std::string local = "conv_bgemm:tile+cache_write@S1";
   EXPECT_TRUE(has_knob(space, local, "conv_data_pack.at"));
   EXPECT_TRUE(has_knob(space, local, "conv_data_rows.at"));
+  // The tile axis outermost in the GEMM (order 1) in tiles of 16, the data transform computed
+  // per tile of it (S0 position 1).
+  const KnobValues data_per_tile = {{"conv_bgemm.order", {1}},
+                                    {"conv_bgemm.p.split", {1, 2, 8}},
+                                    {"conv_bgemm.parallel", {1}},
+                                    {"conv_data_pack.at", {1}},
+                                    {"conv_data_pack.vector", {8}}};
   {
-    Config c = configure(space, local,
-                         {{"conv_bgemm.order", {1}},
-                          {"conv_bgemm.p.split", {1, 2, 8}},
-                          {"conv_bgemm.parallel", {1}},
-                          {"conv_data_pack.at", {1}},
-                          {"conv_data_pack.vector", {8}}});
+    Config c = configure(space, local, data_per_tile);
     std::vector<schedule::Step> s = space.steps(c);
     EXPECT_TRUE(contains(s, schedule::ComputeAt{"conv_data_pack", "conv_bgemm", "p.o"}))
         << describe(s);
@@ -169,22 +171,17 @@ TEST(TransformRule, WinogradTransformsAreComputedPerTileOfTheirConsumers) {
     EXPECT_EQ(allocations(f)["conv_data_pack"], 4 * 4 * 16 * 16) << ir::to_string(f);
   }
 
-  // The tile axis outermost in the GEMM (order 1) in tiles of 16, the data transform computed
-  // per tile of it (S0 position 1), its row pass per vector of tiles of its column pass (its
-  // second large loop, p.o); the inverse transform per output channel of the output (its
-  // second loop), its column pass per channel of its row pass.
-  Config config = configure(space, plain,
-                            {{"conv_bgemm.order", {1}},
-                             {"conv_bgemm.p.split", {1, 2, 8}},
-                             {"conv_bgemm.parallel", {1}},
-                             {"conv_data_pack.at", {1}},
-                             {"conv_data_pack.vector", {8}},
-                             {"conv_data_rows.at", {2}},
-                             {"conv_data_rows.vector", {8}},
-                             {"conv_inverse.at", {2}},
-                             {"conv_inverse.vector", {8}},
-                             {"conv_inverse_cols.at", {1}},
-                             {"conv.parallel", {2}}});
+  // Without the local accumulator, the same, and the data transform's row pass per vector of
+  // tiles of its column pass (its second large loop, p.o); the inverse transform per output
+  // channel of the output (its second loop), its column pass per channel of its row pass.
+  KnobValues all_per_tile = data_per_tile;
+  all_per_tile.insert(all_per_tile.end(), {{"conv_data_rows.at", {2}},
+                                           {"conv_data_rows.vector", {8}},
+                                           {"conv_inverse.at", {2}},
+                                           {"conv_inverse.vector", {8}},
+                                           {"conv_inverse_cols.at", {1}},
+                                           {"conv.parallel", {2}}});
+  Config config = configure(space, plain, all_per_tile);
   std::vector<schedule::Step> steps = space.steps(config);
   EXPECT_TRUE(contains(steps, schedule::ComputeAt{"conv_data_pack", "conv_bgemm", "p.o"}))
       << describe(steps);
