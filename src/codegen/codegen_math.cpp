@@ -49,8 +49,8 @@ class VectorMath {
     constexpr double kLo = -87.33654475;  // below, the result is subnormal: 0 here
     constexpr double kHi = 88.72283905;   // above, inf
     llvm::Value* xc = clamp(x, kLo, kHi);
-    llvm::Value* n = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor,
-                                             madd(xc, c(1.44269504088896341), c(0.5)));
+    llvm::Value* n =
+        b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, madd(xc, c(1.44269504088896341), c(0.5)));
     llvm::Value* r = madd(n, c(-0.693359375), xc);
     r = madd(n, c(2.12194440e-4), r);
     llvm::Value* p = poly(r, {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
@@ -67,37 +67,35 @@ class VectorMath {
     };
     llvm::Value* y = mul(mul(p, pow2(h)), pow2(b_.CreateSub(ni, h)));
     y = b_.CreateSelect(b_.CreateFCmpOLT(x, c(kLo)), c(0.0), y);
-    y = b_.CreateSelect(b_.CreateFCmpOGT(x, c(kHi)), c(std::numeric_limits<double>::infinity()),
-                        y);
+    y = b_.CreateSelect(b_.CreateFCmpOGT(x, c(kHi)), c(std::numeric_limits<double>::infinity()), y);
     return keep_nan(x, y);
   }
 
   llvm::Value* tanh(llvm::Value* x) const {
     llvm::Value* xc = clamp(x, -7.90531110763549805, 7.90531110763549805);
     llvm::Value* x2 = mul(xc, xc);
-    llvm::Value* p = mul(xc, poly(x2, {-2.76076847742355e-16, 2.00018790482477e-13,
-                                       -8.60467152213735e-11, 5.12229709037114e-08,
-                                       1.48572235717979e-05, 6.37261928875436e-04,
-                                       4.89352455891786e-03}));
+    llvm::Value* p =
+        mul(xc, poly(x2, {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                          5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+                          4.89352455891786e-03}));
     llvm::Value* q = poly(x2, {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
                                4.89352518554385e-03});
     llvm::Value* y = b_.CreateFDiv(p, q);
     // Tiny inputs: tanh(x) = x to float precision (and -0 stays -0).
-    llvm::Value* tiny = b_.CreateFCmpOLT(
-        b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0.0004));
+    llvm::Value* tiny =
+        b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), c(0.0004));
     return keep_nan(x, b_.CreateSelect(tiny, x, y));
   }
 
   llvm::Value* erf(llvm::Value* x) const {
     llvm::Value* xc = clamp(x, -4.0, 4.0);
     llvm::Value* x2 = mul(xc, xc);
-    llvm::Value* p = mul(xc, poly(x2, {-2.72614225801306e-10, 2.77068142495902e-08,
-                                       -2.10102402082508e-06, -5.69250639462346e-05,
-                                       -7.34990630326855e-04, -2.95459980854025e-03,
-                                       -1.60960333262415e-02}));
-    llvm::Value* q = poly(x2, {-1.45660718464996e-05, -2.13374055278905e-04,
-                               -1.68282697438203e-03, -7.37332916720468e-03,
-                               -1.42647390514189e-02});
+    llvm::Value* p =
+        mul(xc, poly(x2, {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                          -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                          -1.60960333262415e-02}));
+    llvm::Value* q = poly(x2, {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                               -7.37332916720468e-03, -1.42647390514189e-02});
     return keep_nan(x, b_.CreateFDiv(p, q));
   }
 

@@ -37,8 +37,10 @@ std::chrono::microseconds spin_time() {
     char* end = nullptr;
     long v = std::strtol(env, &end, 10);
     if (*end != '\0' || v < 0) {
-      std::fprintf(stderr, "tensortune runtime: ignoring TT_THREAD_SPIN_US='%s' (not a count of "
-                   "microseconds)\n", env);
+      std::fprintf(stderr,
+                   "tensortune runtime: ignoring TT_THREAD_SPIN_US='%s' (not a count of "
+                   "microseconds)\n",
+                   env);
       return std::chrono::microseconds(100);
     }
     return std::chrono::microseconds(std::min<long>(v, 1000000));
@@ -114,7 +116,7 @@ struct Job {
   void* closure = nullptr;
   int32_t n = 0;
   int32_t chunks = 0;
-  int32_t next_chunk = 0;                // guarded by the pool mutex
+  int32_t next_chunk = 0;               // guarded by the pool mutex
   std::atomic<int32_t> done_chunks{0};  // written under the pool mutex, spun on without it
   int32_t failed_index = std::numeric_limits<int32_t>::max();
   int32_t failed_status = 0;

@@ -70,8 +70,8 @@ class TransformPlan final : public StagePlan {
     emit_parallel(stage_, outer, parallel_count(v), out);
     if (attached(v)) {
       const int position = static_cast<int>(at_.one(v));
-      out.emplace_back(schedule::ComputeAt{stage_, consumer_->tile_stage(),
-                                           consumer_->tile_loop(v, position)});
+      out.emplace_back(
+          schedule::ComputeAt{stage_, consumer_->tile_stage(), consumer_->tile_loop(v, position)});
     }
   }
 

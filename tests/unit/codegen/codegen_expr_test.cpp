@@ -171,10 +171,10 @@ TEST(CodegenExpr, VectorExpTanhErfAreAccurateOverTheirWholeRange) {
   for (int k = -40000; k < 40000; ++k) {
     in.push_back(static_cast<float>(k) * 0.0025f);  // [-100, 100)
   }
-  for (float v : {88.72f, 88.5f, 88.38f, 88.0f, -87.3f, -87.4f, -88.0f, -103.0f, 1e-5f, -3e-4f,
-                  4e-4f, -0.0f, 1e30f, -1e30f, std::numeric_limits<float>::infinity(),
-                  -std::numeric_limits<float>::infinity(),
-                  std::numeric_limits<float>::quiet_NaN()}) {
+  for (float v :
+       {88.72f, 88.5f, 88.38f, 88.0f, -87.3f, -87.4f, -88.0f, -103.0f, 1e-5f, -3e-4f, 4e-4f, -0.0f,
+        1e30f, -1e30f, std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
     in.push_back(v);
   }
   while (in.size() % 16 != 0) {
@@ -185,13 +185,16 @@ TEST(CodegenExpr, VectorExpTanhErfAreAccurateOverTheirWholeRange) {
     std::function<Expr(Expr)> ir;
     double (*ref)(double);
   };
-  for (const Case& c : {Case{"exp", [](Expr x) { return ir::exp(x); }, [](double x) {
+  for (const Case& c : {Case{"exp", [](Expr x) { return ir::exp(x); },
+                             [](double x) {
                                return std::exp(x);
                              }},
-                        Case{"tanh", [](Expr x) { return ir::tanh(x); }, [](double x) {
+                        Case{"tanh", [](Expr x) { return ir::tanh(x); },
+                             [](double x) {
                                return std::tanh(x);
                              }},
-                        Case{"erf", [](Expr x) { return ir::erf(x); }, [](double x) {
+                        Case{"erf", [](Expr x) { return ir::erf(x); },
+                             [](double x) {
                                return std::erf(x);
                              }}}) {
     std::vector<float> out = run_float<float>([&c](Expr x, Expr) { return c.ir(x); }, in, in, 16);

@@ -110,12 +110,12 @@ TEST(LowerAttach, ProducerOfTheAccumulatorAtAnOuterTileLoopOfTheOutput) {
         w, {CacheWrite{"C", kLocal}, CacheRead{"A", kLocal, {}}, Tile{"C", "i", "j", 4, 8},
             ComputeAt{"C.local", "C", "j.o"}, Split{"C.local", "k", 4},
             Reorder{"C.local", {"k.o", "i", "k.i", "j"}}, ComputeAt{"A.local", "C", at}});
-    EXPECT_NE(ir::to_string(lower_plain(w, {CacheWrite{"C", kLocal}, CacheRead{"A", kLocal, {}},
-                                            Tile{"C", "i", "j", 4, 8},
-                                            ComputeAt{"C.local", "C", "j.o"},
-                                            ComputeAt{"A.local", "C", at}}))
-                  .find("A.local[4, 19]"),
-              std::string::npos)
+    EXPECT_NE(
+        ir::to_string(lower_plain(w, {CacheWrite{"C", kLocal}, CacheRead{"A", kLocal, {}},
+                                      Tile{"C", "i", "j", 4, 8}, ComputeAt{"C.local", "C", "j.o"},
+                                      ComputeAt{"A.local", "C", at}}))
+            .find("A.local[4, 19]"),
+        std::string::npos)
         << at << "\n"
         << ir::to_string(f);
   }

@@ -71,12 +71,12 @@ TEST(LowerErrors, ComputeAtATargetThatIsNotTheSoleConsumer) {
 TEST(LowerErrors, ComputeAtInsideTheLoopWhereItsReaderIsComputed) {
   // C.local at C's i.o reads A.local, attached deeper (j.o): A.local would be computed after its
   // reader ran. The steps are applied in an order the primitive accepts, then C.local is moved.
-  schedule::LoopState state = schedule::apply_steps(
-      matmul_workload(8, 8, 4),
-      {schedule::CacheWrite{"C", ir::MemoryScope::Local},
-       schedule::CacheRead{"A", ir::MemoryScope::Local, {}}, schedule::Tile{"C", "i", "j", 4, 4},
-       ComputeAt{"C.local", "C", "j.o"}, ComputeAt{"A.local", "C", "j.o"},
-       ComputeAt{"C.local", "C", "i.o"}});
+  schedule::LoopState state =
+      schedule::apply_steps(matmul_workload(8, 8, 4),
+                            {schedule::CacheWrite{"C", ir::MemoryScope::Local},
+                             schedule::CacheRead{"A", ir::MemoryScope::Local, {}},
+                             schedule::Tile{"C", "i", "j", 4, 4}, ComputeAt{"C.local", "C", "j.o"},
+                             ComputeAt{"A.local", "C", "j.o"}, ComputeAt{"C.local", "C", "i.o"}});
   std::string message = lower_error(state, target::Target{});
   EXPECT_NE(message.find("compute_at: stage 'A.local' is computed at axis 'j.o' of stage 'C'"),
             std::string::npos)

@@ -333,18 +333,17 @@ TEST(SketchRules, DenseIsVectorizedOverOutputColumnsWithTheWeightBlocked) {
   ASSERT_TRUE(has(names, "dense:tile"));  // unblocked stays a choice
   Config config = with_knob(space, plain, "dense.j.split", {1, 1, 16});
   std::vector<schedule::Step> steps = space.steps(config);
-  EXPECT_TRUE(contains(
-      steps, schedule::CacheRead{"weight", ir::MemoryScope::Local, {"dense"}, {{0, 16}}}))
+  EXPECT_TRUE(
+      contains(steps, schedule::CacheRead{"weight", ir::MemoryScope::Local, {"dense"}, {{0, 16}}}))
       << describe(steps);
   SampleStats stats;
   check_config(w, space, config, stats);
   EXPECT_EQ(stats.lowered, 1) << stats.first_refusal;
   ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, steps), target::Target{}, "f");
-  EXPECT_NE(ir::to_string(f).find("weight.local[2, 8, 16]"), std::string::npos)
-      << ir::to_string(f);
+  EXPECT_NE(ir::to_string(f).find("weight.local[2, 8, 16]"), std::string::npos) << ir::to_string(f);
   // A matmul reads B[k, j] with j innermost: no such axis.
-  for (const std::string& name : sketch_names(avx512_space(te::make_workload(
-           "matmul:M=4,N=32,K=8")))) {
+  for (const std::string& name :
+       sketch_names(avx512_space(te::make_workload("matmul:M=4,N=32,K=8")))) {
     EXPECT_EQ(name.find("vec("), std::string::npos) << name;
   }
 }
