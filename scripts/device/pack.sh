@@ -1,0 +1,28 @@
+#!/bin/bash
+# Packs the Debian-built GPU test binaries, vs_vendor_gpu and the shared libraries they need into
+# .devpack/ (git-ignored through .git/info/exclude), for a GPU machine that has the CUDA driver and
+# toolkit but none of our Debian packages (LLVM, XGBoost, SQLite, fmt...). On that machine, from the
+# repository root: `bash scripts/device/run.sh [TRIALS] [ONLY]` (see there).
+# Usage: bash scripts/device/pack.sh [BUILD_DIR]   (default: build)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-build}
+cd "$root"
+grep -qx '/.devpack/' .git/info/exclude 2>/dev/null || echo '/.devpack/' >>.git/info/exclude
+rm -rf .devpack && mkdir -p .devpack/stage/build .devpack/libs
+bins="tools/tensortune/tensortune tools/tensortune/tensortune-worker bench/vs_vendor_gpu
+  tests/unit/measure/measure_test tests/unit/runtime/runtime_test tests/unit/codegen/codegen_test
+  tests/golden/golden_test tests/e2e/gpu_tune_cli_test tests/e2e/vs_vendor_gpu_test"
+for f in $bins; do
+  mkdir -p ".devpack/stage/build/$(dirname "$f")"
+  strip --strip-unneeded -o ".devpack/stage/build/$f" "$build/$f"
+done
+# Every library outside glibc: the GPU machine may have none of them, or other versions.
+for f in $bins; do ldd "$build/$f"; done | awk '/=>/ {print $3}' | sort -u |
+  grep -v -E '/(libc|libm|libpthread|libdl|librt)\.so|ld-linux' | while read -r lib; do
+  cp -L "$lib" .devpack/libs/
+done
+tar -C .devpack/libs -cf - . | xz -T0 -6 >.devpack/libs.tar.xz
+tar -C .devpack/stage -cf - build | xz -T0 -6 >.devpack/bin.tar.xz
+rm -rf .devpack/libs .devpack/stage
+du -sh .devpack

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Runs the GPU checks on a machine with an NVIDIA GPU, from the repository root, with the binaries
+# and libraries that scripts/device/pack.sh put into .devpack/: the device tests (each operator's
+# kernels verified on the GPU, the driver, the measurer, `tune --target cuda`), then
+# bench/vs_vendor_gpu against cuBLAS/cuDNN. Logs and the database go to $OUT (default /tmp/devout).
+# Usage: bash scripts/device/run.sh [TRIALS] [ONLY]
+#   TRIALS  vs_vendor_gpu --tune-trials (default 32); ONLY its --only filter (default: every case)
+#   QUICK=1 skips the device tests but vs_vendor_gpu's own; VVG_S caps vs_vendor_gpu's seconds (240)
+#   .devpack/seed.db, when present, is the database vs_vendor_gpu resumes from.
+# The binaries hold their build folder's absolute paths (/work/main/build...): a checkout elsewhere
+# is linked there.
+set -u
+R=$PWD
+OUT=${OUT:-/tmp/devout}
+mkdir -p "$OUT"
+TRIALS=${1:-32}
+ONLY=${2:-}
+exec > >(tee "$OUT/log.txt") 2>&1
+T0=$(date +%s)
+el() { echo "=== [$(($(date +%s) - T0))s] $*"; }
+el start
+uname -r
+head -2 /etc/os-release
+nproc
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | head -3
+mkdir -p /tmp/ttall /tmp/ttl
+tar -C /tmp/ttall -xJf .devpack/libs.tar.xz
+tar -C "$R" -xJf .devpack/bin.tar.xz
+for f in /tmp/ttall/*; do
+  n=$(basename "$f")
+  case $n in
+  # The machine's newer C++ runtime serves cuBLAS/cuDNN too; ours only where it has none.
+  libstdc++.so.6 | libgcc_s.so.1) ldconfig -p | grep -q "	$n " || cp "$f" /tmp/ttl/ ;;
+  *) cp "$f" /tmp/ttl/ ;;
+  esac
+done
+if [ "$R" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$R" /work/main; fi
+# cuDNN may live in a Python wheel rather than the toolkit.
+cudnn=$(find /usr/local/cuda/lib64/ /opt /usr/lib -name 'libcudnn.so.9' 2>/dev/null | head -1)
+echo "cudnn: $cudnn"
+ldconfig -p | grep -m2 "libcuda.so"
+export LD_LIBRARY_PATH=/tmp/ttl:/usr/local/cuda/lib64${cudnn:+:$(dirname "$cudnn")}
+ldd /work/main/build/bench/vs_vendor_gpu | grep -i "not found"
+cd /work/main/build || exit 1
+export OMP_WAIT_POLICY=passive
+t() {
+  local s=$1
+  shift
+  el "$*"
+  timeout "$s" "$@" 2>&1 | grep -v "^\[ *\(RUN\|OK\) *\]" | tail -40
+}
+[ -f "$R/.devpack/seed.db" ] && cp "$R/.devpack/seed.db" "$OUT/vvg.db"
+if [ -z "${QUICK:-}" ]; then
+  t 60 tests/unit/runtime/runtime_test --gtest_filter='Cuda*'
+  t 60 tests/unit/codegen/codegen_test --gtest_filter='Nvrtc*:*Cuda*:*Gpu*'
+  t 60 tests/golden/golden_test --gtest_filter='*Cuda*'
+  t 200 tests/unit/measure/measure_test --gtest_filter='Gpu*:HostReference*:TimeBatches*'
+  t 120 tests/e2e/gpu_tune_cli_test
+fi
+t 60 tests/e2e/vs_vendor_gpu_test
+el vs_vendor_gpu
+timeout "${VVG_S:-240}" bench/vs_vendor_gpu --target "cuda -arch=sm_90" --db "$OUT/vvg.db" \
+  --tune-trials "$TRIALS" ${ONLY:+--only "$ONLY"} --json "$OUT/vvg.json" -v 2>&1 | tail -60
+echo "rc=${PIPESTATUS[0]}"
+el done
