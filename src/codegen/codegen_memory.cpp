@@ -130,10 +130,25 @@ llvm::Value* CodeGenLLVM::emit_load(const ir::Load* op) {
       inst = builder_.CreateMaskedLoad(type, ptr, align, mask, llvm::Constant::getNullValue(type));
     }
     value = inst;
-  } else if (index.as<ir::Broadcast>() != nullptr && mask == nullptr) {
-    llvm::Value* ptr = element_ptr(b, elem, emit(index.as<ir::Broadcast>()->value));
-    inst = builder_.CreateAlignedLoad(elem, ptr, align);
-    value = builder_.CreateVectorSplat(static_cast<unsigned>(lanes), inst);
+  } else if (const ir::Broadcast* same = index.as<ir::Broadcast>()) {
+    // Every lane reads one element: one scalar load, splat. Under a mask (a guarded tile's
+    // broadcast operand) it is read when any lane is active, nothing otherwise, and the inactive
+    // lanes get the zeros a masked load gives them; a gather here made tails 10x slower.
+    llvm::Value* ptr = element_ptr(b, elem, emit(same->value));
+    llvm::Value* scalar = nullptr;
+    if (mask == nullptr) {
+      scalar = inst = builder_.CreateAlignedLoad(elem, ptr, align);
+    } else {
+      auto* one = llvm::FixedVectorType::get(elem, 1);
+      inst = builder_.CreateMaskedLoad(one, ptr, align,
+                                       builder_.CreateVectorSplat(1, builder_.CreateOrReduce(mask)),
+                                       llvm::Constant::getNullValue(one));
+      scalar = builder_.CreateExtractElement(inst, uint64_t{0});
+    }
+    value = builder_.CreateVectorSplat(static_cast<unsigned>(lanes), scalar);
+    if (mask != nullptr) {
+      value = builder_.CreateSelect(mask, value, llvm::Constant::getNullValue(value->getType()));
+    }
   } else {
     auto* type = llvm::FixedVectorType::get(elem, static_cast<unsigned>(lanes));
     llvm::Value* ptrs = element_ptr(b, elem, emit(index));

@@ -98,11 +98,40 @@ class VectorizeLoops : public ir::IRMutator {
     if (access.has_vector || !lockstep_safe(access)) {
       return loop;
     }
+    if (ir::Stmt chunked = widen_in_chunks(op, *extent, body); chunked.defined()) {
+      return chunked;
+    }
     ir::Stmt widened = widen_loop_body(op->var, op->min, static_cast<int>(*extent), body, ranges_);
     return widened.defined() ? widened : loop;
   }
 
  private:
+  /// A lane count that is not a power of two but has a power-of-two factor P >= 2 (48 = 3 x 16)
+  /// becomes an unrolled loop over extent / P chunks of P lanes: LLVM widens a <48 x float> to 64
+  /// lanes and scalarizes its loads, stores and shuffles (a matmul with 48-wide vectors ran at
+  /// 12 GFLOP/s against 370 with 64). Undefined when the extent is a power of two or odd, or the
+  /// chunk body cannot be widened.
+  ir::Stmt widen_in_chunks(const ir::For* op, int64_t extent, const ir::Stmt& body) {
+    const int64_t lanes = extent & -extent;  // the largest power of two dividing the extent
+    if (lanes == extent || lanes < 2) {
+      return ir::Stmt();
+    }
+    const ir::DataType t = op->var.type();
+    ir::Var chunk(op->var.name() + ".c", t);
+    ir::Var lane(op->var.name() + ".v", t);
+    ir::Stmt inner = ir::substitute(
+        body, ir::VarMap{{op->var.get(), op->min + chunk * ir::make_const(t, lanes) + lane}});
+    ranges_[chunk.get()] = ir::ConstBound{0, extent / lanes - 1};
+    ir::Stmt widened = widen_loop_body(lane, ir::make_const(t, int64_t{0}), static_cast<int>(lanes),
+                                       inner, ranges_);
+    ranges_.erase(chunk.get());
+    if (!widened.defined()) {
+      return ir::Stmt();
+    }
+    return ir::For::make(chunk, ir::make_const(t, int64_t{0}), ir::make_const(t, extent / lanes),
+                         ir::ForKind::Unrolled, widened);
+  }
+
   ir::VarRanges ranges_;
 };
 

@@ -103,6 +103,29 @@ TEST(CodegenMemory, BroadcastIndexLoadsOneElement) {
   }
 }
 
+TEST(CodegenMemory, PredicatedBroadcastIndexIsOneGuardedScalarLoadNotAGather) {
+  // out[j*4 + l] = l < live[j] ? in[j] : 0 with the load itself predicated; row 3 has no live
+  // lane and its element lies past the end of `in`, so it must not be read at all.
+  ir::Buffer in = buffer("in", DataType::float32(), 3);
+  ir::Buffer live = buffer("live", DataType::int32(), 4);
+  ir::Buffer out = buffer("out", DataType::float32(), 16);
+  ir::Var j("j");
+  Expr lanes = ramp(Expr(0), 1, 4);
+  Expr active = lanes < ir::Broadcast::make(ir::Load::make(live, {Expr(j)}), 4);
+  Expr value = load(in, ir::Broadcast::make(Expr(j), 4), active);
+  ir::Stmt body = loop(j, 4, store(out, value, ramp(j * 4, 1, 4)));
+  ir::LoweredFunc f = make_func("bcast_masked", {in, live, out}, 2, body);
+  EXPECT_EQ(emit_llvm_ir(f, host()).find("masked.gather"), std::string::npos);
+  Artifact k = build_cpu(f, host());
+  std::vector<float> vin = {1.5f, -2.0f, 3.25f};
+  std::vector<int32_t> vlive = {4, 2, 0, 0};
+  std::vector<float> vout(16, 9.0f);
+  ASSERT_EQ(call(k, {vin.data(), vlive.data(), vout.data()}), 0);
+  const std::vector<float> expected = {1.5f, 1.5f, 1.5f, 1.5f, -2.0f, -2.0f, 0, 0,
+                                       0,    0,    0,    0,    0,     0,     0, 0};
+  EXPECT_EQ(vout, expected);
+}
+
 TEST(CodegenMemory, ScalarPredicatedLoadAndStore) {
   // for i in 0..10: if-free guarded copy out[i] = in[i] * 2 where i < 6 (predicated scalars).
   ir::Buffer in = buffer("in", DataType::float32(), 6);

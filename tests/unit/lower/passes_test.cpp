@@ -117,6 +117,36 @@ TEST(VectorizeLoops, GuardBecomesAPredicate) {
   EXPECT_EQ(out, (std::vector<float>{2, 4, 6, 8, 10, 12}));
 }
 
+TEST(VectorizeLoops, ALaneCountThatIsNoPowerOfTwoBecomesUnrolledPowerOfTwoChunks) {
+  // 48 lanes: LLVM would widen <48 x float> to 64 and scalarize; 3 unrolled chunks of 16 instead,
+  // the guard (a tail of 40 live elements) a predicate of each chunk.
+  Var i("i");
+  ir::Buffer a("A", kF32, {48}), b("B", kF32, {48});
+  Stmt body = ir::IfThenElse::make(i < 40, ir::Store::make(b, ir::Load::make(a, {i}) * 2.0f, {i}));
+  Stmt v = vectorize_loops(loop(i, 48, body, ir::ForKind::Vectorized));
+  const auto* chunks = v.as<ir::For>();
+  ASSERT_NE(chunks, nullptr) << text(v);
+  EXPECT_EQ(chunks->for_kind, ir::ForKind::Unrolled);
+  EXPECT_EQ(ir::as_const_int(chunks->extent) != nullptr ? *ir::as_const_int(chunks->extent) : 0, 3);
+  const auto* store = chunks->body.as<ir::Store>();
+  ASSERT_NE(store, nullptr) << text(v);
+  EXPECT_EQ(store->value.type(), ir::DataType::float32(16));
+  EXPECT_TRUE(store->predicate.defined());
+  ir::LoweredFunc f{"f", {a, b}, 1, v, {}, {}};
+  std::vector<float> in(48), out(48, -1.0f);
+  for (size_t n = 0; n < in.size(); ++n) {
+    in[n] = static_cast<float>(n);
+  }
+  ir::eval(f, {in.data(), out.data()});
+  for (size_t n = 0; n < out.size(); ++n) {
+    EXPECT_EQ(out[n], n < 40 ? 2.0f * static_cast<float>(n) : -1.0f) << n;
+  }
+  // A power of two stays one vector; an odd count has no power-of-two chunk and stays one too.
+  EXPECT_EQ(vectorize_loops(loop(i, 16, body, ir::ForKind::Vectorized)).as<ir::For>(), nullptr);
+  Stmt odd = ir::Store::make(b, ir::Load::make(a, {i}), {i});
+  EXPECT_EQ(vectorize_loops(loop(i, 7, odd, ir::ForKind::Vectorized)).as<ir::For>(), nullptr);
+}
+
 TEST(VectorizeLoops, StoreToOneAddressStaysAScalarLoop) {
   Var i("i");
   ir::Buffer a("A", kF32, {8}), s("S", kF32, {1});
