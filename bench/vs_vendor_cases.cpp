@@ -88,7 +88,9 @@ std::vector<Case> all_cases() {
   // conv2d + bias + relu on ResNet's 64x56x56 layer ("skipped" where the spec lacks the keys).
   Case fused_conv = conv("fused", "conv_bias_relu_64x56_64_3x3", 64, 56, 64, 3, 1, 1);
   fused_conv.spec += ",bias=1,epilogue=relu";
-  fused_conv.alternatives.clear();  // the Winograd spec has no bias or epilogue
+  for (std::string& alternative : fused_conv.alternatives) {
+    alternative += ",bias=1,epilogue=relu";  // the Winograd form fuses them as well
+  }
   fused_conv.conv.epilogue = Epilogue::Relu;
   cases.push_back(fused_conv);
   Case depthwise = conv("depthwise/pointwise", "depthwise_32x112_3x3", 32, 112, 32, 3, 1, 1);

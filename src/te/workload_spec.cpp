@@ -208,10 +208,24 @@ Workload build_conv2d_winograd(SpecReader& r) {
   ir::DataType t = r.dtype();
   Tensor data = placeholder({n, c, h, w}, t, "data");
   Tensor weight = placeholder({k, c, 3, 3}, t, "weight");
+  bool with_bias = r.flag("bias");
+  bool with_relu = r.choice("epilogue", "none", {"none", "relu"}) == "relu";
   Tensor out = conv2d_winograd_nchw(data, weight, pad, tile);
   std::string name = "conv2d_winograd_nchw_" + dims({n, c, h, w}) + "_" + dims({k, 3, 3}) + "_p" +
                      std::to_string(pad) + "_t" + std::to_string(tile);
-  return Workload(name + "_" + t.to_string(), {data, weight}, {out}, {weight});
+  std::vector<Tensor> inputs = {data, weight};
+  if (with_bias) {
+    Tensor bias = placeholder({k}, t, "bias");
+    inputs.push_back(bias);
+    out = bias_add(out, bias, 1, "bias_add");
+    name += "_bias";
+  }
+  if (with_relu) {
+    out = relu(out);
+    name += "_relu";
+  }
+  std::vector<Tensor> constants(inputs.begin() + 1, inputs.end());
+  return Workload(name + "_" + t.to_string(), inputs, {out}, constants);
 }
 
 Workload build_depthwise_conv2d(SpecReader& r) {
@@ -324,7 +338,8 @@ std::map<std::string, Entry> workload_table() {
       {"batch_matmul", {{"B", "M", "N", "K", "transpose_b"}, build_batch_matmul}},
       {"dense", {{"M", "N", "K", "bias", "epilogue"}, build_dense}},
       {"conv2d", {conv2d, build_conv2d}},
-      {"conv2d_winograd", {{"N", "C", "H", "W", "K", "pad", "tile"}, build_conv2d_winograd}},
+      {"conv2d_winograd",
+       {{"N", "C", "H", "W", "K", "pad", "tile", "bias", "epilogue"}, build_conv2d_winograd}},
       {"depthwise_conv2d", {conv, build_depthwise_conv2d}},
       {"pool2d", {pool, build_pool2d}},
       {"softmax", {{"M", "N"}, build_softmax}},

@@ -61,6 +61,31 @@ TEST(Winograd, DeclaresItsWeightsConstantAndNamesItsStages) {
   EXPECT_EQ(w.find_op("conv_bgemm")->output.shape(), (std::vector<int64_t>{6, 6, 16, 16}));
 }
 
+TEST(Winograd, FusedBiasAndReluEqualDirectConvolutionWithThem) {
+  // The spec takes conv2d's bias/epilogue keys, so a fused layer can be tuned in both forms.
+  const std::string dims = "N=1,C=5,H=7,W=9,K=3,pad=1";
+  Workload wino = make_workload("conv2d_winograd:" + dims + ",tile=2,bias=1,epilogue=relu");
+  Workload direct = make_workload("conv2d:" + dims + ",R=3,S=3,bias=1,epilogue=relu");
+  EXPECT_EQ(wino.name(), "conv2d_winograd_nchw_1x5x7x9_3x3x3_p1_t2_bias_relu_float32");
+  EXPECT_TRUE(wino.is_constant("bias"));
+  EXPECT_FALSE(wino.is_constant("data"));
+  ASSERT_EQ(wino.inputs().size(), 3u);
+  testing::HostBuffers a(wino), b(direct);
+  a.fill_inputs(5);
+  b.fill_inputs(5);
+  testing::reference_run(wino, a.args());
+  testing::reference_run(direct, b.args());
+  const auto* out = static_cast<const float*>(a.data(3));
+  size_t zeros = 0;
+  for (size_t i = 0; i < a.num_elements(3); ++i) {
+    zeros += out[i] == 0.0f ? 1 : 0;  // relu clipped these
+  }
+  EXPECT_GT(zeros, 0u);
+  EXPECT_LT(zeros, a.num_elements(3));
+  EXPECT_TRUE(testing::close(a.data(3), b.data(3), ir::DataType::float32(), a.num_elements(3),
+                             testing::Tolerance{1e-4, 1e-4 * std::sqrt(45.0)}));
+}
+
 TEST(Winograd, RejectsWhatItCannotCompute) {
   EXPECT_THROW(make_workload("conv2d_winograd:N=1,C=8,H=14,W=14,K=16,tile=3"), UserError);
   EXPECT_THROW(make_workload("conv2d_winograd:N=1,C=8,H=1,W=1,K=16,pad=0"), UserError);
