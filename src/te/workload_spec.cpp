@@ -158,6 +158,30 @@ std::string conv_suffix(const Conv2dParams& p, bool with_groups) {
   return with_groups ? out + "g" + std::to_string(p.groups) : out;
 }
 
+/// A convolution's workload with the `bias` and `epilogue=relu` keys applied to its output `out`
+/// (channels on axis `channel_axis`); the weight and the bias are constants.
+Workload conv_workload(SpecReader& r,
+                       const Tensor& data,
+                       const Tensor& weight,
+                       Tensor out,
+                       int channel_axis,
+                       std::string name) {
+  const ir::DataType t = out.dtype();
+  std::vector<Tensor> inputs = {data, weight};
+  if (r.flag("bias")) {
+    Tensor bias = placeholder({out.shape()[static_cast<size_t>(channel_axis)]}, t, "bias");
+    inputs.push_back(bias);
+    out = bias_add(out, bias, channel_axis, "bias_add");
+    name += "_bias";
+  }
+  if (r.choice("epilogue", "none", {"none", "relu"}) == "relu") {
+    out = relu(out);
+    name += "_relu";
+  }
+  std::vector<Tensor> constants(inputs.begin() + 1, inputs.end());
+  return Workload(name + "_" + t.to_string(), inputs, {out}, constants);
+}
+
 Workload build_conv2d(SpecReader& r) {
   int64_t n = r.dim("N");
   int64_t c = r.dim("C");
@@ -177,24 +201,10 @@ Workload build_conv2d(SpecReader& r) {
   Tensor weight =
       placeholder(nhwc ? std::vector<int64_t>{kh, kw, cg, k} : std::vector<int64_t>{k, cg, kh, kw},
                   t, "weight");
-  bool with_bias = r.flag("bias");
-  bool with_relu = r.choice("epilogue", "none", {"none", "relu"}) == "relu";
   Tensor out = nhwc ? conv2d_nhwc(data, weight, p) : conv2d_nchw(data, weight, p);
   std::string name = std::string(nhwc ? "conv2d_nhwc_" : "conv2d_nchw_") + dims({n, c, h, w}) +
                      "_" + dims({k, kh, kw}) + "_" + conv_suffix(p, true);
-  std::vector<Tensor> inputs = {data, weight};
-  if (with_bias) {
-    Tensor bias = placeholder({k}, t, "bias");
-    inputs.push_back(bias);
-    out = bias_add(out, bias, nhwc ? 3 : 1, "bias_add");
-    name += "_bias";
-  }
-  if (with_relu) {
-    out = relu(out);
-    name += "_relu";
-  }
-  std::vector<Tensor> constants(inputs.begin() + 1, inputs.end());
-  return Workload(name + "_" + t.to_string(), inputs, {out}, constants);
+  return conv_workload(r, data, weight, out, nhwc ? 3 : 1, name);
 }
 
 Workload build_conv2d_winograd(SpecReader& r) {
@@ -208,24 +218,10 @@ Workload build_conv2d_winograd(SpecReader& r) {
   ir::DataType t = r.dtype();
   Tensor data = placeholder({n, c, h, w}, t, "data");
   Tensor weight = placeholder({k, c, 3, 3}, t, "weight");
-  bool with_bias = r.flag("bias");
-  bool with_relu = r.choice("epilogue", "none", {"none", "relu"}) == "relu";
   Tensor out = conv2d_winograd_nchw(data, weight, pad, tile);
   std::string name = "conv2d_winograd_nchw_" + dims({n, c, h, w}) + "_" + dims({k, 3, 3}) + "_p" +
                      std::to_string(pad) + "_t" + std::to_string(tile);
-  std::vector<Tensor> inputs = {data, weight};
-  if (with_bias) {
-    Tensor bias = placeholder({k}, t, "bias");
-    inputs.push_back(bias);
-    out = bias_add(out, bias, 1, "bias_add");
-    name += "_bias";
-  }
-  if (with_relu) {
-    out = relu(out);
-    name += "_relu";
-  }
-  std::vector<Tensor> constants(inputs.begin() + 1, inputs.end());
-  return Workload(name + "_" + t.to_string(), inputs, {out}, constants);
+  return conv_workload(r, data, weight, out, 1, name);
 }
 
 Workload build_depthwise_conv2d(SpecReader& r) {
