@@ -20,6 +20,8 @@ namespace tensortune::search::detail {
 namespace {
 
 constexpr size_t kTopKept = 16;
+/// Another sketch's best starts the search too while it is within this factor of the best.
+constexpr double kSketchStartSlack = 1.5;
 
 double gflops_of(double flops, double seconds) {
   return seconds > 0 ? flops / seconds * 1e-9 : 0.0;
@@ -205,6 +207,10 @@ void TaskState::note_measured(const Config* config,
   }
   if (!config)
     return;
+  auto [it, fresh] = sketch_best.emplace(config->sketch, std::make_pair(seconds, *config));
+  if (!fresh && seconds < it->second.first) {
+    it->second = {seconds, *config};
+  }
   top.emplace_back(seconds, *config);
   std::stable_sort(top.begin(), top.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -217,9 +223,28 @@ std::string TaskState::schedule_text(const Config& config) const {
 }
 
 std::vector<Config> TaskState::top_configs(size_t n) const {
+  std::vector<std::pair<double, Config>> others;  // other sketches' bests close to the best
+  if (!top.empty()) {
+    for (const auto& [sketch, entry] : sketch_best) {
+      if (sketch != top[0].second.sketch && entry.first <= kSketchStartSlack * top[0].first)
+        others.push_back(entry);
+    }
+    std::stable_sort(others.begin(), others.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    others.resize(std::min(others.size(), n / 2));
+  }
   std::vector<Config> out;
-  for (size_t i = 0; i < top.size() && out.size() < n; ++i)
-    out.push_back(top[i].second);
+  const auto add = [&](const Config& c) {
+    if (out.size() < n && std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
+  };
+  size_t next = 0;
+  for (; next < top.size() && out.size() + others.size() < n; ++next)
+    add(top[next].second);
+  for (const auto& entry : others)
+    add(entry.second);
+  for (; next < top.size(); ++next)
+    add(top[next].second);  // room left by other sketches' bests that were listed already
   for (const std::vector<Config>* list : {&transfer_starts, &peer_starts}) {
     for (size_t i = 0; i < list->size() && out.size() < n; ++i)
       out.push_back((*list)[i]);

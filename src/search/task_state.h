@@ -11,6 +11,7 @@
 #include "tensortune/search/search_space.h"
 #include "tensortune/search/tuner.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -51,8 +52,10 @@ struct TaskState {
   /// The schedule JSON a record of `config` stores (different configurations can give the same
   /// steps: a knob that another knob makes irrelevant).
   std::string schedule_text(const Config& config) const;
-  /// Starting points of the search: the best measured configurations, fastest first, then the
-  /// transferred ones (database, then this run's other tasks).
+  /// Starting points of the search: the best measured configurations, fastest first, with the
+  /// best of each other sketch within 1.5x of the task's best in up to half of the places (once
+  /// one sketch leads, the top list is all its neighbours and a sketch close behind would never
+  /// be refined), then the transferred ones (database, then this run's other tasks).
   std::vector<Config> top_configs(size_t n) const;
   bool is_measured(const std::string& key) const { return measured.count(key) != 0; }
 
@@ -64,7 +67,9 @@ struct TaskState {
   std::unordered_set<std::string> measured;            ///< config keys
   std::unordered_set<std::string> measured_schedules;  ///< steps JSON of measured records
   std::vector<std::pair<double, Config>> top;          ///< (seconds, config), fastest first
-  std::vector<Config> transfer_starts;                 ///< good configs of other shapes
+  std::map<int, std::pair<double, Config>>
+      sketch_best;                      ///< per sketch: its fastest (seconds, config)
+  std::vector<Config> transfer_starts;  ///< good configs of other shapes
   std::vector<Config> peer_starts;  ///< the best of this run's other tasks, mapped to this space
   std::shared_ptr<const measure::Reference> reference;
   TaskResult result;
