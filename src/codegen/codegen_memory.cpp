@@ -110,17 +110,19 @@ llvm::Value* CodeGenLLVM::emit_load(const ir::Load* op) {
   }
   llvm::Instruction* inst = nullptr;
   llvm::Value* value = nullptr;
-  if (lanes == 1) {
-    llvm::Value* ptr = element_ptr(b, elem, emit(index));
-    if (mask == nullptr) {
-      value = inst = builder_.CreateAlignedLoad(elem, ptr, align);
-    } else {
-      // A one-lane masked load: reads nothing when the predicate is false.
-      auto* one = llvm::FixedVectorType::get(elem, 1);
-      inst = builder_.CreateMaskedLoad(one, ptr, align, builder_.CreateVectorSplat(1, mask),
-                                       llvm::Constant::getNullValue(one));
-      value = builder_.CreateExtractElement(inst, uint64_t{0});
+  // One element at `ptr`; under the i1 `cond` a one-lane masked load that reads nothing (and
+  // gives 0) when it is false.
+  const auto scalar_load = [&](llvm::Value* ptr, llvm::Value* cond) -> llvm::Value* {
+    if (cond == nullptr) {
+      return inst = builder_.CreateAlignedLoad(elem, ptr, align);
     }
+    auto* one = llvm::FixedVectorType::get(elem, 1);
+    inst = builder_.CreateMaskedLoad(one, ptr, align, builder_.CreateVectorSplat(1, cond),
+                                     llvm::Constant::getNullValue(one));
+    return builder_.CreateExtractElement(inst, uint64_t{0});
+  };
+  if (lanes == 1) {
+    value = scalar_load(element_ptr(b, elem, emit(index)), mask);
   } else if (const ir::Ramp* ramp = dense_ramp(index)) {
     auto* type = llvm::FixedVectorType::get(elem, static_cast<unsigned>(lanes));
     llvm::Value* ptr = element_ptr(b, elem, emit(ramp->base));
@@ -134,17 +136,8 @@ llvm::Value* CodeGenLLVM::emit_load(const ir::Load* op) {
     // Every lane reads one element: one scalar load, splat. Under a mask (a guarded tile's
     // broadcast operand) it is read when any lane is active, nothing otherwise, and the inactive
     // lanes get the zeros a masked load gives them; a gather here made tails 10x slower.
-    llvm::Value* ptr = element_ptr(b, elem, emit(same->value));
-    llvm::Value* scalar = nullptr;
-    if (mask == nullptr) {
-      scalar = inst = builder_.CreateAlignedLoad(elem, ptr, align);
-    } else {
-      auto* one = llvm::FixedVectorType::get(elem, 1);
-      inst = builder_.CreateMaskedLoad(one, ptr, align,
-                                       builder_.CreateVectorSplat(1, builder_.CreateOrReduce(mask)),
-                                       llvm::Constant::getNullValue(one));
-      scalar = builder_.CreateExtractElement(inst, uint64_t{0});
-    }
+    llvm::Value* scalar = scalar_load(element_ptr(b, elem, emit(same->value)),
+                                      mask != nullptr ? builder_.CreateOrReduce(mask) : nullptr);
     value = builder_.CreateVectorSplat(static_cast<unsigned>(lanes), scalar);
     if (mask != nullptr) {
       value = builder_.CreateSelect(mask, value, llvm::Constant::getNullValue(value->getType()));
