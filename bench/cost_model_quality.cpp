@@ -7,9 +7,9 @@
 // Usage: cost_model_quality DB [DB...] [--splits=10] [--rounds=N --depth=N --eta=X
 //        --min-child-weight=X --objective=rank:pairwise|reg:squarederror] (XGBoost parameters;
 //        defaults are the tuner's)
+#include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/cost_model/random_model.h"
 #include "tensortune/cost_model/xgboost_model.h"
-#include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/search/evolutionary_search.h"
@@ -28,6 +28,7 @@ namespace tt = tensortune;
 
 int main(int argc, char** argv) {
   int splits = 10;
+  bool per_workload = false;  // the first split's accuracy per workload
   tt::cost_model::XGBoostOptions xgb;
   xgb.threads = 1;
   std::vector<tt::cost_model::Sample> samples;
@@ -51,6 +52,10 @@ int main(int argc, char** argv) {
       xgb.eta = std::stod(v);
     } else if (value("--min-child-weight=")) {
       xgb.min_child_weight = std::stod(v);
+    } else if (arg == "--per-workload") {
+      per_workload = true;
+    } else if (value("--pair-samples=")) {
+      xgb.pair_samples = std::stoi(v);
     } else if (value("--objective=")) {
       xgb.objective = v;
     } else if (arg.rfind("--", 0) == 0) {
@@ -64,14 +69,18 @@ int main(int argc, char** argv) {
     for (const tt::database::WorkloadInfo& w : db.workloads()) {
       const tt::te::Workload workload = tt::te::make_workload(w.spec);
       for (const tt::database::TargetKey& key : db.targets()) {
-        const tt::target::Target target = tt::codegen::resolve_host(tt::target::Target::parse(key.target));
+        const tt::target::Target target =
+            tt::codegen::resolve_host(tt::target::Target::parse(key.target));
         const std::vector<tt::database::Record> records = db.history(w.key, key);
         const tt::search::SearchSpace space = tt::search::SearchSpace::generate(workload, target);
         double best = 0;
-        for (const auto& r : records) best = std::max(best, r.ok() ? 1 / r.median_seconds : 0.0);
+        for (const auto& r : records)
+          best = std::max(best, r.ok() ? 1 / r.median_seconds : 0.0);
         for (const auto& r : records) {
-          auto f = tt::search::feature_vector(workload, tt::schedule::parse_schedule(r.schedule).steps, target);
-          if (!f || best <= 0) continue;
+          auto f = tt::search::feature_vector(
+              workload, tt::schedule::parse_schedule(r.schedule).steps, target);
+          if (!f || best <= 0)
+            continue;
           samples.push_back({arg + "|" + w.key, std::move(*f),
                              r.ok() ? static_cast<float>(1 / r.median_seconds / best) : 0.0f});
           std::optional<tt::search::Config> config;
@@ -87,23 +96,39 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::cout << fmt::format("cost_model_quality: {} samples, {} random 75/25 splits; xgb {} rounds, "
-                           "depth {}, eta {}, min_child_weight {}, {}\n",
-                           samples.size(), splits, xgb.rounds, xgb.max_depth, xgb.eta,
-                           xgb.min_child_weight, xgb.objective);
+  std::cout << fmt::format(
+      "cost_model_quality: {} samples, {} random 75/25 splits; xgb {} rounds, "
+      "depth {}, eta {}, min_child_weight {}, {}\n",
+      samples.size(), splits, xgb.rounds, xgb.max_depth, xgb.eta, xgb.min_child_weight,
+      xgb.objective);
   std::vector<double> acc, top5, racc, rtop5;
   tt::support::Rng rng(42);
   for (int s = 0; s < splits; ++s) {
     std::vector<tt::cost_model::Sample> train, test;
-    for (const auto& x : samples) (rng.uniform() < 0.75 ? train : test).push_back(x);
+    for (const auto& x : samples)
+      (rng.uniform() < 0.75 ? train : test).push_back(x);
     tt::cost_model::XGBoostOptions o = xgb;
     o.seed = static_cast<uint64_t>(s);
     tt::cost_model::XGBoostModel model(o);
     model.train(train);
     std::vector<std::vector<float>> rows;
-    for (const auto& x : test) rows.push_back(x.features);
+    for (const auto& x : test)
+      rows.push_back(x.features);
     const std::vector<float> p = model.predict(rows);
     acc.push_back(tt::cost_model::pairwise_accuracy(test, p));
+    if (per_workload && s == 0) {
+      std::map<std::string, std::pair<std::vector<tt::cost_model::Sample>, std::vector<float>>> by;
+      for (size_t i = 0; i < test.size(); ++i) {
+        by[test[i].group].first.push_back(test[i]);
+        by[test[i].group].second.push_back(p[i]);
+      }
+      for (const auto& [group, data] : by) {
+        std::cout << fmt::format(
+            "  split 0: {:4} test records, pairwise {:.3f}, top-5 {:.3f}  {}\n", data.first.size(),
+            tt::cost_model::pairwise_accuracy(data.first, data.second),
+            tt::cost_model::top_k_score(data.first, data.second, 5), group);
+      }
+    }
     top5.push_back(tt::cost_model::top_k_score(test, p, 5));
     tt::cost_model::RandomModel random(static_cast<uint64_t>(s));
     const std::vector<float> q = random.predict(rows);
@@ -114,12 +139,16 @@ int main(int argc, char** argv) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  std::cout << fmt::format("  xgb:    pairwise accuracy {:.3f}  top-5 score {:.3f}  (medians)\n", median(acc), median(top5));
-  std::cout << fmt::format("  random: pairwise accuracy {:.3f}  top-5 score {:.3f}\n", median(racc), median(rtop5));
+  std::cout << fmt::format("  xgb:    pairwise accuracy {:.3f}  top-5 score {:.3f}  (medians)\n",
+                           median(acc), median(top5));
+  std::cout << fmt::format("  random: pairwise accuracy {:.3f}  top-5 score {:.3f}\n", median(racc),
+                           median(rtop5));
   if (!prior_samples.empty()) {
-    std::cout << fmt::format("  prior:  pairwise accuracy {:.3f}  top-5 score {:.3f}  (all {} records with knobs of this space)\n",
-                             tt::cost_model::pairwise_accuracy(prior_samples, priors),
-                             tt::cost_model::top_k_score(prior_samples, priors, 5), prior_samples.size());
+    std::cout << fmt::format(
+        "  prior:  pairwise accuracy {:.3f}  top-5 score {:.3f}  (all {} records with knobs of "
+        "this space)\n",
+        tt::cost_model::pairwise_accuracy(prior_samples, priors),
+        tt::cost_model::top_k_score(prior_samples, priors, 5), prior_samples.size());
   }
   return 0;
 }

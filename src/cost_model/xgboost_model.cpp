@@ -117,6 +117,9 @@ void set_params(BoosterHandle booster, const XGBoostOptions& o) {
   eta << o.eta;
   weight << o.min_child_weight;
   set("objective", o.objective);
+  if (o.objective == "rank:pairwise") {
+    set("num_pairsample", std::to_string(o.pair_samples));
+  }
   set("tree_method", "hist");
   set("max_depth", std::to_string(o.max_depth));
   set("eta", eta.str());

@@ -5,13 +5,13 @@
 #include "tensortune/lower/unswitch_guards.h"
 
 #include "freshen.h"
-
 #include "tensortune/ir/ir_equal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/ir/simplify.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -22,7 +22,9 @@ namespace {
 
 /// `d < 0` is the comparison; nullopt for anything but an integer <, <=, >, >=.
 std::optional<ir::Expr> negative_form(const ir::Expr& cmp) {
-  auto scalar_int = [](const ir::Expr& a) { return a.type().is_int() && a.type().is_scalar(); };
+  auto scalar_int = [](const ir::Expr& a) {
+    return a.type().is_int() && a.type().is_scalar();
+  };
   if (const auto* op = cmp.as<ir::Lt>(); op != nullptr && scalar_int(op->a)) {
     return op->a - op->b;
   }
@@ -150,7 +152,8 @@ class GuardWalker : public ir::IRMutator {
     // max < 0, written `x < c` rather than `(x - c) < 0` when max is `x - c`.
     ir::Expr rhs = ir::make_const(max->type(), int64_t{0});
     ir::Expr lhs = *max;
-    if (const auto* sub = lhs.as<ir::Sub>(); sub != nullptr && ir::as_const_int(sub->b) != nullptr) {
+    if (const auto* sub = lhs.as<ir::Sub>();
+        sub != nullptr && ir::as_const_int(sub->b) != nullptr) {
       rhs = sub->b;
       lhs = sub->a;
     }
@@ -192,6 +195,124 @@ int64_t count_stmts(const ir::Stmt& s) {
   return counter.n;
 }
 
+/// The one value of `var` in its range `r` for which `p` (a predicate in `var` only) is false,
+/// or nullopt when there are none or several, `p` uses another variable, or the range is long.
+/// In the else copy of `if (p)` the variable then is that constant: the boundary tile of a split
+/// is usually the last tile alone, and with its offset known its guards become loop bounds.
+std::optional<int64_t> sole_failing_value(const ir::Expr& p,
+                                          const ir::VarNode* var,
+                                          ir::ConstBound r) {
+  constexpr int64_t kMaxValues = 256;
+  bool other_vars = false;
+  ir::post_order_visit(p, [&](const ir::Expr& node) {
+    const auto* v = node.as<ir::VarNode>();
+    other_vars = other_vars || (v != nullptr && v != var);
+  });
+  if (other_vars || r.max - r.min >= kMaxValues) {
+    return std::nullopt;
+  }
+  std::optional<int64_t> failing;
+  for (int64_t value = r.min; value <= r.max; ++value) {
+    ir::VarMap map;
+    map[var] = ir::make_const(var->type, value);
+    const ir::Expr value_of_p = ir::simplify(ir::substitute(p, map));
+    const int64_t* holds = ir::as_const_int(value_of_p);
+    if (holds == nullptr || (*holds == 0 && failing)) {
+      return std::nullopt;
+    }
+    if (*holds == 0) {
+      failing = value;
+    }
+  }
+  return failing;
+}
+
+/// Turns guards on a loop's own variable into its bound: `for (v, m, e) { if (a*v + b < 0 && c)
+/// S }` with constants a > 0, b becomes `for (v, m, e') { if (c) S }`, e' = min(e, ceil(-b/a) - m)
+/// (no loop when e' <= 0). A boundary tile whose offset is known (sole_failing_value) thus runs
+/// exactly its live iterations: a vectorized loop of 32 lanes with one live lane becomes one
+/// scalar iteration instead of 32 masked lanes, and its accumulators stay in registers.
+class GuardsToBounds : public ir::IRMutator {
+ protected:
+  using ir::IRMutator::visit;
+
+  ir::Stmt visit(const ir::For* op, const ir::Stmt& s) override {
+    ir::Stmt out = ir::IRMutator::visit(op, s);
+    const auto* loop = out.as<ir::For>();
+    const int64_t* min = ir::as_const_int(loop->min);
+    const int64_t* extent = ir::as_const_int(loop->extent);
+    const auto* guard = loop->body.as<ir::IfThenElse>();
+    if (min == nullptr || extent == nullptr || guard == nullptr || guard->else_case.defined()) {
+      return out;
+    }
+    int64_t end = *min + *extent;
+    std::vector<ir::Expr> kept;
+    std::vector<ir::Expr> conjuncts = {guard->condition};
+    while (!conjuncts.empty()) {
+      ir::Expr c = conjuncts.back();
+      conjuncts.pop_back();
+      if (const auto* a = c.as<ir::And>()) {
+        conjuncts.push_back(a->a);
+        conjuncts.push_back(a->b);
+        continue;
+      }
+      std::optional<int64_t> bound = upper_bound(c, loop->var);
+      if (bound) {
+        end = std::min(end, *bound);
+      } else {
+        kept.push_back(c);
+      }
+    }
+    if (end == *min + *extent) {
+      return out;
+    }
+    if (end <= *min) {
+      return ir::Evaluate::make(ir::make_const(ir::DataType::int32(), int64_t{0}));
+    }
+    ir::Stmt body = guard->then_case;
+    if (!kept.empty()) {
+      ir::Expr condition = kept.back();
+      for (size_t i = kept.size() - 1; i-- > 0;) {
+        condition = ir::And::make(kept[i], condition);
+      }
+      body = ir::IfThenElse::make(condition, body, ir::Stmt());
+    }
+    return ir::For::make(loop->var, loop->min, ir::make_const(loop->extent.type(), end - *min),
+                         loop->for_kind, body, loop->auto_unroll_max_step);
+  }
+
+ private:
+  /// `c` is `a*v + b < 0` with constants a > 0 and b: the exclusive upper bound ceil(-b/a) of v.
+  static std::optional<int64_t> upper_bound(const ir::Expr& c, const ir::Var& v) {
+    std::optional<ir::Expr> d = negative_form(c);
+    if (!d) {
+      return std::nullopt;
+    }
+    auto at = [&](int64_t value) -> std::optional<int64_t> {
+      ir::VarMap map;
+      map[v.get()] = ir::make_const(v.type(), value);
+      const ir::Expr e = ir::simplify(ir::substitute(*d, map));
+      const int64_t* k = ir::as_const_int(e);
+      return k != nullptr ? std::optional<int64_t>(*k) : std::nullopt;
+    };
+    const std::optional<int64_t> b = at(0);
+    const std::optional<int64_t> ab = at(1);
+    if (!b || !ab || *ab <= *b) {
+      return std::nullopt;
+    }
+    const int64_t a = *ab - *b;
+    ir::Expr rest =
+        ir::simplify(*d - (v * ir::make_const(v.type(), a) + ir::make_const(v.type(), *b)));
+    const int64_t* zero = ir::as_const_int(rest);
+    if (zero == nullptr || *zero != 0) {
+      return std::nullopt;
+    }
+    // a*v + b < 0  <=>  v < -b/a  <=>  v < ceil(-b/a)
+    const int64_t num = -*b;
+    return num >= 0 ? (num + a - 1) / a : -((-num) / a);
+  }
+};
+
 class Unswitcher : public ir::IRMutator {
  protected:
   using ir::IRMutator::visit;
@@ -204,8 +325,8 @@ class Unswitcher : public ir::IRMutator {
     }
     // A vectorized loop turns its guards into store predicates; splitting it would only stop it
     // from being vectorized.
-    ir::Stmt body = op->for_kind == ir::ForKind::Vectorized ? op->body
-                                                             : unswitch(op->var.get(), op->body);
+    ir::Stmt body =
+        op->for_kind == ir::ForKind::Vectorized ? op->body : unswitch(op->var.get(), op->body);
     body = mutate(body);
     outer_.erase(op->var.get());
     if (body.same_as(op->body)) {
@@ -240,7 +361,15 @@ class Unswitcher : public ir::IRMutator {
         continue;
       }
       full = ir::simplify(full);  // `if (true)` must be gone before vectorize_loops sees it
-      ir::Stmt partial = ir::simplify(GuardWalker(outer_, p, false).mutate(body));
+      ir::Stmt partial = GuardWalker(outer_, p, false).mutate(body);
+      const auto range = outer_.find(var);
+      if (std::optional<int64_t> v =
+              range == outer_.end() ? std::nullopt : sole_failing_value(p, var, range->second)) {
+        ir::VarMap map;
+        map[var] = ir::make_const(var->type, *v);
+        partial = ir::substitute(partial, map);
+      }
+      partial = ir::simplify(partial);
       const auto* noop = partial.as<ir::Evaluate>();  // simplify's "nothing to do"
       const bool nothing_left = noop != nullptr && ir::as_const_int(noop->value) != nullptr;
       body = ir::IfThenElse::make(p, full, nothing_left ? ir::Stmt() : freshen(partial));
@@ -256,7 +385,9 @@ class Unswitcher : public ir::IRMutator {
 
 ir::Stmt unswitch_guards(const ir::Stmt& s) {
   Unswitcher unswitcher;
-  return unswitcher.mutate(s);
+  ir::Stmt out = unswitcher.mutate(s);
+  ir::Stmt bounded = GuardsToBounds().mutate(out);
+  return bounded.same_as(out) ? out : ir::simplify(bounded);
 }
 
 }  // namespace tensortune::lower

@@ -17,6 +17,8 @@ struct XGBoostOptions {
   double min_child_weight = 1.0;
   /// "rank:pairwise" (default) or "reg:squarederror".
   std::string objective = "rank:pairwise";
+  /// rank:pairwise: pairs drawn per sample and round (XGBoost's num_pairsample).
+  int pair_samples = 1;
   /// Threads XGBoost uses; 0 means 1, because models trained with different thread counts differ
   /// (XGBoost's pairwise sampling keeps one random stream per thread) and runs must reproduce.
   int threads = 0;

@@ -18,7 +18,11 @@ inline constexpr int64_t kMaxUnswitchBodyStmts = 4096;
 /// from ir::max_over), the loop body becomes `if (predicate) body-without-the-guard else body`.
 /// Full tiles then run guard-free code that vectorizes and unrolls as if the split divided; the
 /// boundary tiles keep their guards (and are unswitched again at deeper loops). Guards that hold
-/// everywhere are dropped. Works on flattened IR before vectorize_loops; the result defines every
+/// everywhere are dropped. When one value of the deciding loop variable alone fails the predicate
+/// (the usual case: the last tile), the boundary copy gets that constant for the variable, and a
+/// loop whose body is guarded by a bound on its own variable (`if (v + 128 < 129)`) takes it as
+/// its extent: the boundary tile runs its live iterations unmasked (one scalar column instead of
+/// 32 predicated lanes). Works on flattened IR before vectorize_loops; the result defines every
 /// variable and buffer once (the copies are renamed).
 ir::Stmt unswitch_guards(const ir::Stmt& s);
 

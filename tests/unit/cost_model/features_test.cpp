@@ -165,13 +165,15 @@ TEST(Features, UnrolledCopiesKeepTheWorkOfTheLoop) {
 }
 
 TEST(Features, GuardedTailIsPredicated) {
-  ProgramFeatures f =
-      extract_features(lower_steps(kMatmul, {schedule::Split{"C", "j", 24, false},
-                                             schedule::Reorder{"C", {"i", "j.o", "k", "j.i"}},
-                                             Annotate{"C", "j.i", ir::ForKind::Vectorized}}));
-  // Full tiles run an unpredicated copy (unswitch_guards), the boundary tile a predicated one;
-  // 24 lanes are no power of two, so each copy is three unrolled stores of 8 lanes, and in the
-  // boundary tile (j = 48..71 of 64) only the last chunk keeps a predicate.
+  ProgramFeatures f = extract_features(lower_steps(
+      kMatmul,
+      {schedule::Split{"C", "j", 24, false}, schedule::Reorder{"C", {"i", "j.o", "k", "j.i"}},
+       schedule::Fuse{"C", {"i", "j.o"}}, Annotate{"C", "j.i", ir::ForKind::Vectorized}}));
+  // Full tiles run an unpredicated copy (unswitch_guards), the boundary tiles a predicated one
+  // (fused with i, the boundary j tile is every third value of i@j.o, so its offset is not one
+  // constant and its guard stays); 24 lanes are no power of two, so each copy is three unrolled
+  // stores of 8 lanes, and in the boundary tile (j = 48..71 of 64) only the last chunk keeps a
+  // predicate.
   int predicated = 0;
   int full = 0;
   for (const StoreFeatures& row : f.stores) {

@@ -7,6 +7,8 @@
 #include "tensortune/ir/verify.h"
 #include "tensortune/lower/unswitch_guards.h"
 
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace tensortune::lower {
@@ -61,7 +63,7 @@ std::vector<float> expected_tiled_add(int n) {
   return b;
 }
 
-TEST(UnswitchGuards, FullTilesLoseTheGuardBoundaryTileKeepsIt) {
+TEST(UnswitchGuards, FullTilesLoseTheGuardBoundaryTileRunsItsLiveIterations) {
   TiledAdd t;
   Stmt s = t.build(t.o * 16 + t.i < 40);
   Stmt u = unswitch_guards(s);
@@ -69,13 +71,17 @@ TEST(UnswitchGuards, FullTilesLoseTheGuardBoundaryTileKeepsIt) {
   ASSERT_NE(outer, nullptr) << ir::to_string(u);
   const auto* split = outer->body.as<ir::IfThenElse>();
   ASSERT_NE(split, nullptr) << ir::to_string(u);
-  // then: the tile loop without any `if`; else: the original guarded loop (renamed).
+  // then: the tile loop without any `if`; else: the boundary tile (o = 2, the only tile failing
+  // o*16 < 25), whose guard 32 + i < 40 became its loop's bound: 8 iterations, no `if`.
   const auto* full = split->then_case.as<ir::For>();
   ASSERT_NE(full, nullptr) << ir::to_string(u);
   EXPECT_NE(full->body.as<ir::Store>(), nullptr) << ir::to_string(u);
   const auto* partial = split->else_case.as<ir::For>();
   ASSERT_NE(partial, nullptr) << ir::to_string(u);
-  EXPECT_NE(partial->body.as<ir::IfThenElse>(), nullptr) << ir::to_string(u);
+  EXPECT_NE(partial->body.as<ir::Store>(), nullptr) << ir::to_string(u);
+  const int64_t* live = ir::as_const_int(partial->extent);
+  ASSERT_NE(live, nullptr) << ir::to_string(u);
+  EXPECT_EQ(*live, 8) << ir::to_string(u);
   EXPECT_NE(partial->var.get(), full->var.get()) << "the copies must not share a loop variable";
   EXPECT_EQ(t.run(u), expected_tiled_add(40));
   EXPECT_EQ(t.run(s), expected_tiled_add(40));
@@ -127,19 +133,61 @@ TEST(UnswitchGuards, GuardOnALetBoundInsideIsLeftAlone) {
 }
 
 TEST(UnswitchGuards, InvariantGuardIsHoistedOutOfTheInnerLoopWithoutADeadCopy) {
-  // for o: for i: if (o*16 < 20) store  ->  for o: if (o*16 < 20) for i: store
+  // for o: for i: if (o*16 < 20) store  ->  for o: if (o*16 < 20) for i: store  ->  (the hoisted
+  // guard bounds o) for o in [0, 2): for i: store
   TiledAdd t;
   Stmt s = t.build(t.o * 16 < 20);
   Stmt u = unswitch_guards(s);
   const auto* outer = u.as<ir::For>();
   ASSERT_NE(outer, nullptr) << ir::to_string(u);
-  const auto* hoisted = outer->body.as<ir::IfThenElse>();
-  ASSERT_NE(hoisted, nullptr) << ir::to_string(u);
-  EXPECT_FALSE(hoisted->else_case.defined()) << ir::to_string(u);
-  const auto* inner = hoisted->then_case.as<ir::For>();
+  const int64_t* tiles = ir::as_const_int(outer->extent);
+  ASSERT_NE(tiles, nullptr) << ir::to_string(u);
+  EXPECT_EQ(*tiles, 2) << ir::to_string(u);
+  const auto* inner = outer->body.as<ir::For>();
   ASSERT_NE(inner, nullptr) << ir::to_string(u);
   EXPECT_NE(inner->body.as<ir::Store>(), nullptr) << ir::to_string(u);
   EXPECT_EQ(t.run(u), expected_tiled_add(32));
+}
+
+TEST(UnswitchGuards, GuardsOnALoopsOwnVariableBecomeItsBoundOthersStay) {
+  // for o: for i: if (i < 5 && o*16 + i < 40 && 3*i + 1 < 14) store: i < 5 and 3*i + 1 < 14
+  // (i < ceil(13/3) = 5) become i's bound; the tile guard is left to unswitching.
+  TiledAdd t;
+  Stmt s = t.build(ir::And::make(ir::And::make(t.i < 5, t.o * 16 + t.i < 40), t.i * 3 + 1 < 14));
+  Stmt u = unswitch_guards(s);
+  std::vector<float> want(48, -1.0f);
+  for (int o = 0; o < 3; ++o) {
+    for (int i = 0; i < 5; ++i) {
+      if (o * 16 + i < 40) {
+        want[static_cast<size_t>(o * 16 + i)] = static_cast<float>(o * 16 + i) + 1.0f;
+      }
+    }
+  }
+  EXPECT_EQ(t.run(u), want) << ir::to_string(u);
+  EXPECT_EQ(t.run(s), want);
+  EXPECT_EQ(ir::to_string(u).find("i < 5"), std::string::npos) << ir::to_string(u);
+  EXPECT_EQ(ir::to_string(u).find("14"), std::string::npos) << ir::to_string(u);
+  // A guard that never holds removes the loop.
+  Stmt none = unswitch_guards(t.build(t.i * 2 < 0));
+  EXPECT_EQ(ir::to_string(none).find("out["), std::string::npos) << ir::to_string(none);
+}
+
+TEST(UnswitchGuards, SeveralBoundaryTilesKeepTheirGuards) {
+  // for o in [0, 3): for i in [0, 16): if (o*8 + i < 20): the tiles o = 1 and o = 2 both fail
+  // the full-tile test (o*8 + 15 < 20), so the else copy keeps the variable o and the guard.
+  TiledAdd t;
+  Stmt s = t.build(t.o * 8 + t.i < 20);
+  Stmt u = unswitch_guards(s);
+  std::vector<float> want(48, -1.0f);
+  for (int o = 0; o < 3; ++o) {
+    for (int i = 0; i < 16; ++i) {
+      if (o * 8 + i < 20) {
+        want[static_cast<size_t>(o * 16 + i)] = static_cast<float>(o * 16 + i) + 1.0f;
+      }
+    }
+  }
+  EXPECT_EQ(t.run(u), want) << ir::to_string(u);
+  EXPECT_NE(ir::to_string(u).find("(o*8)"), std::string::npos) << ir::to_string(u);
 }
 
 /// A register-tiled matmul whose splits divide none of the extents: the full tiles must be
@@ -167,6 +215,33 @@ TEST(UnswitchGuards, OddMatmulVectorizesItsFullTiles) {
                                         PragmaUnroll{"C", "i.o@j.o", 64}};
   ir::LoweredFunc g = expect_lowers_correctly(w, cached);
   EXPECT_GE(count_in(g, "= x16(0f)\n"), 1) << ir::to_string(g);
+}
+
+/// N = 33 in tiles of 16 leaves a last tile of one column; M = 37 in tiles of 8 one of 5 rows.
+/// Each boundary tile is one tile (its offset known), so its guards become loop bounds: the column
+/// tail is one scalar lane, not 16 masked ones, and nothing is predicated.
+TEST(UnswitchGuards, BoundaryTilesOfAnOddMatmulRunUnmasked) {
+  te::Workload w = matmul_workload(37, 33, 29);
+  std::vector<schedule::Step> cached = {CacheWrite{"C", ir::MemoryScope::Local},
+                                        Split{"C", "i", 8},
+                                        Split{"C", "j", 16},
+                                        Reorder{"C", {"i.o", "j.o", "i.i", "j.i"}},
+                                        Annotate{"C", "j.i", ir::ForKind::Vectorized},
+                                        ComputeAt{"C.local", "C", "j.o"},
+                                        Reorder{"C.local", {"k", "i", "j"}},
+                                        Annotate{"C.local", "j", ir::ForKind::Vectorized}};
+  ir::LoweredFunc f = expect_lowers_correctly(w, cached);
+  // The only `if`s left are the unswitched tile tests; no store or load carries a predicate.
+  std::istringstream lines(ir::to_string(f));
+  int predicated = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const size_t code = line.find_first_not_of(' ');
+    predicated += line.find(" if (", code) != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(predicated, 0) << ir::to_string(f);
+  EXPECT_GE(count_in(f, "x16("), 1) << ir::to_string(f);
+  EXPECT_GE(count_in(f, "B[((k.1*33) + 32)]"), 1) << "the column tail is one scalar lane\n"
+                                                  << ir::to_string(f);
 }
 
 TEST(UnswitchGuards, GpuKernelsKeepTheirGuardsInPlace) {
