@@ -5,13 +5,19 @@
 // FMA peak. Options (all --name=value): --workloads=SPEC;SPEC --tuners=xgb,xgb-evo,random
 // (xgb-uniform, xgb-evo-uniform: without the sketch rules' prior) --seeds=0,1,2 --trials=1000
 // --checkpoints=64,200,1000 --threads=2 --batch=N (trials per round; the tuner's default when
-// absent) --keep=DIR (keep databases). Each run's time per phase goes to stderr.
+// absent) --keep=DIR (keep databases) --remeasure=5 (after each run, each checkpoint's best
+// record is measured again this many times, round-robin with the others: the "again" lines,
+// free of the upward bias the best of more noisy measurements has; 0 = off). Each run's time per
+// phase goes to stderr.
 #include "peak.h"
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/schedule/serialize.h"
 #include "tensortune/search/tuner.h"
 #include "tensortune/te/operators.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
@@ -58,7 +64,65 @@ struct Run {
   std::vector<std::pair<int64_t, double>> curve;
   std::vector<std::pair<int64_t, double>> wall;  // (trials, seconds since start) per round
   double seconds = 0;
+  std::map<int64_t, double> remeasured;  // checkpoint -> GFLOP/s of its best, measured again
 };
+
+/// The best record within the first `trials` of each checkpoint is measured again, `rounds`
+/// times round-robin across the checkpoints (so drift of the machine hits them alike), and each
+/// gets the median. The best of 1000 noisy measurements is biased upwards more than the best of
+/// 200 (the winner's curse); measured again, side by side, the kernels compare as kernels.
+std::map<int64_t, double> remeasure(const tt::database::Database& db,
+                                    const tt::database::TargetKey& key,
+                                    const tt::te::Workload& workload,
+                                    const tt::target::Target& target,
+                                    tt::measure::Measurer& measurer,
+                                    const std::vector<int64_t>& checkpoints,
+                                    int rounds) {
+  const std::vector<tt::database::Record> history = db.history(workload.key(), key);
+  std::map<int64_t, double> out;
+  std::vector<int64_t> ids;           // the distinct best records, in checkpoint order
+  std::map<int64_t, size_t> slot_of;  // checkpoint -> index into ids
+  std::vector<tt::ir::LoweredFunc> funcs;
+  for (int64_t c : checkpoints) {
+    const tt::database::Record* best = nullptr;
+    for (size_t i = 0; i < history.size() && static_cast<int64_t>(i) < c; ++i) {
+      if (history[i].ok() && (best == nullptr || history[i].median_seconds < best->median_seconds))
+        best = &history[i];
+    }
+    if (best == nullptr)
+      continue;
+    auto known = std::find(ids.begin(), ids.end(), best->id);
+    if (known == ids.end()) {
+      ids.push_back(best->id);
+      funcs.push_back(
+          tt::lower::lower(workload, tt::schedule::parse_schedule(best->schedule), target));
+      known = ids.end() - 1;
+    }
+    slot_of[c] = static_cast<size_t>(known - ids.begin());
+  }
+  if (funcs.empty() || rounds <= 0)
+    return out;
+  const auto reference = measurer.make_reference(
+      tt::lower::lower(workload, tt::schedule::Schedule{workload.key(), {}}, target),
+      tt::measure::Tolerance::for_reduction(workload.max_reduction_length()));
+  std::vector<std::vector<double>> seconds(funcs.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t f = 0; f < funcs.size(); ++f) {
+      const tt::measure::MeasureResult m = measurer.measure(*reference, {funcs[f]}).at(0);
+      if (m.ok())
+        seconds[f].push_back(m.median_seconds);
+    }
+  }
+  const double flops = workload.flop_count();
+  for (const auto& [c, f] : slot_of) {
+    std::vector<double> v = seconds[f];
+    if (v.empty())
+      continue;
+    std::sort(v.begin(), v.end());
+    out[c] = flops / v[v.size() / 2] / 1e9;
+  }
+  return out;
+}
 
 Run tune_once(const std::string& spec,
               const std::string& tuner,
@@ -67,7 +131,9 @@ Run tune_once(const std::string& spec,
               const std::string& target_text,
               const tt::target::Target& target,
               int batch,
-              const std::string& db_path) {
+              const std::string& db_path,
+              const std::vector<int64_t>& checkpoints,
+              int remeasure_rounds) {
   std::vector<tt::search::TuneTask> tasks{tt::search::TuneTask::from_spec(spec)};
   const std::string name = tasks[0].op;
   fs::remove(db_path);
@@ -108,6 +174,8 @@ Run tune_once(const std::string& spec,
       name, tuner, seed, t.search, t.features, t.training, t.build, t.run, t.database);
   run.curve = r.tasks.at(0).curve;
   run.seconds = r.wall_seconds;
+  run.remeasured =
+      remeasure(db, key, tasks[0].workload, target, measurer, checkpoints, remeasure_rounds);
   return run;
 }
 
@@ -143,6 +211,7 @@ int main(int argc, char** argv) {
   const int threads = std::stoi(flag(argc, argv, "threads", "2"));
   const std::string keep = flag(argc, argv, "keep", "");
   const int batch = std::stoi(flag(argc, argv, "batch", "0"));
+  const int remeasure_rounds = std::stoi(flag(argc, argv, "remeasure", "5"));
   const std::string target_text = "llvm -cores=" + std::to_string(threads);
   const tt::target::Target target = tt::cli::resolve_target(target_text);
   const double peak = tt::cli::measure_fma_peak(threads, 200).gflops;
@@ -156,16 +225,19 @@ int main(int argc, char** argv) {
     std::map<std::string, std::map<int64_t, std::vector<double>>>
         best;  // tuner -> trials -> per seed
     std::map<std::string, std::map<int64_t, std::vector<double>>> wall;
+    std::map<std::string, std::map<int64_t, std::vector<double>>> again;  // re-measured bests
     for (const std::string& tuner : tuners) {
       for (const std::string& seed : seeds) {
         const std::string db =
             (dir / fmt::format("{}_{}_{}.db", tt::te::parse_workload_spec(spec).name, tuner, seed))
                 .string();
-        const Run run =
-            tune_once(spec, tuner, std::stoull(seed), trials, target_text, target, batch, db);
+        const Run run = tune_once(spec, tuner, std::stoull(seed), trials, target_text, target,
+                                  batch, db, checkpoints, remeasure_rounds);
         for (int64_t c : checkpoints) {
           best[tuner][c].push_back(best_at(run.curve, c));
           wall[tuner][c].push_back(seconds_at(run, c));
+          if (run.remeasured.count(c) != 0)
+            again[tuner][c].push_back(run.remeasured.at(c));
         }
       }
     }
@@ -178,11 +250,24 @@ int main(int argc, char** argv) {
                             100 * median(best[tuner][c]) / peak, median(wall[tuner][c]));
       }
       std::cout << line << "\n";
+      if (!again[tuner].empty()) {
+        line = fmt::format("  {:<8}", "  again");
+        for (int64_t c : checkpoints) {
+          line += fmt::format("  @{:<4} {:7.1f} ({:4.0f}% peak)         ", c,
+                              median(again[tuner][c]), 100 * median(again[tuner][c]) / peak);
+        }
+        std::cout << line << "\n";
+      }
     }
     const int64_t last = checkpoints.back();
     if (best.count("xgb") != 0 && best["xgb"].count(200) != 0) {
       std::cout << fmt::format("  xgb@200 / xgb@{}: {:.3f}\n", last,
                                median(best["xgb"][200]) / median(best["xgb"][last]));
+      if (again["xgb"].count(200) != 0 && again["xgb"].count(last) != 0) {
+        std::cout << fmt::format(
+            "  xgb@200 / xgb@{}, both bests measured again side by side: {:.3f}\n", last,
+            median(again["xgb"][200]) / median(again["xgb"][last]));
+      }
       if (best.count("random") != 0) {
         std::cout << fmt::format("  xgb@200 / random@200: {:.3f}\n",
                                  median(best["xgb"][200]) / median(best["random"][200]));

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// How far the order of a database's records can be trusted: a seeded sample of each workload's
+// successful records (CPU targets) is measured again, twice, with the measurement options of
+// `tensortune tune`, and the pairwise agreement of the orders is printed: stored vs each new pass,
+// and the two new passes against each other. A cost model scored on these records (pairwise
+// ranking accuracy, bench/cost_model_quality) cannot be expected to agree with the stored order
+// better than the measurements agree with themselves. Pairs are also scored apart from those
+// whose stored throughputs lie within --close (default 5%) of each other.
+// Usage: record_repeatability DB [--sample=N (40)] [--only=SUBSTR] [--close=0.05] [--seed=S]
+// Run on a quiet machine, OMP_WAIT_POLICY=passive; it takes about 2 x N measurements per workload.
+#include "bench_tuning.h"
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/database/database.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/measure/measurer.h"
+#include "tensortune/schedule/serialize.h"
+#include "tensortune/support/rng.h"
+#include "tensortune/te/operators.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace tt = tensortune;
+
+namespace {
+
+/// The share of pairs (with different values in `a`) that `a` and `b` order alike; pairs whose
+/// `a` values lie within `close` of each other (relative to the larger) are skipped when `far`.
+double agreement(const std::vector<double>& a,
+                 const std::vector<double>& b,
+                 double close,
+                 bool far) {
+  double pairs = 0;
+  double agree = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    for (size_t j = i + 1; j < a.size(); ++j) {
+      if (a[i] == a[j] || (far && std::abs(a[i] - a[j]) < close * std::max(a[i], a[j]))) {
+        continue;
+      }
+      pairs += 1;
+      agree += (a[i] > a[j]) == (b[i] > b[j]) ? 1 : 0;
+    }
+  }
+  return pairs > 0 ? agree / pairs : 1.0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path;
+  std::string only;
+  size_t sample = 40;
+  double close = 0.05;
+  uint64_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> std::string {
+      const std::string f(flag);
+      return arg.compare(0, f.size(), f) == 0 ? arg.substr(f.size()) : std::string();
+    };
+    if (!value("--sample=").empty()) {
+      sample = std::stoul(value("--sample="));
+    } else if (!value("--only=").empty()) {
+      only = value("--only=");
+    } else if (!value("--close=").empty()) {
+      close = std::stod(value("--close="));
+    } else if (!value("--seed=").empty()) {
+      seed = std::stoull(value("--seed="));
+    } else if (arg.rfind("--", 0) == 0 || !path.empty()) {
+      std::cerr << "record_repeatability: unexpected argument " << arg << "\n"
+                << "usage: record_repeatability DB [--sample=N] [--only=SUBSTR] [--close=X] "
+                   "[--seed=S]\n";
+      return 2;
+    } else {
+      path = arg;
+    }
+  }
+  if (path.empty() || sample < 2) {
+    std::cerr << "usage: record_repeatability DB [--sample=N >= 2] [--only=SUBSTR] [--close=X] "
+                 "[--seed=S]\n";
+    return 2;
+  }
+  try {
+    const tt::database::Database db = tt::database::Database::open(path, true);
+    std::vector<double> all_first, all_second, all_passes, far_first, far_passes;
+    for (const tt::database::TargetKey& key : db.targets()) {
+      const tt::target::Target target =
+          tt::codegen::resolve_host(tt::target::Target::parse(key.target));
+      if (target.is_gpu()) {
+        continue;
+      }
+      tt::measure::Measurer measurer(target, tt::bench::tune_measurer_options());
+      for (const tt::database::WorkloadInfo& w : db.workloads()) {
+        if (!only.empty() && w.key.find(only) == std::string::npos) {
+          continue;
+        }
+        std::vector<tt::database::Record> records;
+        for (tt::database::Record& r : db.history(w.key, key)) {
+          if (r.ok()) {
+            records.push_back(std::move(r));
+          }
+        }
+        if (records.size() < 2) {
+          continue;
+        }
+        tt::support::Rng rng(seed);
+        for (size_t i = records.size() - 1; i > 0; --i) {  // Fisher-Yates, seeded
+          std::swap(
+              records[i],
+              records[static_cast<size_t>(rng.uniform() * static_cast<double>(i + 1)) % (i + 1)]);
+        }
+        records.resize(std::min(records.size(), sample));
+        const tt::te::Workload workload = tt::te::make_workload(w.spec);
+        std::vector<tt::ir::LoweredFunc> funcs;
+        std::vector<double> stored;
+        for (const tt::database::Record& r : records) {
+          funcs.push_back(
+              tt::lower::lower(workload, tt::schedule::parse_schedule(r.schedule), target));
+          stored.push_back(1 / r.median_seconds);
+        }
+        const auto reference = measurer.make_reference(
+            tt::lower::lower(workload, tt::schedule::Schedule{workload.key(), {}}, target),
+            tt::measure::Tolerance::for_reduction(workload.max_reduction_length()));
+        std::vector<std::vector<double>> passes(2);
+        for (std::vector<double>& pass : passes) {
+          for (const tt::measure::MeasureResult& m : measurer.measure(*reference, funcs)) {
+            pass.push_back(m.ok() ? 1 / m.median_seconds : 0.0);
+          }
+        }
+        const double first = agreement(stored, passes[0], close, false);
+        const double second = agreement(stored, passes[1], close, false);
+        const double between = agreement(passes[0], passes[1], close, false);
+        const double far = agreement(stored, passes[0], close, true);
+        const double far_between = agreement(passes[0], passes[1], close, true);
+        all_first.push_back(first);
+        all_second.push_back(second);
+        all_passes.push_back(between);
+        far_first.push_back(far);
+        far_passes.push_back(far_between);
+        std::cout << fmt::format(
+            "{:3} records  stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  | pairs "
+            "{:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  {}\n",
+            funcs.size(), first, second, between, close * 100, far, far_between, w.key);
+      }
+    }
+    if (all_first.empty()) {
+      std::cout << "record_repeatability: no workload with two successful CPU records\n";
+      return 1;
+    }
+    std::cout << fmt::format(
+        "medians over {} workloads: stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  "
+        "| pairs {:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}\n",
+        all_first.size(), median(all_first), median(all_second), median(all_passes), close * 100,
+        median(far_first), median(far_passes));
+  } catch (const std::exception& e) {
+    std::cerr << "record_repeatability: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
