@@ -55,6 +55,20 @@ struct TiledAdd {
   }
 };
 
+/// TiledAdd's expected output when the store runs at (o, i) iff `live(o, i)` (i < `inner`).
+template <class Live>
+std::vector<float> expected_tiled_add_where(int inner, Live live) {
+  std::vector<float> b(48, -1.0f);
+  for (int o = 0; o < 3; ++o) {
+    for (int i = 0; i < inner; ++i) {
+      if (live(o, i)) {
+        b[static_cast<size_t>(o * 16 + i)] = static_cast<float>(o * 16 + i) + 1.0f;
+      }
+    }
+  }
+  return b;
+}
+
 std::vector<float> expected_tiled_add(int n) {
   std::vector<float> b(48, -1.0f);
   for (int k = 0; k < n; ++k) {
@@ -155,14 +169,8 @@ TEST(UnswitchGuards, GuardsOnALoopsOwnVariableBecomeItsBoundOthersStay) {
   TiledAdd t;
   Stmt s = t.build(ir::And::make(ir::And::make(t.i < 5, t.o * 16 + t.i < 40), t.i * 3 + 1 < 14));
   Stmt u = unswitch_guards(s);
-  std::vector<float> want(48, -1.0f);
-  for (int o = 0; o < 3; ++o) {
-    for (int i = 0; i < 5; ++i) {
-      if (o * 16 + i < 40) {
-        want[static_cast<size_t>(o * 16 + i)] = static_cast<float>(o * 16 + i) + 1.0f;
-      }
-    }
-  }
+  const std::vector<float> want =
+      expected_tiled_add_where(5, [](int o, int i) { return o * 16 + i < 40; });
   EXPECT_EQ(t.run(u), want) << ir::to_string(u);
   EXPECT_EQ(t.run(s), want);
   EXPECT_EQ(ir::to_string(u).find("i < 5"), std::string::npos) << ir::to_string(u);
@@ -178,14 +186,8 @@ TEST(UnswitchGuards, SeveralBoundaryTilesKeepTheirGuards) {
   TiledAdd t;
   Stmt s = t.build(t.o * 8 + t.i < 20);
   Stmt u = unswitch_guards(s);
-  std::vector<float> want(48, -1.0f);
-  for (int o = 0; o < 3; ++o) {
-    for (int i = 0; i < 16; ++i) {
-      if (o * 8 + i < 20) {
-        want[static_cast<size_t>(o * 16 + i)] = static_cast<float>(o * 16 + i) + 1.0f;
-      }
-    }
-  }
+  const std::vector<float> want =
+      expected_tiled_add_where(16, [](int o, int i) { return o * 8 + i < 20; });
   EXPECT_EQ(t.run(u), want) << ir::to_string(u);
   EXPECT_NE(ir::to_string(u).find("(o*8)"), std::string::npos) << ir::to_string(u);
 }
