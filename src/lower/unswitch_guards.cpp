@@ -195,6 +195,15 @@ int64_t count_stmts(const ir::Stmt& s) {
   return counter.n;
 }
 
+/// The constant `e` folds to with `var` set to `value`; nullopt when it does not fold.
+std::optional<int64_t> value_at(const ir::Expr& e, const ir::VarNode* var, int64_t value) {
+  ir::VarMap map;
+  map[var] = ir::make_const(var->type, value);
+  const ir::Expr folded = ir::simplify(ir::substitute(e, map));  // as_const_int points into it
+  const int64_t* k = ir::as_const_int(folded);
+  return k != nullptr ? std::optional<int64_t>(*k) : std::nullopt;
+}
+
 /// The one value of `var` in its range `r` for which `p` (a predicate in `var` only) is false,
 /// or nullopt when there are none or several, `p` uses another variable, or the range is long.
 /// In the else copy of `if (p)` the variable then is that constant: the boundary tile of a split
@@ -213,11 +222,8 @@ std::optional<int64_t> sole_failing_value(const ir::Expr& p,
   }
   std::optional<int64_t> failing;
   for (int64_t value = r.min; value <= r.max; ++value) {
-    ir::VarMap map;
-    map[var] = ir::make_const(var->type, value);
-    const ir::Expr value_of_p = ir::simplify(ir::substitute(p, map));
-    const int64_t* holds = ir::as_const_int(value_of_p);
-    if (holds == nullptr || (*holds == 0 && failing)) {
+    const std::optional<int64_t> holds = value_at(p, var, value);
+    if (!holds || (*holds == 0 && failing)) {
       return std::nullopt;
     }
     if (*holds == 0) {
@@ -288,15 +294,8 @@ class GuardsToBounds : public ir::IRMutator {
     if (!d) {
       return std::nullopt;
     }
-    auto at = [&](int64_t value) -> std::optional<int64_t> {
-      ir::VarMap map;
-      map[v.get()] = ir::make_const(v.type(), value);
-      const ir::Expr e = ir::simplify(ir::substitute(*d, map));
-      const int64_t* k = ir::as_const_int(e);
-      return k != nullptr ? std::optional<int64_t>(*k) : std::nullopt;
-    };
-    const std::optional<int64_t> b = at(0);
-    const std::optional<int64_t> ab = at(1);
+    const std::optional<int64_t> b = value_at(*d, v.get(), 0);
+    const std::optional<int64_t> ab = value_at(*d, v.get(), 1);
     if (!b || !ab || *ab <= *b) {
       return std::nullopt;
     }
