@@ -64,7 +64,8 @@ void fill(Json& j, const ComputeInline& s) {
 void fill(Json& j, const ComputeRoot& s) {
   j["stage"] = s.stage;
 }
-/// "blocks": [[dim, factor], ...], absent for the plain layout so older records keep their text.
+/// "blocks": [[dim, factor], ...] ([dim, factor, 1] for an outer_first block), absent for the
+/// plain layout so older records keep their text.
 void fill_blocks(Json& j, const std::vector<LayoutBlock>& blocks) {
   if (blocks.empty()) {
     return;
@@ -74,6 +75,9 @@ void fill_blocks(Json& j, const std::vector<LayoutBlock>& blocks) {
     Json pair = Json::array();
     pair.push_back(b.dim);
     pair.push_back(b.factor);
+    if (b.outer_first) {
+      pair.push_back(1);
+    }
     out.push_back(std::move(pair));
   }
   j["blocks"] = std::move(out);
@@ -131,23 +135,29 @@ class StepReader {
     }
     return out;
   }
-  /// An optional array of [dim, factor] pairs; empty when absent.
+  /// An optional array of [dim, factor] pairs ([dim, factor, 1]: outer_first); empty when absent.
   std::vector<LayoutBlock> blocks(const std::string& key) {
     std::vector<LayoutBlock> out;
     if (!json_.contains(key)) {
       return out;
     }
     const Json& v = field(key);
-    const std::string shape = "field '" + key + "' must be an array of [dim, factor] integer pairs";
+    const std::string shape = "field '" + key +
+                              "' must be an array of [dim, factor] or [dim, factor, 1] integer "
+                              "arrays (1: the outer part first)";
     if (!v.is_array()) {
       fail(shape);
     }
     for (const Json& item : v.as_array()) {
-      if (!item.is_array() || item.as_array().size() != 2 || !item.as_array()[0].is_int() ||
-          !item.as_array()[1].is_int()) {
+      if (!item.is_array() || item.as_array().size() < 2 || item.as_array().size() > 3) {
         fail(shape);
       }
-      out.push_back(LayoutBlock{item.as_array()[0].as_int(), item.as_array()[1].as_int()});
+      const auto& a = item.as_array();
+      if (!a[0].is_int() || !a[1].is_int() ||
+          (a.size() == 3 && (!a[2].is_int() || a[2].as_int() != 1))) {
+        fail(shape);
+      }
+      out.push_back(LayoutBlock{a[0].as_int(), a[1].as_int(), a.size() == 3});
     }
     return out;
   }

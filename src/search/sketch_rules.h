@@ -47,6 +47,11 @@ struct StageInfo {
   /// the last index uses the last data-parallel axis, an index uses a reduction axis, and some
   /// data-parallel axis is unused (so the copy is reused across it). B of a matmul.
   std::vector<std::string> packable;
+  /// The packable inputs that are constant (weights) and read with the last data-parallel axis
+  /// itself as their last index (a matmul's constant B [K, N] at [k, j]): they may also be copied
+  /// once, at the root, into panels [N / v, K, v] of the vector length v (an outer_first layout
+  /// block), which lowering moves to the prepare function.
+  std::vector<std::string> panel_packable;
   /// Data-parallel axes other than the last (or the last one too when last_axis_strided: dense's
   /// weight [N, K] read at [j, k] is copied [N/v, K, v]) that can be the vectorized one (reuse
   /// stages only):

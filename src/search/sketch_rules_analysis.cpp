@@ -139,6 +139,10 @@ void analyse_reuse(StageInfo& info) {
     if (same == 1 && last_is_vector_axis && reads_reduction &&
         axes_used(r, op.axes) < op.axes.size()) {
       info.packable.push_back(producer_name(op, r.buffer));
+      const auto* last = r.indices.back().as<ir::VarNode>();
+      if (last != nullptr && last == op.axes.back().var.get() && r.indices.size() >= 2) {
+        info.panel_packable.push_back(info.packable.back());  // constants only: see analyse
+      }
     }
   }
   info.last_axis_strided = strided_reads(op, reads, op.axes.size() - 1);
@@ -262,6 +266,10 @@ DagInfo analyse(const te::Workload& workload) {
           stage.op->inputs.begin(), stage.op->inputs.end(), [&](const te::OperationRef& in) {
             return in->is_placeholder() && workload.is_constant(in->name);
           });
+      info.panel_packable.erase(
+          std::remove_if(info.panel_packable.begin(), info.panel_packable.end(),
+                         [&](const std::string& in) { return !workload.is_constant(in); }),
+          info.panel_packable.end());
       info.is_transform = !info.constant_only && is_transform(info);
       info.has_reuse = info.has_reuse && !info.is_transform && !info.constant_only;
     }

@@ -4,9 +4,10 @@
 // into 2, ordered S0 S1 R0 S2 R1 S3; parallel outer tiles, vectorized innermost tile, auto-unroll.
 // Variants: a local accumulator (cache_write) or the element-wise epilogue (bias, relu, gelu)
 // as the outer stage keeping levels 0 .. L-1, the reduction computed at its level L-1 tile; and
-// packing of an input panel (cache_read, like the hand-written matmul kernels' packed B); and a
-// vectorized axis other than the last, with the inputs that read it copied in a layout blocked by
-// the vector length (conv over NCHW vectorized over output channels, weights OIHW16o).
+// packing of an input panel (cache_read, like the hand-written matmul kernels' packed B; a constant
+// input may be packed once, at the root, in panels [N/v, K, v] that lowering moves to the prepare
+// function); and a vectorized axis other than the last, with the inputs that read it copied in a
+// layout blocked by the vector length (conv over NCHW vectorized over output channels, OIHW16o).
 #include "sketch_rules.h"
 #include "split_factors.h"
 #include "tensortune/ir/ir_visitor.h"
@@ -154,7 +155,12 @@ class TilePlan final : public StagePlan {
       for (size_t k = 0; k <= candidates; ++k) {
         at.push_back(static_cast<int64_t>(k));
       }
-      Pack pack{input, input + ".local", dag.copy_axis_names(input), {}};
+      Pack pack{input, input + ".local", dag.copy_axis_names(input), {}, -1};
+      const std::vector<std::string>& panels = c.panel_packable;
+      if (std::find(panels.begin(), panels.end(), input) != panels.end()) {
+        pack.root_panels = static_cast<int64_t>(candidates) + 1;
+        at.push_back(pack.root_panels);
+      }
       pack.at = knobs.add_values(pack.stage + ".at", KnobKind::ComputeLocation, at);
       packs_.push_back(std::move(pack));
     }
@@ -169,9 +175,17 @@ class TilePlan final : public StagePlan {
       out.emplace_back(schedule::CacheWrite{c_, ir::MemoryScope::Local, blocks});
     }
     for (const Pack& pack : packs_) {
-      if (phase == Phase::CacheRead && pack.at.one(v) > 0) {
-        out.emplace_back(schedule::CacheRead{pack.input, ir::MemoryScope::Local, {x_}});
+      if (phase != Phase::CacheRead || pack.at.one(v) == 0) {
+        continue;
       }
+      if (pack.at.one(v) != pack.root_panels) {
+        out.emplace_back(schedule::CacheRead{pack.input, ir::MemoryScope::Local, {x_}});
+      } else if (extents_.back() % last_length(v) == 0) {
+        // Panels as wide as the register tile's last axis, copied once (prepare): [N/v, K, v].
+        const auto dim = static_cast<int64_t>(pack.axes.size()) - 1;
+        out.emplace_back(schedule::CacheRead{
+            pack.input, ir::MemoryScope::Local, {x_}, {{dim, last_length(v), true}}});
+      }  // else (a guarded last tile): no panel divides the axis, the input is read in place
     }
     for (const auto& [input, dim] : blocks_) {  // computed once per call, at the root
       if (phase == Phase::CacheRead) {
@@ -278,6 +292,8 @@ class TilePlan final : public StagePlan {
     std::string input, stage;
     std::vector<std::string> axes;
     KnobSlot at;
+    /// The `at` value that copies a constant input at the root into panels (-1: not offered).
+    int64_t root_panels = -1;
   };
   using NamedAxes = std::pair<std::string, std::vector<std::string>>;
 
@@ -459,7 +475,7 @@ class TilePlan final : public StagePlan {
 
   void emit_pack(const Values& v, const Pack& pack, Steps& out) const {
     int64_t at = pack.at.one(v);
-    if (at == 0) {
+    if (at == 0 || at == pack.root_panels) {  // none, or at the root (the prepare function)
       return;
     }
     auto n = static_cast<int64_t>(data_.size());

@@ -94,11 +94,19 @@ Workload build_matmul(SpecReader& r) {
   int64_t n = r.dim("N");
   int64_t k = r.dim("K");
   bool tb = r.flag("transpose_b");
+  // constant_b: B is a weight, fixed when a model is compiled, so a copy of it in a packed layout
+  // is made once (the prepare function), as oneDNN's matmul with B reordered ahead of time.
+  bool cb = r.flag("constant_b");
   ir::DataType t = r.dtype();
   Tensor a = placeholder({m, k}, t, "A");
   Tensor b = placeholder(tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, t, "B");
   std::string name = std::string(tb ? "matmul_nt_" : "matmul_") + dims({m, n, k});
-  return Workload(name + "_" + t.to_string(), {a, b}, {matmul(a, b, tb)});
+  name += cb ? "_constb" : "";
+  std::vector<Tensor> constants;
+  if (cb) {
+    constants.push_back(b);
+  }
+  return Workload(name + "_" + t.to_string(), {a, b}, {matmul(a, b, tb)}, constants);
 }
 
 Workload build_batch_matmul(SpecReader& r) {
@@ -330,7 +338,7 @@ std::map<std::string, Entry> workload_table() {
   std::vector<std::string> pool = conv;
   pool.emplace_back("kind");
   return {
-      {"matmul", {{"M", "N", "K", "transpose_b"}, build_matmul}},
+      {"matmul", {{"M", "N", "K", "transpose_b", "constant_b"}, build_matmul}},
       {"batch_matmul", {{"B", "M", "N", "K", "transpose_b"}, build_batch_matmul}},
       {"dense", {{"M", "N", "K", "bias", "epilogue"}, build_dense}},
       {"conv2d", {conv2d, build_conv2d}},

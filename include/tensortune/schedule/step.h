@@ -74,12 +74,17 @@ struct ComputeRoot {
 
 /// One blocked dimension of a cache stage's buffer (cache_read, cache_write): dimension `dim` of
 /// the tensor becomes dim / factor in place, and dim % factor a new dimension after the tensor's
-/// own (the copy of conv weights OIHW with block {0, 16} is OIHW16o). `factor` must divide the
-/// dimension's extent.
+/// own (the copy of conv weights OIHW with block {0, 16} is OIHW16o). With `outer_first`, dim /
+/// factor moves before the tensor's own dimensions instead (outer_first blocks in their order):
+/// a matmul's B [K, N] with {1, 64, outer_first} is [N/64, K, 64], the packed panels of a GEMM
+/// kernel. `factor` must divide the dimension's extent.
 struct LayoutBlock {
   int64_t dim = 0;
   int64_t factor = 1;
-  bool operator==(const LayoutBlock& o) const { return dim == o.dim && factor == o.factor; }
+  bool outer_first = false;
+  bool operator==(const LayoutBlock& o) const {
+    return dim == o.dim && factor == o.factor && outer_first == o.outer_first;
+  }
 };
 
 /// Adds stage "<stage>.local" (or ".shared"/".global" by scope) that computes the stage's value

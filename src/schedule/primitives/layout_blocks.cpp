@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Blocked layouts of cache stages (CacheRead::blocks, CacheWrite::blocks): dimension d blocked by
-// f becomes d / f in place and d % f after the tensor's own dimensions.
+// f becomes d / f in place (or first, outer_first) and d % f after the tensor's own dimensions.
 #include "primitives.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -32,9 +32,33 @@ void check_layout_blocks(const char* what,
   }
 }
 
+namespace {
+
+/// Moves the elements at the outer_first blocks' dimensions to the front, in block order.
+template <typename T>
+std::vector<T> outer_first_order(const std::vector<LayoutBlock>& blocks, std::vector<T> items) {
+  std::vector<T> front;
+  std::vector<bool> moved(items.size(), false);
+  for (const LayoutBlock& b : blocks) {
+    if (b.outer_first) {
+      front.push_back(items[static_cast<size_t>(b.dim)]);
+      moved[static_cast<size_t>(b.dim)] = true;
+    }
+  }
+  for (size_t d = 0; d < items.size(); ++d) {
+    if (!moved[d]) {
+      front.push_back(std::move(items[d]));
+    }
+  }
+  return front;
+}
+
+}  // namespace
+
 std::vector<ir::Expr> blocked_indices(const std::vector<LayoutBlock>& blocks,
                                       std::vector<ir::Expr> indices) {
   std::vector<ir::Expr> inner;
+  const size_t rank = indices.size();
   for (const LayoutBlock& b : blocks) {
     ir::Expr& x = indices[static_cast<size_t>(b.dim)];
     ir::Expr f = ir::make_const(x.type(), b.factor);
@@ -42,7 +66,10 @@ std::vector<ir::Expr> blocked_indices(const std::vector<LayoutBlock>& blocks,
     x = x / f;
   }
   indices.insert(indices.end(), inner.begin(), inner.end());
-  return indices;
+  std::vector<ir::Expr> own(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(rank));
+  std::vector<ir::Expr> out = outer_first_order(blocks, std::move(own));
+  out.insert(out.end(), inner.begin(), inner.end());
+  return out;
 }
 
 BlockedAxes blocked_axes(const std::vector<ir::IterVar>& axes,
@@ -61,6 +88,12 @@ BlockedAxes blocked_axes(const std::vector<ir::IterVar>& axes,
     out.axes.push_back(ir::IterVar{inner, b.factor, axes[d].kind});
     out.source[d] = outer * ir::make_const(outer.type(), b.factor) + inner;
   }
+  std::vector<ir::IterVar> own(out.axes.begin(),
+                               out.axes.begin() + static_cast<std::ptrdiff_t>(axes.size()));
+  std::vector<ir::IterVar> ordered = outer_first_order(blocks, std::move(own));
+  ordered.insert(ordered.end(), out.axes.begin() + static_cast<std::ptrdiff_t>(axes.size()),
+                 out.axes.end());
+  out.axes = std::move(ordered);
   for (const ir::IterVar& a : out.axes) {
     out.shape.push_back(a.extent);
   }

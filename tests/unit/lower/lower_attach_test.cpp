@@ -70,6 +70,21 @@ TEST(LowerAttach, BlockedCopiesOfTheOperands) {
           Annotate{"C", "i.i", ir::ForKind::Vectorized}});
 }
 
+TEST(LowerAttach, PanelMajorCopiesOfTheOperands) {
+  // B [10, 24] packed as panels [24 / 8, 10, 8] (outer_first), at the root and at a tile loop;
+  // and A [12, 10] with two outer_first blocks, [12 / 4, 10 / 2, 4, 2].
+  te::Workload w = matmul_workload(12, 24, 10);
+  expect_lowers_correctly(
+      w, {CacheRead{"B", kLocal, {}, {{1, 8, true}}}, Split{"C", "j", 8},
+          Reorder{"C", {"i", "j.o", "k", "j.i"}}, Annotate{"C", "j.i", ir::ForKind::Vectorized}});
+  expect_lowers_correctly(
+      w, {CacheRead{"B", kLocal, {}, {{1, 8, true}}}, Tile{"C", "i", "j", 4, 8},
+          Reorder{"C", {"i.o", "j.o", "i.i", "k", "j.i"}}, ComputeAt{"B.local", "C", "j.o"},
+          Annotate{"C", "j.i", ir::ForKind::Vectorized}});
+  expect_lowers_correctly(w, {CacheRead{"A", kLocal, {}, {{0, 4, true}, {1, 2, true}}},
+                              CacheRead{"B", kLocal, {}, {{0, 5}, {1, 4, true}}}});
+}
+
 TEST(LowerAttach, ConvolutionWithBlockedWeightsVectorizedOverOutputChannels) {
   te::Workload w = te::make_workload("conv2d:N=1,C=3,H=6,W=5,K=8,R=3,S=3,stride=1,pad=1");
   expect_lowers_correctly(

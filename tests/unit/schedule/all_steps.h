@@ -25,6 +25,7 @@ inline std::vector<Step> one_step_of_each_kind() {
       CacheRead{"A", ir::MemoryScope::Shared, {"C", "E"}},
       CacheRead{"B", ir::MemoryScope::Global, {}},
       CacheRead{"B", ir::MemoryScope::Local, {"C"}, {{1, 8}}},
+      CacheRead{"B", ir::MemoryScope::Local, {"C"}, {{1, 8, true}}},
   };
   for (int k = 0; k <= static_cast<int>(ir::ForKind::ThreadZ); ++k) {
     steps.push_back(Annotate{"C", "j.i", static_cast<ir::ForKind>(k)});

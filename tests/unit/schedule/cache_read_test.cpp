@@ -121,6 +121,31 @@ TEST(CacheRead, ABlockedCopyHasTheBlockedShapeAndReadersMapTheirIndices) {
   EXPECT_TRUE(found);
 }
 
+TEST(CacheRead, AnOuterFirstBlockPutsThePanelIndexFirst) {
+  te::Workload w = testing::matmul_relu();  // B [32, 48] read at [k, j]
+  LoopState state = apply_steps(w, {CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16, true}}}});
+  const te::Operation& copy = *state.stage("B.local").op;
+  // Panels of 16 columns, each [32, 16] contiguous: [48 / 16, 32, 16].
+  EXPECT_EQ(copy.output.shape(), (std::vector<int64_t>{3, 32, 16}));
+  EXPECT_EQ(leaves(state, "B.local"), (std::vector<std::string>{"j:3", "i:32", "j.b:16"}));
+  const auto* load = copy.body.as<ir::Load>();
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(ir::to_string(load->indices[0]), "i");
+  EXPECT_EQ(ir::to_string(load->indices[1]), "((j*16) + j.b)");
+  bool found = false;
+  ir::post_order_visit(state.stage("C").op->body, [&](const ir::Expr& e) {
+    const auto* l = e.as<ir::Load>();
+    if (l != nullptr && l->buffer.same_as(copy.output)) {
+      found = true;
+      ASSERT_EQ(l->indices.size(), 3U);
+      EXPECT_EQ(ir::to_string(l->indices[0]), "(j/16)");
+      EXPECT_EQ(ir::to_string(l->indices[1]), "k");
+      EXPECT_EQ(ir::to_string(l->indices[2]), "(j % 16)");
+    }
+  });
+  EXPECT_TRUE(found);
+}
+
 TEST(CacheRead, RejectsBlocksThatDoNotFitTheTensor) {
   auto error = [](std::vector<LayoutBlock> blocks) {
     return schedule_error([&] {

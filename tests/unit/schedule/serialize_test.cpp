@@ -66,6 +66,9 @@ TEST(Serialize, UsesTheDocumentedFieldNames) {
   EXPECT_EQ(
       to_json(CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16}, {0, 2}}}).dump(),
       R"({"blocks":[[1,16],[0,2]],"kind":"cache_read","readers":[],"scope":"local","stage":"B"})");
+  EXPECT_EQ(
+      to_json(CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16, true}}}).dump(),
+      R"({"blocks":[[1,16,1]],"kind":"cache_read","readers":[],"scope":"local","stage":"B"})");
   EXPECT_EQ(to_json(Schedule{"w", {ComputeRoot{"B"}}}).dump(),
             R"({"steps":[{"kind":"compute_root","stage":"B"}],"version":1,"workload_key":"w"})");
 }
@@ -115,8 +118,12 @@ TEST(Serialize, RejectsAMistypedFieldNamingTheStepAndField) {
             "schedule step 0 (split): field 'nparts' must be true or false");
   EXPECT_EQ(parse_error(with_steps(R"({"kind":"cache_read","stage":"B","scope":"local",)"
                                    R"("readers":[],"blocks":[[1]]})")),
-            "schedule step 0 (cache_read): field 'blocks' must be an array of [dim, factor] "
-            "integer pairs");
+            "schedule step 0 (cache_read): field 'blocks' must be an array of [dim, factor] or "
+            "[dim, factor, 1] integer arrays (1: the outer part first)");
+  EXPECT_EQ(parse_error(with_steps(R"({"kind":"cache_read","stage":"B","scope":"local",)"
+                                   R"("readers":[],"blocks":[[1,16,2]]})")),
+            "schedule step 0 (cache_read): field 'blocks' must be an array of [dim, factor] or "
+            "[dim, factor, 1] integer arrays (1: the outer part first)");
 }
 
 TEST(Serialize, RejectsAMissingField) {

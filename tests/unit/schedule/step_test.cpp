@@ -56,6 +56,8 @@ TEST(Step, ToStringGivesOneReadableLine) {
   EXPECT_EQ(to_string(CacheRead{"A", ir::MemoryScope::Shared, {}}), "cache_read A shared");
   EXPECT_EQ(to_string(CacheRead{"W", ir::MemoryScope::Local, {"conv"}, {{0, 16}}}),
             "cache_read W local block 0/16 for conv");
+  EXPECT_EQ(to_string(CacheRead{"B", ir::MemoryScope::Local, {"C"}, {{1, 64, true}}}),
+            "cache_read B local block 1/64 outer_first for C");
 }
 
 TEST(Step, EqualityComparesKindAndEveryField) {

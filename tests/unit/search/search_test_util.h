@@ -20,7 +20,9 @@ namespace tensortune::search {
 /// Tiny instances of every named workload (odd extents, so non-dividing splits are exercised).
 inline const std::map<std::string, std::vector<std::string>>& tiny_specs() {
   static const std::map<std::string, std::vector<std::string>> kSpecs = {
-      {"matmul", {"matmul:M=7,N=9,K=11", "matmul:M=8,N=16,K=4,transpose_b=1"}},
+      {"matmul",
+       {"matmul:M=7,N=9,K=11", "matmul:M=8,N=16,K=4,transpose_b=1",
+        "matmul:M=6,N=16,K=5,constant_b=1"}},
       {"batch_matmul", {"batch_matmul:B=2,M=5,N=6,K=3"}},
       {"dense", {"dense:M=5,N=6,K=7,bias=1,epilogue=gelu", "dense:M=4,N=8,K=3,epilogue=relu"}},
       {"conv2d",

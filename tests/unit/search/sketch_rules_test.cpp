@@ -225,6 +225,43 @@ TEST(SketchRules, MatmulHasCacheWriteSketchesAndAPackingKnob) {
   EXPECT_TRUE(contains(local, schedule::ComputeAt{"C.local", "C", "j.i.o"}));
 }
 
+TEST(SketchRules, AConstantBCanBePackedOnceInPanels) {
+  const te::Workload w = te::make_workload("matmul:M=8,N=64,K=16,constant_b=1");
+  SearchSpace space = SearchSpace::generate(w, {});
+  const Knob* at = find_knob(space.sketches()[0], "B.local.at");
+  ASSERT_NE(at, nullptr);
+  // none, the three S0 positions, k.o, and the root panels (not offered when B is not constant).
+  ASSERT_EQ(at->choices.size(), 5U);
+  const Knob* plain =
+      find_knob(SearchSpace::generate(te::make_workload("matmul:M=8,N=64,K=16"), {}).sketches()[0],
+                "B.local.at");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->choices.size(), 4U);
+
+  Config config = with_knob(space, "C:tile", "B.local.at", {4});
+  int j_split = -1;
+  for (size_t k = 0; k < space.sketches()[0].knobs.size(); ++k) {
+    if (space.sketches()[0].knobs[k].name == "C.j.split") {
+      j_split = static_cast<int>(k);
+    }
+  }
+  ASSERT_GE(j_split, 0);
+  const std::vector<std::vector<int64_t>>& js = space.sketches()[0].knobs[j_split].choices;
+  config.choice[static_cast<size_t>(j_split)] = static_cast<int>(
+      std::find(js.begin(), js.end(), std::vector<int64_t>{1, 2, 16}) - js.begin());
+  std::vector<schedule::Step> steps = space.steps(config);
+  EXPECT_TRUE(contains(steps, schedule::CacheRead{"B", kLocal, {"C"}, {{1, 16, true}}}))
+      << describe(steps);
+  SampleStats stats;
+  check_config(w, space, config, stats);
+  ASSERT_EQ(stats.lowered, 1);
+  // The panels [64 / 16, 16, 16] are filled by the prepare function, once.
+  schedule::LoopState state = schedule::apply_steps(w, steps);
+  ir::LoweredFunc f = lower::lower(state, target::Target{}, "f", {});
+  ASSERT_EQ(f.prepacked.size(), 1U);
+  EXPECT_EQ(f.prepacked[0].shape(), (std::vector<int64_t>{4, 16, 16}));
+}
+
 TEST(SketchRules, DenseWithAnEpilogueHasFusedSketches) {
   SearchSpace relu =
       SearchSpace::generate(te::make_workload("dense:M=16,N=16,K=8,epilogue=relu"), {});

@@ -55,6 +55,11 @@ TEST(MakeWorkload, BuildsReadableNames) {
                           "dtype=int32")
                 .name(),
             "conv2d_nhwc_1x8x9x9_4x3x3_s2p0d1g2_int32");
+  EXPECT_EQ(make_workload("matmul:M=8,N=4,K=2,constant_b=1").name(), "matmul_8x4x2_constb_float32");
+  EXPECT_EQ(make_workload("matmul:M=8,N=4,K=2,constant_b=1").constant_inputs(),
+            (std::vector<bool>{false, true}));
+  EXPECT_NE(make_workload("matmul:M=8,N=4,K=2,constant_b=1").key(),
+            make_workload("matmul:M=8,N=4,K=2").key());
   EXPECT_EQ(make_workload("dense:M=8,N=4,K=2,bias=1,epilogue=gelu").name(),
             "dense_8x4x2_bias_gelu_float32");
   EXPECT_EQ(make_workload("pool2d:kind=avg,N=1,C=2,H=8,W=8,R=2,S=2,stride=2").name(),
@@ -113,8 +118,10 @@ TEST(MakeWorkload, UnknownNameListsKnownNames) {
 
 TEST(MakeWorkload, UnknownKeyListsAcceptedKeys) {
   std::string msg = user_error([] { make_workload("matmul:M=1,N=1,K=1,L=3"); });
-  EXPECT_NE(msg.find("workload 'matmul': unknown key 'L' (accepted: K, M, N, dtype, transpose_b)"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find(
+          "workload 'matmul': unknown key 'L' (accepted: K, M, N, constant_b, dtype, transpose_b)"),
+      std::string::npos)
       << msg;
 }
 
