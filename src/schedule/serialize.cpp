@@ -149,11 +149,11 @@ class StepReader {
       fail(shape);
     }
     for (const Json& item : v.as_array()) {
-      if (!item.is_array() || item.as_array().size() < 2 || item.as_array().size() > 3) {
+      if (!item.is_array()) {
         fail(shape);
       }
       const auto& a = item.as_array();
-      if (!a[0].is_int() || !a[1].is_int() ||
+      if (a.size() < 2 || a.size() > 3 || !a[0].is_int() || !a[1].is_int() ||
           (a.size() == 3 && (!a[2].is_int() || a[2].as_int() != 1))) {
         fail(shape);
       }

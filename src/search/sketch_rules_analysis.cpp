@@ -120,7 +120,7 @@ bool strided_reads(const te::Operation& op, const std::vector<Read>& reads, size
   return false;
 }
 
-void analyse_reuse(StageInfo& info) {
+void analyse_reuse(StageInfo& info, const te::Workload& workload) {
   const te::Operation& op = *info.op;
   std::vector<ir::IterVar> reduce = op.reduce_axes();
   std::vector<Read> reads = reads_of(op);
@@ -140,8 +140,8 @@ void analyse_reuse(StageInfo& info) {
         axes_used(r, op.axes) < op.axes.size()) {
       info.packable.push_back(producer_name(op, r.buffer));
       const auto* last = r.indices.back().as<ir::VarNode>();
-      if (last != nullptr && last == op.axes.back().var.get() && r.indices.size() >= 2) {
-        info.panel_packable.push_back(info.packable.back());  // constants only: see analyse
+      if (last == op.axes.back().var.get() && workload.is_constant(info.packable.back())) {
+        info.panel_packable.push_back(info.packable.back());
       }
     }
   }
@@ -259,17 +259,13 @@ DagInfo analyse(const te::Workload& workload) {
     }
     info.consumers = state.consumers(stage.name);
     if (info.is_reduction && !info.data_axes.empty()) {
-      analyse_reuse(info);
+      analyse_reuse(info, workload);
       // A stage of constants alone (Winograd's weight transform) lowers into the prepare
       // function, run once: the generic rule is enough for it.
       info.constant_only = std::all_of(
           stage.op->inputs.begin(), stage.op->inputs.end(), [&](const te::OperationRef& in) {
             return in->is_placeholder() && workload.is_constant(in->name);
           });
-      info.panel_packable.erase(
-          std::remove_if(info.panel_packable.begin(), info.panel_packable.end(),
-                         [&](const std::string& in) { return !workload.is_constant(in); }),
-          info.panel_packable.end());
       info.is_transform = !info.constant_only && is_transform(info);
       info.has_reuse = info.has_reuse && !info.is_transform && !info.constant_only;
     }

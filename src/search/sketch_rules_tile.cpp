@@ -155,7 +155,7 @@ class TilePlan final : public StagePlan {
       for (size_t k = 0; k <= candidates; ++k) {
         at.push_back(static_cast<int64_t>(k));
       }
-      Pack pack{input, input + ".local", dag.copy_axis_names(input), {}, -1};
+      Pack pack{input, input + ".local", dag.copy_axis_names(input), {}};
       const std::vector<std::string>& panels = c.panel_packable;
       if (std::find(panels.begin(), panels.end(), input) != panels.end()) {
         pack.root_panels = static_cast<int64_t>(candidates) + 1;
@@ -175,10 +175,11 @@ class TilePlan final : public StagePlan {
       out.emplace_back(schedule::CacheWrite{c_, ir::MemoryScope::Local, blocks});
     }
     for (const Pack& pack : packs_) {
-      if (phase != Phase::CacheRead || pack.at.one(v) == 0) {
+      const int64_t at = pack.at.one(v);
+      if (phase != Phase::CacheRead || at == 0) {
         continue;
       }
-      if (pack.at.one(v) != pack.root_panels) {
+      if (at != pack.root_panels) {
         out.emplace_back(schedule::CacheRead{pack.input, ir::MemoryScope::Local, {x_}});
       } else if (extents_.back() % last_length(v) == 0) {
         // Panels as wide as the register tile's last axis, copied once (prepare): [N/v, K, v].

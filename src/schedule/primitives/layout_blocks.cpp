@@ -41,7 +41,7 @@ std::vector<T> outer_first_order(const std::vector<LayoutBlock>& blocks, std::ve
   std::vector<bool> moved(items.size(), false);
   for (const LayoutBlock& b : blocks) {
     if (b.outer_first) {
-      front.push_back(items[static_cast<size_t>(b.dim)]);
+      front.push_back(std::move(items[static_cast<size_t>(b.dim)]));
       moved[static_cast<size_t>(b.dim)] = true;
     }
   }
@@ -58,16 +58,13 @@ std::vector<T> outer_first_order(const std::vector<LayoutBlock>& blocks, std::ve
 std::vector<ir::Expr> blocked_indices(const std::vector<LayoutBlock>& blocks,
                                       std::vector<ir::Expr> indices) {
   std::vector<ir::Expr> inner;
-  const size_t rank = indices.size();
   for (const LayoutBlock& b : blocks) {
     ir::Expr& x = indices[static_cast<size_t>(b.dim)];
     ir::Expr f = ir::make_const(x.type(), b.factor);
     inner.push_back(x % f);
     x = x / f;
   }
-  indices.insert(indices.end(), inner.begin(), inner.end());
-  std::vector<ir::Expr> own(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(rank));
-  std::vector<ir::Expr> out = outer_first_order(blocks, std::move(own));
+  std::vector<ir::Expr> out = outer_first_order(blocks, std::move(indices));
   out.insert(out.end(), inner.begin(), inner.end());
   return out;
 }
@@ -75,7 +72,8 @@ std::vector<ir::Expr> blocked_indices(const std::vector<LayoutBlock>& blocks,
 BlockedAxes blocked_axes(const std::vector<ir::IterVar>& axes,
                          const std::vector<LayoutBlock>& blocks) {
   BlockedAxes out;
-  out.axes = axes;
+  std::vector<ir::IterVar> own = axes;
+  std::vector<ir::IterVar> inner_axes;
   for (const ir::IterVar& a : axes) {
     out.source.push_back(a.var);
   }
@@ -84,16 +82,12 @@ BlockedAxes blocked_axes(const std::vector<ir::IterVar>& axes,
     const std::string& name = axes[d].var.name();
     ir::Var outer(name, axes[d].var.type());
     ir::Var inner(name + ".b", axes[d].var.type());
-    out.axes[d] = ir::IterVar{outer, axes[d].extent / b.factor, axes[d].kind};
-    out.axes.push_back(ir::IterVar{inner, b.factor, axes[d].kind});
+    own[d] = ir::IterVar{outer, axes[d].extent / b.factor, axes[d].kind};
+    inner_axes.push_back(ir::IterVar{inner, b.factor, axes[d].kind});
     out.source[d] = outer * ir::make_const(outer.type(), b.factor) + inner;
   }
-  std::vector<ir::IterVar> own(out.axes.begin(),
-                               out.axes.begin() + static_cast<std::ptrdiff_t>(axes.size()));
-  std::vector<ir::IterVar> ordered = outer_first_order(blocks, std::move(own));
-  ordered.insert(ordered.end(), out.axes.begin() + static_cast<std::ptrdiff_t>(axes.size()),
-                 out.axes.end());
-  out.axes = std::move(ordered);
+  out.axes = outer_first_order(blocks, std::move(own));
+  out.axes.insert(out.axes.end(), inner_axes.begin(), inner_axes.end());
   for (const ir::IterVar& a : out.axes) {
     out.shape.push_back(a.extent);
   }
