@@ -8,8 +8,10 @@
 #include "database/sqlite_util.h"
 #include "tensortune/support/error.h"
 
-#include <filesystem>
 #include <sqlite3.h>
+
+#include <algorithm>
+#include <filesystem>
 
 namespace tensortune::database {
 
@@ -52,8 +54,8 @@ sqlite3* open_connection(const std::string& path, bool read_only) {
     if (!parent.empty()) {
       std::filesystem::create_directories(parent, ec);
     }
-    TT_USER_CHECK(!ec) << "database '" << path << "': cannot create directory '"
-                       << parent.string() << "': " << ec.message();
+    TT_USER_CHECK(!ec) << "database '" << path << "': cannot create directory '" << parent.string()
+                       << "': " << ec.message();
   } else {
     TT_USER_CHECK(std::filesystem::exists(path)) << "database '" << path << "' does not exist";
   }
@@ -193,15 +195,54 @@ int64_t Database::merge(const std::vector<WorkloadInfo>& workloads,
 int64_t Database::prune(int64_t k) {
   TT_USER_CHECK(k >= 0) << "database: prune needs k >= 0, not " << k;
   Transaction tx(db_);
-  Statement st(db_,
-               "DELETE FROM records WHERE id NOT IN ("
-               "  SELECT id FROM (SELECT id, row_number() OVER ("
-               "    PARTITION BY workload_id, target_id ORDER BY median_seconds, id) AS rank"
-               "    FROM records WHERE status = 'Ok') WHERE rank <= ?)");
-  st.bind(1, k).run();
+  // The kept set is fixed first: dropping a confirmation would change the rank of its record.
+  exec(db_, "DROP TABLE IF EXISTS temp.prune_keep");
+  Statement keep(db_,
+                 "CREATE TEMP TABLE prune_keep AS SELECT id FROM (SELECT r.id AS id, "
+                 "row_number() OVER (PARTITION BY r.workload_id, r.target_id ORDER BY "
+                 "COALESCE(c.rank_seconds, r.median_seconds), r.id) AS rank FROM records r "
+                 "LEFT JOIN confirmations c ON c.record_id = r.id WHERE r.status = 'Ok') "
+                 "WHERE rank <= ?");
+  keep.bind(1, k).run();
+  exec(db_, "DELETE FROM confirmations WHERE record_id NOT IN (SELECT id FROM temp.prune_keep)");
+  exec(db_, "DELETE FROM records WHERE id NOT IN (SELECT id FROM temp.prune_keep)");
   int64_t deleted = sqlite3_changes(db_);
+  exec(db_, "DROP TABLE temp.prune_keep");
   tx.commit();
   return deleted;
+}
+
+void Database::confirm(const std::vector<int64_t>& ids,
+                       const std::vector<double>& seconds,
+                       int64_t timestamp) {
+  TT_USER_CHECK(ids.size() == seconds.size())
+      << "database: confirm got " << ids.size() << " records and " << seconds.size() << " times";
+  TT_USER_CHECK(ids.size() >= 2) << "database: a confirmation compares at least 2 records";
+  Transaction tx(db_);
+  Statement st(db_,
+               "SELECT status, median_seconds, workload_id, target_id FROM records WHERE id = ?");
+  std::vector<double> ratios;  // stored / measured again
+  int64_t workload = -1;
+  int64_t target = -1;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    st.reset();
+    st.bind(1, ids[i]);
+    TT_USER_CHECK(st.step()) << "database: confirm: no record " << ids[i];
+    TT_USER_CHECK(st.get_text(0) == "Ok") << "database: confirm: record " << ids[i] << " failed";
+    TT_USER_CHECK(seconds[i] > 0) << "database: confirm: record " << ids[i] << " needs a time > 0";
+    TT_USER_CHECK(i == 0 || (st.get_int(2) == workload && st.get_int(3) == target))
+        << "database: confirm: record " << ids[i] << " is of another workload or target";
+    workload = st.get_int(2);
+    target = st.get_int(3);
+    ratios.push_back(st.get_double(1) / seconds[i]);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const size_t n = ratios.size();
+  const double scale = n % 2 == 1 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+  detail::RecordInserter rows(db_);
+  for (size_t i = 0; i < ids.size(); ++i)
+    rows.confirm(ids[i], seconds[i], seconds[i] * scale, timestamp);
+  tx.commit();
 }
 
 void Database::vacuum() {

@@ -50,6 +50,10 @@ Json record_line(const Record& r) {
   line["tool_version"] = r.tool_version;
   line["git_revision"] = r.git_revision;
   line["timestamp"] = r.timestamp;
+  if (r.confirmed_seconds > 0) {  // a record never confirmed has neither field
+    line["confirmed_seconds"] = r.confirmed_seconds;
+    line["rank_seconds"] = r.rank_seconds;
+  }
   return line;
 }
 
@@ -97,11 +101,17 @@ Record parse_record(const Json& line) {
   r.tool_version = text(line, "tool_version");
   r.git_revision = text(line, "git_revision");
   r.timestamp = integer(line, "timestamp");
-  static const std::set<std::string> kStatuses = {"Ok",         "CompileError", "CompileTimeout",
-                                                  "RuntimeError", "RunTimeout",  "WrongResult"};
+  static const std::set<std::string> kStatuses = {"Ok",           "CompileError", "CompileTimeout",
+                                                  "RuntimeError", "RunTimeout",   "WrongResult"};
   TT_USER_CHECK(kStatuses.count(r.status) != 0) << "unknown status '" << r.status << "'";
   TT_USER_CHECK(!r.target.target.empty()) << "a record without a target";
   TT_USER_CHECK(!r.ok() || r.median_seconds > 0) << "an Ok record without a positive median";
+  if (line.contains("confirmed_seconds")) {
+    r.confirmed_seconds = number(line, "confirmed_seconds");
+    r.rank_seconds = number(line, "rank_seconds");
+    TT_USER_CHECK(r.ok() && r.confirmed_seconds > 0 && r.rank_seconds > 0)
+        << "a confirmation needs an Ok record and positive confirmed_seconds and rank_seconds";
+  }
   return r;
 }
 

@@ -43,10 +43,12 @@ WorkloadInfo read_workload(const Statement& st) {
 
 }  // namespace
 
-std::vector<Record> Database::best(const std::string& workload_key, const TargetKey& target,
+std::vector<Record> Database::best(const std::string& workload_key,
+                                   const TargetKey& target,
                                    int64_t k) const {
-  std::string sql = select_records(std::string(kSameWorkloadAndTarget) +
-                                   "AND r.status = 'Ok' ORDER BY r.median_seconds, r.id LIMIT ?");
+  std::string sql =
+      select_records(std::string(kSameWorkloadAndTarget) + "AND r.status = 'Ok' ORDER BY " +
+                     detail::kRankSeconds + ", r.id LIMIT ?");
   Statement st(db_, sql.c_str());
   st.bind(1, workload_key).bind(2, target.target).bind(3, target.fingerprint).bind(4, k);
   return read_all(st);
@@ -70,7 +72,8 @@ std::optional<Record> Database::record(int64_t id) const {
   return detail::read_record(st);
 }
 
-bool Database::contains(const std::string& workload_key, const TargetKey& target,
+bool Database::contains(const std::string& workload_key,
+                        const TargetKey& target,
                         const std::string& schedule) const {
   std::string sql = std::string("SELECT 1 FROM ") + detail::kRecordFrom + " " +
                     kSameWorkloadAndTarget + "AND r.schedule = ? LIMIT 1";
@@ -126,8 +129,10 @@ std::vector<TargetKey> Database::targets() const {
 std::vector<WorkloadStats> Database::stats() const {
   Statement st(db_,
                "SELECT w.key, w.name, w.flop_count, t.target, t.fingerprint, r.status, count(*), "
-               "min(CASE WHEN r.status = 'Ok' THEN r.median_seconds END) FROM records r "
-               "JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
+               "min(CASE WHEN r.status = 'Ok' THEN COALESCE(c.rank_seconds, r.median_seconds) "
+               "END) FROM records r JOIN workloads w ON w.id = r.workload_id "
+               "JOIN targets t ON t.id = r.target_id "
+               "LEFT JOIN confirmations c ON c.record_id = r.id "
                "GROUP BY w.key, t.target, t.fingerprint, r.status "
                "ORDER BY w.key, t.target, t.fingerprint, r.status");
   std::vector<WorkloadStats> out;
@@ -159,9 +164,10 @@ std::vector<Record> Database::best_of_operator(const std::string& op,
                                                const TargetKey& target) const {
   std::string sql = select_records(
       "WHERE r.id IN (SELECT id FROM (SELECT r2.id AS id, row_number() OVER ("
-      "  PARTITION BY r2.workload_id ORDER BY r2.median_seconds, r2.id) AS rank"
-      "  FROM records r2 JOIN workloads w2 ON w2.id = r2.workload_id"
+      "  PARTITION BY r2.workload_id ORDER BY COALESCE(c2.rank_seconds, r2.median_seconds),"
+      "  r2.id) AS rank FROM records r2 JOIN workloads w2 ON w2.id = r2.workload_id"
       "  JOIN targets t2 ON t2.id = r2.target_id"
+      "  LEFT JOIN confirmations c2 ON c2.record_id = r2.id"
       "  WHERE w2.op = ? AND t2.target = ? AND t2.fingerprint = ? AND r2.status = 'Ok')"
       " WHERE rank = 1) ORDER BY w.key");
   Statement st(db_, sql.c_str());

@@ -10,9 +10,12 @@ namespace tensortune::database::detail {
 const char* const kRecordColumns =
     "r.id, w.key, t.target, t.fingerprint, r.schedule, r.knobs, r.status, r.error, r.repeats, "
     "r.median_seconds, r.build_seconds, r.run_seconds, r.wall_seconds, r.seed, r.tool_version, "
-    "r.git_revision, r.timestamp, COALESCE(r.run_id, 0)";
+    "r.git_revision, r.timestamp, COALESCE(r.run_id, 0), COALESCE(c.seconds, 0), "
+    "COALESCE(c.rank_seconds, r.median_seconds)";
 const char* const kRecordFrom =
-    "records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id";
+    "records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
+    "LEFT JOIN confirmations c ON c.record_id = r.id";
+const char* const kRankSeconds = "COALESCE(c.rank_seconds, r.median_seconds)";
 
 namespace {
 
@@ -49,6 +52,8 @@ Record read_record(const Statement& st) {
   r.git_revision = st.get_text(15);
   r.timestamp = st.get_int(16);
   r.run_id = st.get_int(17);
+  r.confirmed_seconds = st.get_double(18);
+  r.rank_seconds = st.get_double(19);
   return r;
 }
 
@@ -88,7 +93,10 @@ RecordInserter::RecordInserter(sqlite3* db)
               "INSERT INTO records(workload_id, target_id, schedule, knobs, status, error, "
               "repeats, median_seconds, build_seconds, run_seconds, wall_seconds, seed, "
               "tool_version, git_revision, timestamp, run_id) "
-              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))") {}
+              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))"),
+      confirm_(db,
+               "INSERT OR REPLACE INTO confirmations(record_id, seconds, rank_seconds, timestamp) "
+               "VALUES(?, ?, ?, ?)") {}
 
 int64_t RecordInserter::insert(const Record& r) {
   auto w = workloads_.find(r.workload_key);
@@ -106,7 +114,18 @@ int64_t RecordInserter::insert(const Record& r) {
   st.bind(8, r.median_seconds).bind(9, r.build_seconds).bind(10, r.run_seconds);
   st.bind(11, r.wall_seconds).bind(12, r.seed).bind(13, r.tool_version);
   st.bind(14, r.git_revision).bind(15, r.timestamp).bind(16, r.run_id).run();
-  return sqlite3_last_insert_rowid(db_);
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+  if (r.confirmed_seconds > 0) {  // an imported record keeps its confirmation
+    TT_USER_CHECK(r.ok() && r.rank_seconds > 0)
+        << "database: a confirmation needs an Ok record and a positive rank time";
+    confirm(id, r.confirmed_seconds, r.rank_seconds, r.timestamp);
+  }
+  return id;
+}
+
+void RecordInserter::confirm(int64_t id, double seconds, double rank_seconds, int64_t timestamp) {
+  confirm_.reset();
+  confirm_.bind(1, id).bind(2, seconds).bind(3, rank_seconds).bind(4, timestamp).run();
 }
 
 }  // namespace tensortune::database::detail

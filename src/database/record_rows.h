@@ -6,8 +6,9 @@
 #include "database/sqlite_util.h"
 #include "tensortune/database/record.h"
 
-#include <map>
 #include <sqlite3.h>
+
+#include <map>
 #include <string>
 
 namespace tensortune::database::detail {
@@ -15,6 +16,8 @@ namespace tensortune::database::detail {
 /// The columns read_record expects, with the joins they need ("... FROM " + kRecordFrom).
 extern const char* const kRecordColumns;
 extern const char* const kRecordFrom;
+/// What `best` orders by (in kRecordFrom's names): a record's confirmed rank time, else its median.
+extern const char* const kRankSeconds;
 
 Record read_record(const Statement& st);
 
@@ -28,12 +31,15 @@ int64_t target_id(sqlite3* db, const TargetKey& target);
 class RecordInserter {
  public:
   explicit RecordInserter(sqlite3* db);
-  /// Inserts one record; returns its id.
+  /// Inserts one record, and its confirmation when confirmed_seconds > 0; returns its id.
   int64_t insert(const Record& r);
+  /// Sets (replaces) the confirmation of record `id`.
+  void confirm(int64_t id, double seconds, double rank_seconds, int64_t timestamp);
 
  private:
   sqlite3* db_;
   Statement insert_;
+  Statement confirm_;
   std::map<std::string, int64_t> workloads_;
   std::map<TargetKey, int64_t> targets_;
 };

@@ -66,6 +66,15 @@ const std::vector<const char*>& migrations() {
       ALTER TABLE records ADD COLUMN run_id INTEGER REFERENCES tuning_runs(id);
       CREATE INDEX records_by_schedule ON records(workload_id, target_id, schedule);
       )sql",
+      // 4: confirmations: the best records of a workload measured again side by side
+      // (Database::confirm); the latest one of each record.
+      R"sql(
+      CREATE TABLE confirmations(
+        record_id INTEGER PRIMARY KEY REFERENCES records(id),
+        seconds REAL NOT NULL,
+        rank_seconds REAL NOT NULL,
+        timestamp INTEGER NOT NULL);
+      )sql",
   };
   return kMigrations;
 }

@@ -119,7 +119,7 @@ bool Compiler::try_tuned(const te::Workload& workload, Attempt& attempt) {
         attempt.result.func = lower::lower(state, resolved_, attempt.name);
       }
       attempt.result.lookup =
-          Lookup{Source::Record, std::move(parsed), record.id, "", record.median_seconds};
+          Lookup{Source::Record, std::move(parsed), record.id, "", record.rank_seconds};
       return true;
     } catch (const UserError& e) {
       warn_stale(record, e.what());
@@ -169,7 +169,7 @@ bool Compiler::try_adapted(const te::Workload& workload,
       schedule::LoopState state = schedule::apply_steps(workload, steps);
       attempt.result.func = lower::lower(state, resolved_, attempt.name);
       attempt.result.lookup = Lookup{Source::Adapted, schedule::Schedule{key, std::move(steps)},
-                                     n.record.id, n.info.name, n.record.median_seconds};
+                                     n.record.id, n.info.name, n.record.rank_seconds};
       return true;
     } catch (const UserError& e) {
       TT_LOG(2) << workload.name() << ": record #" << n.record.id << " of " << n.info.name
@@ -216,7 +216,7 @@ double Compiler::stored_best_seconds(const te::Workload& workload) const {
     return 0;
   }
   const std::vector<database::Record> best = db_->best(workload.key(), identity_, 1);
-  return best.empty() ? 0 : best.front().median_seconds;
+  return best.empty() ? 0 : best.front().rank_seconds;
 }
 
 std::vector<std::string> Compiler::untuned() const {

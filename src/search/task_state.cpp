@@ -99,8 +99,8 @@ int64_t resume_task(TaskState& state,
     std::optional<Config> config = config_of(state.space, r);
     if (!config && is_default_schedule(state, r))
       state.default_measured = true;
-    state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.median_seconds : 0,
-                        r.id, 0);
+    state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.rank_seconds : 0, r.id,
+                        0);
   }
   int64_t lowered = 0;
   for (const database::Record* r : pick_records(records, limit)) {

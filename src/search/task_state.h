@@ -115,4 +115,15 @@ database::Record make_record(const TaskState& state,
                              const TuneOptions& options,
                              int64_t run_id);
 
+/// The end of a job (TuneOptions::confirm_top): the task's `top` best records measured again
+/// side by side, `rounds` times round-robin, and stored with Database::confirm; the task's
+/// result then names the confirmed best. Does nothing for a task that measured nothing in this
+/// run or has fewer than 2 working records.
+void confirm_best(TaskState& state,
+                  database::Database& db,
+                  const database::TargetKey& target_key,
+                  measure::Measurer& measurer,
+                  int top,
+                  int rounds);
+
 }  // namespace tensortune::search::detail

@@ -88,6 +88,8 @@ support::Json options_json(const std::vector<TuneTask>& tasks,
   j["scheduler"] = policy_name(o.scheduler.policy);
   j["model"] = o.random_model ? "random" : "xgb";
   j["prior"] = o.prior;
+  j["confirm_top"] = o.confirm_top;
+  j["confirm_rounds"] = o.confirm_rounds;
   // Times taken with cold weights are not comparable with warm ones.
   j["cache_flush"] = m.run.timing.cache_flush;
   support::Json workloads = support::Json::array();
@@ -399,6 +401,17 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
       out.stop_reason = measurer.stop_reason();
       break;
     }
+  }
+  if (!out.interrupted) {
+    const measure::MeasureTotals before = measurer.totals();
+    for (const auto& s : states) {
+      detail::confirm_best(*s, db, target_key, measurer, options.confirm_top,
+                           options.confirm_rounds);
+    }
+    const measure::MeasureTotals& after = measurer.totals();
+    total.build += after.build_wall_seconds - before.build_wall_seconds;
+    total.run += (after.wall_seconds - before.wall_seconds) -
+                 (after.build_wall_seconds - before.build_wall_seconds);
   }
   db.finish_run(out.run_id, out.trials, ok_total, unix_now());
   for (const auto& s : states)

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -81,6 +82,11 @@ TEST(TuneCli, TunesIntoTheDatabaseAndReportsJson) {
   const database::Database d = database::Database::open(db, true);
   EXPECT_EQ(d.count_records(), 8);
   EXPECT_TRUE(d.record(best_id).has_value());
+  // The five best were measured again side by side; the best named is the database's best.
+  const std::vector<database::Record> ok =
+      d.best(j.at("workload_key").as_string(), d.targets().at(0), 100);
+  EXPECT_EQ(j.at("best").at("confirmed").as_int(), std::min<int64_t>(5, ok.size()));
+  EXPECT_EQ(ok.at(0).id, best_id);
   // The same command again resumes: nothing left to measure.
   const e2e::CliResult again = run_cli(tune_args(db, 8, 4) + " --json");
   ASSERT_EQ(again.exit_code, 0) << again.err;
@@ -162,6 +168,8 @@ TEST(TuneCli, BadInputGetsOneLineAndANonZeroExit) {
       {"tune --workload matmul:M=4,N=4,K=4 --target native --trials -3 --db '" + db + "'", "trials",
        2},
       {"tune --target native --db '" + db + "'", "workload", 2},
+      {"tune --workload matmul:M=4,N=4,K=4 --target native --confirm -1 --db '" + db + "'",
+       "confirm", 2},
   };
   for (const Case& c : cases) {
     const e2e::CliResult r = run_cli(c.args);

@@ -121,7 +121,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   for (size_t i = 0; i < tasks.size(); ++i) {
     const std::vector<database::Record> stored = db.best(tasks[i].workload.key(), key, 1);
     if (!stored.empty())
-      best[i] = stored.front().median_seconds;
+      best[i] = stored.front().rank_seconds;
   }
   // Each kernel counts with its fastest form measured so far.
   auto estimate = [&]() {

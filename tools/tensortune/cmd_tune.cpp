@@ -81,7 +81,12 @@ ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
               "the best so far (default 10; 0 = always the full protocol)")
       .option("timing-budget", "S",
               "stop repeating a candidate's timed calls once they took S seconds in all "
-              "(default 1; 0 = always every repeat)");
+              "(default 1; 0 = always every repeat)")
+      .option("confirm", "K",
+              "at the end, measure each workload's K best records again side by side and rank "
+              "them by that (default 5; 0 = off): the best of many single measurements is "
+              "biased towards lucky ones")
+      .option("confirm-rounds", "R", "how often each of those is measured again (default 3)");
 }
 
 measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
@@ -113,6 +118,8 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
   o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
   o.transfer = !p.has("no-transfer");
   o.prior = !p.has("no-prior");
+  o.confirm_top = static_cast<int>(p.get_int("confirm", o.confirm_top, 0, 1000));
+  o.confirm_rounds = static_cast<int>(p.get_int("confirm-rounds", o.confirm_rounds, 1, 1000));
   o.tool_version = TT_VERSION;
   o.git_revision = TT_GIT_REVISION;
   return o;
@@ -189,6 +196,10 @@ support::Json result_json(const search::TuneResult& r,
     b["seconds"] = t.best_seconds;
     b["gflops"] = t.best_gflops;
     b["record_id"] = t.best_record_id;
+    if (t.confirmed > 0) {
+      b["confirmed"] = t.confirmed;
+      b["unconfirmed_record_id"] = t.unconfirmed_best_id;
+    }
     return b;
   };
   out["best"] = best_of(first);
@@ -225,6 +236,14 @@ void print_text(const search::TuneResult& r, const std::string& db_path) {
                            : std::string("no working candidate yet");
     std::cout << fmt::format("{}: {} trials ({} measured now, {} ok), {}\n", t.workload_name,
                              t.resumed + t.trials, t.trials, t.ok, best);
+    if (t.confirmed > 0) {
+      std::cout << fmt::format(
+          "  confirmed: its {} best records measured again side by side; {}\n", t.confirmed,
+          t.unconfirmed_best_id == t.best_record_id
+              ? std::string("the same record is the best")
+              : fmt::format("record {} (best by single measurements) ranks below it",
+                            t.unconfirmed_best_id));
+    }
   }
   std::cout << fmt::format(
       "time: {} (search {:.1f}s, features {:.1f}s, training {:.1f}s, build {:.1f}s, run {:.1f}s, "

@@ -25,7 +25,8 @@ std::map<std::string, int64_t> ReportEntry::by_status() const {
 const database::Record* ReportEntry::best() const {
   const database::Record* best = nullptr;
   for (const database::Record& r : history) {
-    if (r.ok() && (best == nullptr || r.median_seconds < best->median_seconds)) best = &r;
+    // As Database::best ranks them: by a side-by-side confirmation when there is one.
+    if (r.ok() && (best == nullptr || r.rank_seconds < best->rank_seconds)) best = &r;
   }
   return best;
 }
@@ -100,8 +101,9 @@ std::string render_text(const std::vector<ReportEntry>& entries, const std::vect
     std::string text = fmt::format("  {} trials, {} ok{}{}", e.history.size(), e.ok(),
                                    errors.empty() ? "" : ",", errors);
     if (best != nullptr) {
-      text += fmt::format("; best {:.1f} GFLOP/s ({:.3f} ms, record {})", e.gflops(*best),
-                          best->median_seconds * 1e3, best->id);
+      text += fmt::format("; best {:.1f} GFLOP/s ({:.3f} ms, record {}{})", e.gflops(*best),
+                          best->median_seconds * 1e3, best->id,
+                          best->confirmed_seconds > 0 ? ", confirmed side by side" : "");
     }
     if (best != nullptr && def != nullptr && def->ok()) {
       text += fmt::format("; {:.1f}x the default", def->median_seconds / best->median_seconds);

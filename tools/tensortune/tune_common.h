@@ -13,7 +13,8 @@
 
 namespace tensortune::cli {
 
-/// Adds --threads, --build-timeout, --run-timeout, --single-call-factor, --timing-budget, and
+/// Adds --threads, --build-timeout, --run-timeout, --single-call-factor, --timing-budget,
+/// --confirm, --confirm-rounds, and
 /// --cache-flush (or, when `flush_by_default`, --no-cache-flush: tune-model's timings flush).
 ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default = false);
 /// The measurer's options from those flags (their defaults when absent), for `target`.
@@ -21,7 +22,8 @@ measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
                                           const target::Target& target,
                                           bool flush_by_default = false);
 /// The search options from --tuner, --model, --trials (default 200), --seed, --batch,
-/// --eps-greedy, --early-stop, --scheduler, --no-transfer and --no-prior (defaults when absent).
+/// --eps-greedy, --early-stop, --scheduler, --no-transfer, --no-prior, --confirm and
+/// --confirm-rounds (defaults when absent).
 search::TuneOptions tune_options(const ArgParser::Parsed& p);
 /// Opens (creating it and its folder) the database of --db, default tuning_logs/tensortune.db;
 /// UserError naming `command` when the folder cannot be created.

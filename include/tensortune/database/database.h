@@ -53,17 +53,30 @@ class Database {
   /// Keeps the best `k` Ok records per (workload, target) and deletes every other record;
   /// returns how many were deleted.
   int64_t prune(int64_t k);
+  /// Stores a side-by-side re-measurement of Ok records of one workload and target: `seconds[i]`
+  /// is record `ids[i]`'s median time measured again, all in one session, so drift of the
+  /// machine hits them alike. Each gets confirmed_seconds = seconds[i] and rank_seconds =
+  /// seconds[i] x median over the group of (stored median / seconds): the side-by-side order on
+  /// the stored medians' scale, so it still compares with unconfirmed records. Replaces earlier
+  /// confirmations of these records; one transaction. UserError for fewer than 2 records, an
+  /// unknown or failed record, a time <= 0, or records of different workloads or targets.
+  void confirm(const std::vector<int64_t>& ids,
+               const std::vector<double>& seconds,
+               int64_t timestamp);
   void vacuum();
 
   // --- reading ---
-  /// The fastest Ok records of (workload, target), fastest first (ties: lower id first).
-  std::vector<Record> best(const std::string& workload_key, const TargetKey& target,
+  /// The fastest Ok records of (workload, target), fastest first by Record::rank_seconds (a
+  /// confirmed record by its confirmation, the others by their median; ties: lower id first).
+  std::vector<Record> best(const std::string& workload_key,
+                           const TargetKey& target,
                            int64_t k = 1) const;
   /// Every record of (workload, target) in insertion order.
   std::vector<Record> history(const std::string& workload_key, const TargetKey& target) const;
   std::optional<Record> record(int64_t id) const;
   /// True when `schedule` was already measured for (workload, target), whatever the outcome.
-  bool contains(const std::string& workload_key, const TargetKey& target,
+  bool contains(const std::string& workload_key,
+                const TargetKey& target,
                 const std::string& schedule) const;
   /// Every schedule measured for (workload, target).
   std::vector<std::string> measured_schedules(const std::string& workload_key,

@@ -64,6 +64,11 @@ struct Record {
   int64_t timestamp = 0;
   /// The tuning run that produced it (0 = none, e.g. imported).
   int64_t run_id = 0;
+  /// The median of its latest side-by-side re-measurement with the other best records of its
+  /// workload (Database::confirm; 0 = never confirmed), and the time `best` ranks it by: that
+  /// confirmation on the stored medians' scale, else median_seconds (as read from a database).
+  double confirmed_seconds = 0;
+  double rank_seconds = 0;
 
   bool ok() const { return status == "Ok"; }
 };

@@ -38,7 +38,8 @@ struct Lookup {
   int64_t record_id = 0;
   /// Adapted: the name of the workload the record was tuned for.
   std::string from_workload;
-  /// The record's median seconds per call (0 for Default).
+  /// The record's seconds per call as Database::best ranks it (Record::rank_seconds; 0 for
+  /// Default).
   double record_seconds = 0;
   /// "record #12", "adapted from record #7 (matmul_64x64x64_float32)" or "default schedule".
   std::string describe() const;

@@ -78,6 +78,13 @@ struct TuneOptions {
   bool transfer = true;
   /// At most this many old records are re-lowered to warm-start the model.
   int64_t max_warm_start_records = 3000;
+  /// At the end of the job, each task that measured something has its `confirm_top` best records
+  /// (of every run) measured again, `confirm_rounds` times round-robin, and the medians stored as
+  /// a confirmation (Database::confirm), which `best` ranks by. The best of many noisy single
+  /// measurements is biased towards lucky ones (the winner's curse); measured side by side, the
+  /// kernels compare as kernels. confirm_top < 2 or confirm_rounds < 1: off.
+  int confirm_top = 5;
+  int confirm_rounds = 3;
   cost_model::XGBoostOptions xgb;
   AnnealingOptions annealing;
   EvolutionOptions evolution;
@@ -115,6 +122,11 @@ struct TaskResult {
   int64_t trials = 0, ok = 0;
   double best_seconds = 0, best_gflops = 0;
   int64_t best_record_id = 0;
+  /// How many records were measured again side by side at the end of the run
+  /// (TuneOptions::confirm_top), and the record that single measurements ranked first before
+  /// that; best_* are then the confirmed best's (its Record::rank_seconds).
+  int64_t confirmed = 0;
+  int64_t unconfirmed_best_id = 0;
   /// (trials of this call when reached, best GFLOP/s) after each improvement.
   std::vector<std::pair<int64_t, double>> curve;
 };

@@ -22,8 +22,10 @@ void fill(Database& db) {
   db.put_workload(b);
   Record odd = record(a, cpu(), 3, 1.0 / 3.0);  // not exactly representable in decimal
   odd.error = "line one\nline \"two\" \t with \\ escapes";
-  db.add_records({record(b, cpu("other"), 2, 5e-4), record(a, cpu(), 1, 2e-3),
-                  record(a, cpu(), 2, 0, "WrongResult"), odd});
+  const std::vector<int64_t> ids =
+      db.add_records({record(b, cpu("other"), 2, 5e-4), record(a, cpu(), 1, 2e-3),
+                      record(a, cpu(), 2, 0, "WrongResult"), odd});
+  db.confirm({ids[1], ids[3]}, {2.2e-3, 0.3}, 1700000100);  // travels with its records
 }
 
 std::string export_text(const Database& db) {
@@ -49,7 +51,10 @@ TEST(Jsonl, ExportIsSortedStableAndRoundTripsExactly) {
   EXPECT_EQ(s.imported, 4);
   EXPECT_EQ(s.skipped, 0);
   EXPECT_EQ(export_text(copy), first);
-  EXPECT_DOUBLE_EQ(copy.best(workload("matmul", 64).key, cpu(), 1)[0].median_seconds, 2e-3);
+  const Record best = copy.best(workload("matmul", 64).key, cpu(), 1)[0];
+  EXPECT_DOUBLE_EQ(best.median_seconds, 2e-3);
+  EXPECT_DOUBLE_EQ(best.confirmed_seconds, 2.2e-3);
+  EXPECT_NE(first.find("\"rank_seconds\":"), std::string::npos);
 
   std::istringstream again(first);
   ImportSummary twice = import_jsonl(copy, again, "export.jsonl");
@@ -86,6 +91,9 @@ TEST(Jsonl, EveryMalformedCaseFailsWithItsLineAndImportsNothing) {
       {"unknown status", head + replace(record_line, "\"status\":\"Ok\"", "\"status\":\"Fast\""),
        "unknown status 'Fast'"},
       {"unknown workload", record_line, "record of unknown workload"},
+      {"negative confirmation",
+       head + replace(record_line, "\"rank_seconds\":", "\"rank_seconds\":-"),
+       "a confirmation needs"},
       {"unknown kind", head + "{\"format\":1,\"kind\":\"model\"}\n", "unknown kind 'model'"},
       {"not an object", head + "[1,2]\n", "must be a JSON object"},
   };

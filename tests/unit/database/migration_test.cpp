@@ -5,7 +5,6 @@
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
-
 #include <sqlite3.h>
 
 namespace tensortune::database {
@@ -48,6 +47,8 @@ TEST(Migration, EveryOlderVersionOpensAtTheCurrentOneWithItsData) {
     EXPECT_DOUBLE_EQ(best[0].median_seconds, 0.001);
     EXPECT_EQ(best[0].knobs, "{}");
     EXPECT_EQ(best[0].run_id, 0);
+    EXPECT_DOUBLE_EQ(best[0].confirmed_seconds, 0);  // migration 4: none confirmed yet
+    EXPECT_DOUBLE_EQ(best[0].rank_seconds, 0.001);
     // Migration 2 derives the operator from the name of workloads written before it.
     EXPECT_EQ(db.workload("matmul_8x8x8_float32_k")->op, version == 1 ? "matmul" : "") << version;
     // The migrated file takes new data of the current version.

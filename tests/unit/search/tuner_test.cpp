@@ -164,6 +164,7 @@ TEST_F(TunerTest, ATasksFirstRoundMeasuresTheBestOfTheRunsOtherTaskMappedToItsSp
   measure::Measurer measurer(target_, measurer_options());
   TuneOptions o = run_options(TunerKind::Xgb, 16, 8, 5);
   o.scheduler.policy = SchedulePolicy::RoundRobin;
+  o.confirm_top = 0;  // db.best must be the order the run saw, not a confirmation after it
   const std::vector<TuneTask> tasks{task("matmul:M=64,N=64,K=64"), task("matmul:M=48,N=64,K=32")};
   tune(tasks, target_, key_, db, measurer, o);
   // One round each: the first task's best (of its only round) was known when the second task's
@@ -214,6 +215,48 @@ TEST_F(TunerTest, StopFlagEndsTheRunAfterTheBatchInFlightIsSaved) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].trials, 4);
   EXPECT_GT(runs[0].ended, 0);
+  for (const database::Record& rec : db.all_records())
+    EXPECT_DOUBLE_EQ(rec.confirmed_seconds, 0);  // a stop ends it at once: nothing confirmed
+}
+
+TEST_F(TunerTest, TheBestRecordsAreMeasuredAgainSideBySideAtTheEnd) {
+  const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"), task("relu:M=64,N=64")};
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Random, 24, 6, 4);
+  o.confirm_top = 3;
+  o.confirm_rounds = 2;
+  const TuneResult r = tune(tasks, target_, key_, db, measurer, o);
+  EXPECT_EQ(db.count_records(), 24);  // a confirmation is not a trial
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskResult& t = r.tasks[i];
+    EXPECT_EQ(t.confirmed, 3) << t.workload_name;
+    const std::vector<database::Record> history = db.history(t.workload_key, key_);
+    const database::Record* fastest = nullptr;  // by single measurements
+    int confirmed = 0;
+    for (const database::Record& rec : history) {
+      confirmed += rec.confirmed_seconds > 0 ? 1 : 0;
+      if (rec.ok() && (fastest == nullptr || rec.median_seconds < fastest->median_seconds))
+        fastest = &rec;
+    }
+    EXPECT_EQ(confirmed, 3) << t.workload_name;
+    ASSERT_NE(fastest, nullptr);
+    EXPECT_EQ(t.unconfirmed_best_id, fastest->id);
+    const database::Record best = db.best(t.workload_key, key_, 1).at(0);
+    EXPECT_EQ(t.best_record_id, best.id);
+    EXPECT_GT(best.confirmed_seconds, 0);
+    EXPECT_DOUBLE_EQ(t.best_seconds, best.rank_seconds);
+  }
+  // A run that measures nothing confirms nothing; confirm_top 0 turns it off.
+  const TuneResult again = tune(tasks, target_, key_, db, measurer, o);
+  EXPECT_EQ(again.trials, 0);
+  EXPECT_EQ(again.tasks[0].confirmed, 0);
+  EXPECT_EQ(again.tasks[0].best_record_id, r.tasks[0].best_record_id);
+  o.trials = 30;
+  o.confirm_top = 0;
+  const TuneResult off = tune(tasks, target_, key_, db, measurer, o);
+  EXPECT_EQ(off.trials, 6);
+  EXPECT_EQ(off.tasks[0].confirmed + off.tasks[1].confirmed, 0);
 }
 
 TEST_F(TunerTest, GridTunerWalksTheSpaceInOrderAndStopsWhenExhausted) {

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// The end of a tuning job: the task's best records measured again side by side (see
+// TuneOptions::confirm_top and Database::confirm).
+#include "search/task_state.h"
+#include "tensortune/schedule/serialize.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
+#include "tensortune/support/stats.h"
+
+#include <optional>
+#include <vector>
+
+namespace tensortune::search::detail {
+
+void confirm_best(TaskState& state,
+                  database::Database& db,
+                  const database::TargetKey& target_key,
+                  measure::Measurer& measurer,
+                  int top,
+                  int rounds) {
+  if (top < 2 || rounds < 1 || state.result.trials == 0 || !state.reference || measurer.stopped())
+    return;
+  const std::vector<database::Record> best = db.best(state.result.workload_key, target_key, top);
+  std::vector<int64_t> ids;
+  std::vector<ir::LoweredFunc> funcs;
+  for (const database::Record& r : best) {
+    std::optional<ir::LoweredFunc> f;
+    try {
+      f = state.evaluator.lower_steps(schedule::parse_schedule(r.schedule).steps);
+    } catch (const UserError& e) {  // a record of an older schedule format
+      TT_LOG(1) << "confirm: record " << r.id << " does not parse: " << e.what();
+    }
+    if (f) {
+      ids.push_back(r.id);
+      funcs.push_back(std::move(*f));
+    }
+  }
+  if (funcs.size() < 2)
+    return;
+  // Round-robin: every round measures each record once, so drift of the machine during the
+  // confirmation hits them alike.
+  std::vector<std::vector<double>> times(funcs.size());
+  for (int round = 0; round < rounds && !measurer.stopped(); ++round) {
+    const std::vector<measure::MeasureResult> results = measurer.measure(*state.reference, funcs);
+    for (size_t i = 0; i < funcs.size(); ++i) {
+      if (results[i].ok()) {
+        times[i].push_back(results[i].median_seconds);
+      } else {
+        TT_LOG(0) << "confirm: record " << ids[i] << " of " << state.result.workload_name
+                  << " failed when measured again: " << results[i].message;
+      }
+    }
+  }
+  std::vector<int64_t> kept;
+  std::vector<double> seconds;
+  for (size_t i = 0; i < funcs.size(); ++i) {
+    if (!times[i].empty()) {
+      kept.push_back(ids[i]);
+      seconds.push_back(support::median(times[i]));
+    }
+  }
+  if (kept.size() >= 2) {
+    db.confirm(kept, seconds, unix_now());
+    const database::Record first = db.best(state.result.workload_key, target_key, 1).at(0);
+    state.result.confirmed = static_cast<int64_t>(kept.size());
+    state.result.unconfirmed_best_id = state.result.best_record_id;
+    state.result.best_record_id = first.id;
+    state.result.best_seconds = first.rank_seconds;
+    state.result.best_gflops = state.flops / first.rank_seconds * 1e-9;
+  }
+}
+
+}  // namespace tensortune::search::detail
