@@ -7,8 +7,11 @@
 // --checkpoints=64,200,1000 --threads=2 --batch=N (trials per round; the tuner's default when
 // absent) --keep=DIR (keep databases) --remeasure=5 (after each run, each checkpoint's best
 // record is measured again this many times, round-robin with the others: the "again" lines,
-// free of the upward bias the best of more noisy measurements has; 0 = off). Each run's time per
-// phase goes to stderr.
+// free of the upward bias the best of more noisy measurements has; 0 = off) --confirm=5 (as
+// `tune --confirm`: the run is one job per checkpoint, each resuming the last and ending with
+// its 5 best measured again side by side, and a checkpoint's best is its job's confirmed best,
+// what a user of a 200-trial job gets; 0 = one job, each checkpoint's best by single
+// measurements). Each run's time per phase goes to stderr.
 #include "peak.h"
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
@@ -77,6 +80,7 @@ std::map<int64_t, double> remeasure(const tt::database::Database& db,
                                     const tt::target::Target& target,
                                     tt::measure::Measurer& measurer,
                                     const std::vector<int64_t>& checkpoints,
+                                    const std::map<int64_t, int64_t>& picked,
                                     int rounds) {
   const std::vector<tt::database::Record> history = db.history(workload.key(), key);
   std::map<int64_t, double> out;
@@ -86,7 +90,10 @@ std::map<int64_t, double> remeasure(const tt::database::Database& db,
   for (int64_t c : checkpoints) {
     const tt::database::Record* best = nullptr;
     for (size_t i = 0; i < history.size() && static_cast<int64_t>(i) < c; ++i) {
-      if (history[i].ok() && (best == nullptr || history[i].median_seconds < best->median_seconds))
+      const auto pick = picked.find(c);  // the job's confirmed best, else the fastest stored
+      if (pick != picked.end() ? history[i].id == pick->second
+                               : history[i].ok() && (best == nullptr || history[i].median_seconds <
+                                                                            best->median_seconds))
         best = &history[i];
     }
     if (best == nullptr)
@@ -133,7 +140,8 @@ Run tune_once(const std::string& spec,
               int batch,
               const std::string& db_path,
               const std::vector<int64_t>& checkpoints,
-              int remeasure_rounds) {
+              int remeasure_rounds,
+              int confirm) {
   std::vector<tt::search::TuneTask> tasks{tt::search::TuneTask::from_spec(spec)};
   const std::string name = tasks[0].op;
   fs::remove(db_path);
@@ -160,22 +168,37 @@ Run tune_once(const std::string& spec,
   o.xgb.threads = 1;
   if (batch > 0)
     o.batch_size = batch;
+  o.confirm_top = confirm;
   Run run;
-  const tt::search::TuneResult r =
-      tt::search::tune(tasks, target, key, db, measurer, o, [&](const tt::search::TuneProgress& p) {
-        run.wall.emplace_back(p.measured, p.elapsed_seconds);
-        std::cerr << fmt::format("  {} {} seed {}: {:>4}/{} best {:.1f} GFLOP/s  {:.0f}s\n", name,
-                                 tuner, seed, p.measured, trials, p.best_gflops, p.elapsed_seconds);
-      });
-  const tt::search::PhaseTimes& t = r.times;
+  // With confirmation, one job per checkpoint (each resumes the last), as a user who ran a
+  // 200-trial job and then extended it to 1000.
+  const std::vector<int64_t> stages = confirm >= 2 ? checkpoints : std::vector<int64_t>{trials};
+  std::map<int64_t, int64_t> picked;  // checkpoint -> its job's confirmed best record
+  tt::search::PhaseTimes t;
+  int64_t done = 0;
+  for (int64_t stage : stages) {
+    o.trials = stage;
+    const tt::search::TuneResult r = tt::search::tune(
+        tasks, target, key, db, measurer, o, [&](const tt::search::TuneProgress& p) {
+          run.wall.emplace_back(done + p.measured, run.seconds + p.elapsed_seconds);
+          std::cerr << fmt::format("  {} {} seed {}: {:>4}/{} best {:.1f} GFLOP/s  {:.0f}s\n", name,
+                                   tuner, seed, done + p.measured, trials, p.best_gflops,
+                                   run.seconds + p.elapsed_seconds);
+        });
+    for (const auto& [at, g] : r.tasks.at(0).curve)
+      run.curve.emplace_back(done + at, g);
+    if (confirm >= 2)
+      picked[stage] = r.tasks.at(0).best_record_id;
+    done += r.trials;
+    run.seconds += r.wall_seconds;
+    t += r.times;
+  }
   std::cerr << fmt::format(
       "  {} {} seed {}: search {:.0f}s features {:.0f}s training {:.0f}s build {:.0f}s "
       "run {:.0f}s database {:.0f}s\n",
       name, tuner, seed, t.search, t.features, t.training, t.build, t.run, t.database);
-  run.curve = r.tasks.at(0).curve;
-  run.seconds = r.wall_seconds;
-  run.remeasured =
-      remeasure(db, key, tasks[0].workload, target, measurer, checkpoints, remeasure_rounds);
+  run.remeasured = remeasure(db, key, tasks[0].workload, target, measurer, checkpoints, picked,
+                             remeasure_rounds);
   return run;
 }
 
@@ -212,6 +235,7 @@ int main(int argc, char** argv) {
   const std::string keep = flag(argc, argv, "keep", "");
   const int batch = std::stoi(flag(argc, argv, "batch", "0"));
   const int remeasure_rounds = std::stoi(flag(argc, argv, "remeasure", "5"));
+  const int confirm = std::stoi(flag(argc, argv, "confirm", "5"));
   const std::string target_text = "llvm -cores=" + std::to_string(threads);
   const tt::target::Target target = tt::cli::resolve_target(target_text);
   const double peak = tt::cli::measure_fma_peak(threads, 200).gflops;
@@ -232,7 +256,7 @@ int main(int argc, char** argv) {
             (dir / fmt::format("{}_{}_{}.db", tt::te::parse_workload_spec(spec).name, tuner, seed))
                 .string();
         const Run run = tune_once(spec, tuner, std::stoull(seed), trials, target_text, target,
-                                  batch, db, checkpoints, remeasure_rounds);
+                                  batch, db, checkpoints, remeasure_rounds, confirm);
         for (int64_t c : checkpoints) {
           best[tuner][c].push_back(best_at(run.curve, c));
           wall[tuner][c].push_back(seconds_at(run, c));

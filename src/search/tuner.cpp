@@ -72,6 +72,9 @@ void check_options(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
   TT_USER_CHECK(o.batch_size >= 1) << "tune: --batch must be >= 1 (got " << o.batch_size << ")";
   TT_USER_CHECK(o.eps_greedy >= 0 && o.eps_greedy <= 1)
       << "tune: eps-greedy share must be in [0, 1] (got " << o.eps_greedy << ")";
+  TT_USER_CHECK(o.first_batch_random_share >= 0 && o.first_batch_random_share <= 1)
+      << "tune: the first batch's random share must be in [0, 1] (got "
+      << o.first_batch_random_share << ")";
   TT_USER_CHECK(o.early_stop >= 0) << "tune: --early-stop must be >= 0";
 }
 
@@ -84,6 +87,7 @@ support::Json options_json(const std::vector<TuneTask>& tasks,
   j["batch_size"] = o.batch_size;
   j["seed"] = static_cast<int64_t>(o.seed);
   j["eps_greedy"] = o.eps_greedy;
+  j["first_batch_random_share"] = o.first_batch_random_share;
   j["early_stop"] = o.early_stop;
   j["scheduler"] = policy_name(o.scheduler.policy);
   j["model"] = o.random_model ? "random" : "xgb";
@@ -168,8 +172,11 @@ std::vector<Config> propose(TaskState& state,
   const bool guided = options.tuner != TunerKind::Random && model != nullptr && model->trained();
   if (guided) {
     // Rounded up, so a small batch still explores (5% of 16 would be none).
-    const auto n_random =
-        static_cast<size_t>(std::ceil(options.eps_greedy * static_cast<double>(n)));
+    // A task without measurements of its own has a model trained on other workloads only.
+    const double share = state.top.empty()
+                             ? std::max(options.eps_greedy, options.first_batch_random_share)
+                             : options.eps_greedy;
+    const auto n_random = static_cast<size_t>(std::ceil(share * static_cast<double>(n)));
     const ScoreFn score = [&](const std::vector<Config>& c) {
       return model_scores(state, *model, c);
     };

@@ -281,6 +281,9 @@ TEST_F(TunerTest, BadOptionsAreUserErrors) {
   o.batch_size = 0;
   EXPECT_THROW(tune(tasks, target_, key_, db, measurer, o), UserError);
   EXPECT_THROW(tune({}, target_, key_, db, measurer, TuneOptions{}), UserError);
+  TuneOptions share;
+  share.first_batch_random_share = 1.5;
+  EXPECT_THROW(tune(tasks, target_, key_, db, measurer, share), UserError);
   EXPECT_THROW(parse_tuner("anneal"), UserError);
   EXPECT_EQ(db.count_records(), 0);
 }
