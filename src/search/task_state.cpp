@@ -102,6 +102,13 @@ int64_t resume_task(TaskState& state,
     state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.rank_seconds : 0, r.id,
                         0);
   }
+  // The best is the database's (ranked by confirmations), reported with its own measurement.
+  if (state.result.best_record_id != 0) {
+    const database::Record best = db.best(key, target_key, 1).at(0);
+    state.result.best_record_id = best.id;
+    state.result.best_seconds = best.median_seconds;
+    state.result.best_gflops = gflops_of(state.flops, best.median_seconds);
+  }
   int64_t lowered = 0;
   for (const database::Record* r : pick_records(records, limit)) {
     std::optional<std::vector<float>> f;

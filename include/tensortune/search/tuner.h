@@ -130,7 +130,7 @@ struct TaskResult {
   int64_t best_record_id = 0;
   /// How many records were measured again side by side at the end of the run
   /// (TuneOptions::confirm_top), and the record that single measurements ranked first before
-  /// that; best_* are then the confirmed best's (its Record::rank_seconds).
+  /// that; best_* then name the confirmed best, with its own stored median.
   int64_t confirmed = 0;
   int64_t unconfirmed_best_id = 0;
   /// (trials of this call when reached, best GFLOP/s) after each improvement.

@@ -245,7 +245,7 @@ TEST_F(TunerTest, TheBestRecordsAreMeasuredAgainSideBySideAtTheEnd) {
     const database::Record best = db.best(t.workload_key, key_, 1).at(0);
     EXPECT_EQ(t.best_record_id, best.id);
     EXPECT_GT(best.confirmed_seconds, 0);
-    EXPECT_DOUBLE_EQ(t.best_seconds, best.rank_seconds);
+    EXPECT_DOUBLE_EQ(t.best_seconds, best.median_seconds);
   }
   // A run that measures nothing confirms nothing; confirm_top 0 turns it off.
   const TuneResult again = tune(tasks, target_, key_, db, measurer, o);
