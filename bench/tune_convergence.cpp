@@ -89,8 +89,8 @@ std::map<int64_t, double> remeasure(const tt::database::Database& db,
   std::vector<tt::ir::LoweredFunc> funcs;
   for (int64_t c : checkpoints) {
     const tt::database::Record* best = nullptr;
+    const auto pick = picked.find(c);  // the job's confirmed best, else the fastest stored
     for (size_t i = 0; i < history.size() && static_cast<int64_t>(i) < c; ++i) {
-      const auto pick = picked.find(c);  // the job's confirmed best, else the fastest stored
       if (pick != picked.end() ? history[i].id == pick->second
                                : history[i].ok() && (best == nullptr || history[i].median_seconds <
                                                                             best->median_seconds))

@@ -7,10 +7,10 @@
 #include "database/schema.h"
 #include "database/sqlite_util.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/stats.h"
 
 #include <sqlite3.h>
 
-#include <algorithm>
 #include <filesystem>
 
 namespace tensortune::database {
@@ -197,12 +197,14 @@ int64_t Database::prune(int64_t k) {
   Transaction tx(db_);
   // The kept set is fixed first: dropping a confirmation would change the rank of its record.
   exec(db_, "DROP TABLE IF EXISTS temp.prune_keep");
-  Statement keep(db_,
-                 "CREATE TEMP TABLE prune_keep AS SELECT id FROM (SELECT r.id AS id, "
-                 "row_number() OVER (PARTITION BY r.workload_id, r.target_id ORDER BY "
-                 "COALESCE(c.rank_seconds, r.median_seconds), r.id) AS rank FROM records r "
-                 "LEFT JOIN confirmations c ON c.record_id = r.id WHERE r.status = 'Ok') "
-                 "WHERE rank <= ?");
+  const std::string keep_sql =
+      std::string(
+          "CREATE TEMP TABLE prune_keep AS SELECT id FROM (SELECT r.id AS id, "
+          "row_number() OVER (PARTITION BY r.workload_id, r.target_id ORDER BY ") +
+      detail::kRankSeconds +
+      ", r.id) AS rank FROM records r LEFT JOIN confirmations c ON c.record_id = r.id "
+      "WHERE r.status = 'Ok') WHERE rank <= ?";
+  Statement keep(db_, keep_sql.c_str());
   keep.bind(1, k).run();
   exec(db_, "DELETE FROM confirmations WHERE record_id NOT IN (SELECT id FROM temp.prune_keep)");
   exec(db_, "DELETE FROM records WHERE id NOT IN (SELECT id FROM temp.prune_keep)");
@@ -236,9 +238,7 @@ void Database::confirm(const std::vector<int64_t>& ids,
     target = st.get_int(3);
     ratios.push_back(st.get_double(1) / seconds[i]);
   }
-  std::sort(ratios.begin(), ratios.end());
-  const size_t n = ratios.size();
-  const double scale = n % 2 == 1 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+  const double scale = support::median(ratios);
   detail::RecordInserter rows(db_);
   for (size_t i = 0; i < ids.size(); ++i)
     rows.confirm(ids[i], seconds[i], seconds[i] * scale, timestamp);

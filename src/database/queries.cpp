@@ -127,14 +127,14 @@ std::vector<TargetKey> Database::targets() const {
 }
 
 std::vector<WorkloadStats> Database::stats() const {
-  Statement st(db_,
-               "SELECT w.key, w.name, w.flop_count, t.target, t.fingerprint, r.status, count(*), "
-               "min(CASE WHEN r.status = 'Ok' THEN COALESCE(c.rank_seconds, r.median_seconds) "
-               "END) FROM records r JOIN workloads w ON w.id = r.workload_id "
-               "JOIN targets t ON t.id = r.target_id "
-               "LEFT JOIN confirmations c ON c.record_id = r.id "
-               "GROUP BY w.key, t.target, t.fingerprint, r.status "
-               "ORDER BY w.key, t.target, t.fingerprint, r.status");
+  const std::string sql =
+      std::string(
+          "SELECT w.key, w.name, w.flop_count, t.target, t.fingerprint, r.status, "
+          "count(*), min(CASE WHEN r.status = 'Ok' THEN ") +
+      detail::kRankSeconds + " END) FROM " + detail::kRecordFrom +
+      " GROUP BY w.key, t.target, t.fingerprint, r.status "
+      "ORDER BY w.key, t.target, t.fingerprint, r.status";
+  Statement st(db_, sql.c_str());
   std::vector<WorkloadStats> out;
   while (st.step()) {
     TargetKey target{st.get_text(3), st.get_text(4)};

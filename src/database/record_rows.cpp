@@ -11,7 +11,7 @@ const char* const kRecordColumns =
     "r.id, w.key, t.target, t.fingerprint, r.schedule, r.knobs, r.status, r.error, r.repeats, "
     "r.median_seconds, r.build_seconds, r.run_seconds, r.wall_seconds, r.seed, r.tool_version, "
     "r.git_revision, r.timestamp, COALESCE(r.run_id, 0), COALESCE(c.seconds, 0), "
-    "COALESCE(c.rank_seconds, r.median_seconds)";
+    "COALESCE(c.rank_seconds, r.median_seconds)";  // the last one is kRankSeconds
 const char* const kRecordFrom =
     "records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
     "LEFT JOIN confirmations c ON c.record_id = r.id";

@@ -103,6 +103,16 @@ support::Json options_json(const std::vector<TuneTask>& tasks,
   return j;
 }
 
+/// Adds the measurer's time between two readings of its totals: the parallel build phase, and
+/// the rest (running, verifying) as run time.
+void add_measure_times(PhaseTimes& t,
+                       const measure::MeasureTotals& before,
+                       const measure::MeasureTotals& after) {
+  const double build = after.build_wall_seconds - before.build_wall_seconds;
+  t.build += build;
+  t.run += (after.wall_seconds - before.wall_seconds) - build;
+}
+
 /// The model's scores of `configs` for one task; -infinity for invalid configurations.
 std::vector<float> model_scores(TaskState& state,
                                 const cost_model::CostModel& model,
@@ -342,9 +352,7 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
     rt.features += now() - t0;
     const measure::MeasureTotals before = measurer.totals();
     const std::vector<measure::MeasureResult> results = measurer.measure(*state.reference, funcs);
-    const measure::MeasureTotals& after = measurer.totals();
-    rt.build = after.build_wall_seconds - before.build_wall_seconds;
-    rt.run = (after.wall_seconds - before.wall_seconds) - rt.build;
+    add_measure_times(rt, before, measurer.totals());
 
     t0 = now();
     std::vector<database::Record> records;
@@ -415,10 +423,7 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
       detail::confirm_best(*s, db, target_key, measurer, options.confirm_top,
                            options.confirm_rounds);
     }
-    const measure::MeasureTotals& after = measurer.totals();
-    total.build += after.build_wall_seconds - before.build_wall_seconds;
-    total.run += (after.wall_seconds - before.wall_seconds) -
-                 (after.build_wall_seconds - before.build_wall_seconds);
+    add_measure_times(total, before, measurer.totals());
   }
   db.finish_run(out.run_id, out.trials, ok_total, unix_now());
   for (const auto& s : states)
