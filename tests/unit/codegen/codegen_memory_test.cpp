@@ -156,7 +156,7 @@ TEST(CodegenMemory, SmallAllocateLivesOnTheStack) {
   const int n = 100;
   ir::LoweredFunc f = scratch_func("small_scratch", n, ir::MemoryScope::Local);
   std::string text = emit_llvm_ir(f, host(), false);
-  EXPECT_NE(text.find("alloca [100 x float], align 64"), std::string::npos) << text;
+  EXPECT_NE(text.find("alloca [100 x float], align 4096"), std::string::npos) << text;
   EXPECT_EQ(text.find("tt_alloc"), std::string::npos);
   Artifact k = build_cpu(f, host());
   std::vector<float> vin = random_floats(n, 5);

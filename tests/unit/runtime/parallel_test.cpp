@@ -250,6 +250,23 @@ TEST(Alloc, LargeBlocksAreReusedForTheSameSizeFromAnyThread) {
   EXPECT_EQ(errors.load(), 0);
 }
 
+TEST(Alloc, CachedBlocksStartOnAPageAndLargeOnesOnAHugePage) {
+  // Where a kernel's scratch lies within a page (4K aliasing, cache sets) must not depend on the
+  // state of the heap: the same kernel would run at another speed in another process.
+  for (int64_t bytes : {int64_t{64} << 10, (int64_t{100} << 10) + 3, int64_t{200} << 10}) {
+    void* p = tt_alloc(bytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u) << bytes << " bytes";
+    std::memset(p, 1, static_cast<size_t>(bytes));
+    tt_free(p);
+  }
+  for (int64_t bytes : {int64_t{256} << 10, (int64_t{5} << 20) + 100}) {
+    void* p = tt_alloc(bytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (uintptr_t{2} << 20), 0u) << bytes << " bytes";
+    std::memset(p, 1, static_cast<size_t>(bytes));
+    tt_free(p);
+  }
+}
+
 TEST(AllocDeathTest, AbortsWithAMessageOnNegativeSize) {
   EXPECT_DEATH(tt_alloc(-8), "tt_alloc of -8 bytes");
 }
