@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 namespace tensortune {
 namespace {
@@ -124,6 +126,46 @@ TEST(Cli, BenchVerifiesAScheduleFileAgainstTheDefault) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("matmul_16x16x16_float32: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+  std::remove(path.c_str());
+}
+
+TEST(Cli, BenchCompareTimesSchedulesSideBySideInRounds) {
+  std::string path = write_small_schedule();
+  CliResult r =
+      run_cli(std::string("bench ") + kSmallMatmul + " --schedule default --compare '" + path +
+              "' --compare default --rounds 3 --repeat 2 --min-repeat-ms 1 "
+              "--threads 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  support::Json json = support::Json::parse(r.out);
+  EXPECT_EQ(json.at("rounds").as_int(), 3);
+  EXPECT_GT(json.at("peak_gflops").as_double(), 0);
+  const support::Json& rows = json.at("schedules");
+  ASSERT_EQ(rows.size(), 3U);
+  EXPECT_EQ(rows.as_array()[0].at("schedule").as_string(), "default");
+  EXPECT_EQ(rows.as_array()[1].at("schedule").as_string(), path);
+  EXPECT_DOUBLE_EQ(rows.as_array()[0].at("time_ratio").as_double(),
+                   1.0);  // the first against itself
+  for (const support::Json& row : rows.as_array()) {
+    ASSERT_EQ(row.at("rounds").size(), 3U);
+    std::vector<double> times;
+    for (const support::Json& t : row.at("rounds").as_array()) {
+      EXPECT_GT(t.as_double(), 0);
+      times.push_back(t.as_double());
+    }
+    std::sort(times.begin(), times.end());
+    EXPECT_DOUBLE_EQ(row.at("seconds").as_double(), times[1]);  // the median of the rounds
+    EXPECT_GT(row.at("time_ratio").as_double(), 0);
+  }
+  EXPECT_DOUBLE_EQ(json.at("seconds").as_double(), rows.as_array()[0].at("seconds").as_double());
+  // A wrong schedule is refused before anything is timed; --rounds alone is a usage error.
+  write_text(path, R"({"version": 1, "workload_key": "other", "steps": []})");
+  CliResult bad = run_cli(std::string("bench ") + kSmallMatmul + " --compare '" + path + "'");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("not 'matmul_16x16x16"), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+  CliResult usage = run_cli(std::string("bench ") + kSmallMatmul + " --rounds 3");
+  EXPECT_EQ(usage.exit_code, 2) << usage.err;
+  EXPECT_NE(usage.err.find("--rounds needs --compare"), std::string::npos) << usage.err;
   std::remove(path.c_str());
 }
 

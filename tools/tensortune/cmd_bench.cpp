@@ -13,6 +13,7 @@
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/support/log.h"
+#include "tensortune/support/stats.h"
 #include "tensortune/te/operators.h"
 
 #include <algorithm>
@@ -27,18 +28,26 @@ ArgParser bench_parser() {
   ArgParser parser(
       "bench",
       "bench --workload SPEC --target T [--db PATH] [--schedule default|best|FILE.json] "
-      "[--repeat N] "
+      "[--compare default|best|FILE.json ...] [--rounds R] [--repeat N] "
       "[--min-repeat-ms MS] [--threads N] [--seed S] [--cache-flush] [--json]",
       "Builds one kernel, checks its results against the default schedule's, and "
       "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
       "--min-repeat-ms, then --repeat repeats. Prints the median time per call, "
       "GFLOP/s, and the share of the FMA peak measured on the same threads. For a CUDA target "
       "the kernel runs in the measurer's GPU worker, checked against the default schedule run "
-      "on the host and timed with CUDA events under the same protocol (no peak).");
+      "on the host and timed with CUDA events under the same protocol (no peak). With --compare, "
+      "every schedule is built and checked, then timed --rounds times round-robin, so a change of "
+      "the machine's speed hits them alike; each gets the median of its rounds and its ratio to "
+      "the --schedule one (the median of the ratios within a round).");
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
       .option("target", "T", kTargetHelp, {}, true)
       .option("schedule", "S", kScheduleHelp)
       .option("db", "PATH", "the tuning database (read only) for --schedule best")
+      .option("compare", "S",
+              "another schedule (default, best or a JSON file) timed side by side with --schedule "
+              "(CPU targets)",
+              {}, false, true)
+      .option("rounds", "R", "round-robin rounds with --compare (default 5)")
       .option("repeat", "N", "repeats whose times are kept (default 5)")
       .option("min-repeat-ms", "MS", "least duration of one repeat (default 50)")
       .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
@@ -156,6 +165,82 @@ void print_result(bool json,
   std::cout << out.dump() << "\n";
 }
 
+/// bench --compare: every schedule built and checked, then timed `rounds` times round-robin.
+int run_compare(const ArgParser::Parsed& parsed,
+                const te::Workload& workload,
+                const std::string& target_text,
+                const target::Target& target,
+                int threads,
+                const TimingOptions& timing,
+                uint64_t seed) {
+  const auto rounds = static_cast<int>(parsed.get_int("rounds", 5, 1, 10000));
+  std::vector<ScheduleChoice> choices{choose_schedule(parsed, workload, "bench")};
+  for (const std::string& text : parsed.get_all("compare")) {
+    choices.push_back(text == "best" ? best_schedule(parsed, workload, "bench")
+                                     : load_schedule(text, workload));
+  }
+  std::vector<std::pair<BuiltKernel, KernelBuffers>> built;
+  for (const ScheduleChoice& choice : choices)
+    built.push_back(build_and_verify(workload, choice, target, seed));
+  // times[k][r]: schedule k's median in round r.
+  std::vector<std::vector<double>> times(built.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t k = 0; k < built.size(); ++k) {
+      const BuiltKernel& kernel = built[k].first;
+      const KernelBuffers& buffers = built[k].second;
+      void* const* pointers = buffers.pointers();
+      times[k].push_back(measure::time_with_warmup([&] { kernel.artifact(pointers); }, timing,
+                                                   [&] { buffers.flush_caches(); })
+                             .median_seconds);
+    }
+  }
+  const PeakResult peak = measure_fma_peak(threads);
+  support::Json rows = support::Json::array();
+  for (size_t k = 0; k < built.size(); ++k) {
+    std::vector<double> ratios;
+    for (int r = 0; r < rounds; ++r)
+      ratios.push_back(times[k][static_cast<size_t>(r)] / times[0][static_cast<size_t>(r)]);
+    const double seconds = support::median(times[k]);
+    const double ratio = support::median(ratios);
+    const double gflops = workload.flop_count() / seconds / 1e9;
+    if (!parsed.has("json")) {
+      std::cout << fmt::format(
+          "{}: {}, {:.1f} GFLOP/s ({:.1f}% of peak), time {:.3f}x of the first\n",
+          choices[k].source, format_time(seconds), gflops, 100.0 * gflops / peak.gflops, ratio);
+      continue;
+    }
+    support::Json row = support::Json::object();
+    row["schedule"] = choices[k].source;
+    row["seconds"] = seconds;
+    row["gflops"] = gflops;
+    row["time_ratio"] = ratio;
+    support::Json each = support::Json::array();
+    for (double t : times[k])
+      each.push_back(t);
+    row["rounds"] = std::move(each);
+    rows.push_back(std::move(row));
+  }
+  if (!parsed.has("json")) {
+    std::cout << fmt::format("{}: {} rounds on {} threads; peak {:.0f} GFLOP/s\n", workload.name(),
+                             rounds, threads, peak.gflops);
+    return 0;
+  }
+  support::Json out = support::Json::object();
+  out["workload"] = workload.name();
+  out["workload_key"] = workload.key();
+  out["target"] = target::Target::parse(target_text).to_string();
+  out["threads"] = threads;
+  out["rounds"] = rounds;
+  out["peak_gflops"] = peak.gflops;
+  // The --schedule one's figures at the top level, as bench without --compare prints them.
+  out["schedule"] = choices[0].source;
+  out["seconds"] = rows.as_array().front().at("seconds");
+  out["gflops"] = rows.as_array().front().at("gflops");
+  out["schedules"] = std::move(rows);
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
 /// bench for a CUDA target: the measurer's GPU path (the tuner's protocol and verification).
 int run_gpu_bench(const ArgParser::Parsed& parsed,
                   const te::Workload& workload,
@@ -222,18 +307,26 @@ int run_bench(const std::vector<std::string>& args) {
   te::Workload workload = te::make_workload(parsed->get("workload"));
   std::string target_text = parsed->get("target");
   target::Target target = resolve_target(target_text);
+  const bool compare = parsed->has("compare");
+  if (!compare && parsed->has("rounds")) {
+    throw UsageError("--rounds needs --compare", "bench");
+  }
   if (target.is_gpu()) {
+    TT_USER_CHECK(!compare) << "bench --compare times CPU kernels only";
     return run_gpu_bench(*parsed, workload, target_text, target, timing, seed);
   }
   int threads = thread_count(requested_threads, target);
   target.cores = threads;
   tt_set_num_threads(threads);
+  timing.cache_flush = parsed->has("cache-flush");
+  if (compare) {
+    return run_compare(*parsed, workload, target_text, target, threads, timing, seed);
+  }
   ScheduleChoice choice = choose_schedule(*parsed, workload, "bench");
 
   std::pair<BuiltKernel, KernelBuffers> built = build_and_verify(workload, choice, target, seed);
   const BuiltKernel& kernel = built.first;
   void* const* pointers = built.second.pointers();
-  timing.cache_flush = parsed->has("cache-flush");
   const KernelBuffers& buffers = built.second;
   TimingResult timed = measure::time_with_warmup([&] { kernel.artifact(pointers); }, timing,
                                                  [&] { buffers.flush_caches(); });

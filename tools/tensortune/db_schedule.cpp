@@ -65,10 +65,20 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
     throw UsageError(std::string(best ? "--schedule best" : "--record") + " needs --db PATH",
                      command);
   }
-  database::Database db = database::Database::open(args.get("db"), true);
   if (!best) {
+    database::Database db = database::Database::open(args.get("db"), true);
     return exact_record(db, args.get("record"), workload);
   }
+  return best_schedule(args, workload, command);
+}
+
+ScheduleChoice best_schedule(const ArgParser::Parsed& args,
+                             const te::Workload& workload,
+                             const std::string& command) {
+  if (!args.has("db")) {
+    throw UsageError("best needs --db PATH", command);
+  }
+  database::Database db = database::Database::open(args.get("db"), true);
   driver::Compiler compiler(&db, target::Target::parse(args.get("target")));
   driver::Compiled chosen = compiler.lower_kernel(workload, args.get("workload"));
   print_driver_warnings(compiler);

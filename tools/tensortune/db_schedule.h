@@ -19,6 +19,12 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
                                const te::Workload& workload,
                                const std::string& command);
 
+/// The database's best schedule for `workload` (the driver's lookup, as --schedule best);
+/// needs --db PATH.
+ScheduleChoice best_schedule(const ArgParser::Parsed& args,
+                             const te::Workload& workload,
+                             const std::string& command);
+
 /// Prints each stale-record warning and the summary of untuned workloads on stderr, each as
 /// "tensortune: warning: ...".
 void print_driver_warnings(const driver::Compiler& compiler);
