@@ -12,7 +12,6 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
-#include <sys/mman.h>
 #include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -121,29 +120,11 @@ std::optional<std::string> compare(const BufferSpec& spec,
   return first + "; " + std::to_string(count) + " of " + std::to_string(n) + " elements differ";
 }
 
-/// Buffers from this size on are backed by 2 MiB transparent huge pages where the kernel allows
-/// it: physically contiguous memory maps to the caches the same way in every trial, so a kernel's
-/// time does not depend on which 4 KiB pages it happened to get.
-constexpr int64_t kHugePageFrom = int64_t{256} << 10;
-constexpr int64_t kHugePage = int64_t{2} << 20;
-
+/// Parameter memory comes from the runtime's allocator, as kernels' scratch does: from 256 KiB on
+/// it is backed by 2 MiB transparent huge pages where the kernel allows it (physically contiguous
+/// memory maps to the caches the same way in every trial, so a kernel's time does not depend on
+/// which 4 KiB pages it happened to get), and freed blocks are kept for the next trial.
 std::shared_ptr<void> allocate(int64_t bytes) {
-  if (bytes >= kHugePageFrom) {
-    int64_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    // Over-allocate by one huge page to align the start on a huge-page boundary.
-    auto length = static_cast<size_t>(rounded + kHugePage);
-    void* raw = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw != MAP_FAILED) {
-      auto address = reinterpret_cast<uintptr_t>(raw);
-      auto aligned = (address + static_cast<uintptr_t>(kHugePage) - 1) &
-                     ~(static_cast<uintptr_t>(kHugePage) - 1);
-      void* start = reinterpret_cast<void*>(aligned);
-#ifdef MADV_HUGEPAGE
-      ::madvise(start, static_cast<size_t>(rounded), MADV_HUGEPAGE);
-#endif
-      return std::shared_ptr<void>(start, [raw, length](void*) { ::munmap(raw, length); });
-    }
-  }
   return std::shared_ptr<void>(tt_alloc(bytes), tt_free);
 }
 

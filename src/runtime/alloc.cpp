@@ -48,15 +48,16 @@ struct Block {
 Block new_block(int64_t bytes, void** start) {
   Block block{bytes, nullptr, 0};
   if (bytes >= kHugeFrom) {
-    const auto length =
-        static_cast<size_t>((bytes + kHugePage - 1) / kHugePage * kHugePage + kHugePage);
+    // Whole huge pages, and one more to align the start on a huge-page boundary.
+    const auto whole = static_cast<size_t>((bytes + kHugePage - 1) / kHugePage * kHugePage);
+    const size_t length = whole + static_cast<size_t>(kHugePage);
     void* raw = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw != MAP_FAILED) {
       const auto address = reinterpret_cast<uintptr_t>(raw);
       const auto huge = static_cast<uintptr_t>(kHugePage);
       *start = reinterpret_cast<void*>((address + huge - 1) & ~(huge - 1));
 #ifdef MADV_HUGEPAGE
-      ::madvise(*start, static_cast<size_t>(bytes), MADV_HUGEPAGE);
+      ::madvise(*start, whole, MADV_HUGEPAGE);  // the last page too, though partly unused
 #endif
       block.mapping = raw;
       block.length = length;
