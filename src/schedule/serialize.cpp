@@ -64,8 +64,8 @@ void fill(Json& j, const ComputeInline& s) {
 void fill(Json& j, const ComputeRoot& s) {
   j["stage"] = s.stage;
 }
-/// "blocks": [[dim, factor], ...] ([dim, factor, 1] for an outer_first block), absent for the
-/// plain layout so older records keep their text.
+/// "blocks": [[dim, factor], ...] ([dim, factor, flags] for an outer_first (1) or padded (2)
+/// block, or both (3)), absent for the plain layout so older records keep their text.
 void fill_blocks(Json& j, const std::vector<LayoutBlock>& blocks) {
   if (blocks.empty()) {
     return;
@@ -75,8 +75,8 @@ void fill_blocks(Json& j, const std::vector<LayoutBlock>& blocks) {
     Json pair = Json::array();
     pair.push_back(b.dim);
     pair.push_back(b.factor);
-    if (b.outer_first) {
-      pair.push_back(1);
+    if (b.outer_first || b.pad) {
+      pair.push_back((b.outer_first ? 1 : 0) + (b.pad ? 2 : 0));
     }
     out.push_back(std::move(pair));
   }
@@ -135,7 +135,8 @@ class StepReader {
     }
     return out;
   }
-  /// An optional array of [dim, factor] pairs ([dim, factor, 1]: outer_first); empty when absent.
+  /// An optional array of [dim, factor] pairs ([dim, factor, flags]: 1 outer_first, 2 padded, 3
+  /// both); empty when absent.
   std::vector<LayoutBlock> blocks(const std::string& key) {
     std::vector<LayoutBlock> out;
     if (!json_.contains(key)) {
@@ -143,8 +144,8 @@ class StepReader {
     }
     const Json& v = field(key);
     const std::string shape = "field '" + key +
-                              "' must be an array of [dim, factor] or [dim, factor, 1] integer "
-                              "arrays (1: the outer part first)";
+                              "' must be an array of [dim, factor] or [dim, factor, flags] integer "
+                              "arrays (flags 1: the outer part first, 2: padded, 3: both)";
     if (!v.is_array()) {
       fail(shape);
     }
@@ -154,10 +155,11 @@ class StepReader {
       }
       const auto& a = item.as_array();
       if (a.size() < 2 || a.size() > 3 || !a[0].is_int() || !a[1].is_int() ||
-          (a.size() == 3 && (!a[2].is_int() || a[2].as_int() != 1))) {
+          (a.size() == 3 && (!a[2].is_int() || a[2].as_int() < 1 || a[2].as_int() > 3))) {
         fail(shape);
       }
-      out.push_back(LayoutBlock{a[0].as_int(), a[1].as_int(), a.size() == 3});
+      const int64_t flags = a.size() == 3 ? a[2].as_int() : 0;
+      out.push_back(LayoutBlock{a[0].as_int(), a[1].as_int(), (flags & 1) != 0, (flags & 2) != 0});
     }
     return out;
   }

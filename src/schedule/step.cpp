@@ -134,7 +134,8 @@ void describe(std::ostream& os, const ComputeRoot& s) {
 }
 void describe_blocks(std::ostream& os, const std::vector<LayoutBlock>& blocks) {
   for (const LayoutBlock& b : blocks) {
-    os << " block " << b.dim << "/" << b.factor << (b.outer_first ? " outer_first" : "");
+    os << " block " << b.dim << "/" << b.factor << (b.outer_first ? " outer_first" : "")
+       << (b.pad ? " padded" : "");
   }
 }
 void describe(std::ostream& os, const CacheWrite& s) {

@@ -7,6 +7,7 @@
 #include "tensortune/support/log.h"
 #include "tensortune/support/stats.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -17,10 +18,27 @@ void confirm_best(TaskState& state,
                   const database::TargetKey& target_key,
                   measure::Measurer& measurer,
                   int top,
-                  int rounds) {
+                  int rounds,
+                  int64_t run_id) {
   if (top < 2 || rounds < 1 || state.result.trials == 0 || !state.reference || measurer.stopped())
     return;
-  const std::vector<database::Record> best = db.best(state.result.workload_key, target_key, top);
+  std::vector<database::Record> best = db.best(state.result.workload_key, target_key, top);
+  // This run's best, unless the database's best already holds them.
+  std::vector<database::Record> run;
+  for (database::Record& r : db.history(state.result.workload_key, target_key)) {
+    if (r.run_id == run_id && r.ok())
+      run.push_back(std::move(r));
+  }
+  std::stable_sort(run.begin(), run.end(), [](const auto& a, const auto& b) {
+    return a.median_seconds < b.median_seconds;
+  });
+  run.resize(std::min(run.size(), std::max<size_t>(1, static_cast<size_t>(top) / 2)));
+  const size_t listed = best.size();
+  for (database::Record& r : run) {
+    if (std::none_of(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(listed),
+                     [&](const database::Record& b) { return b.id == r.id; }))
+      best.push_back(std::move(r));
+  }
   std::vector<int64_t> ids;
   std::vector<ir::LoweredFunc> funcs;
   for (const database::Record& r : best) {

@@ -181,12 +181,17 @@ class TilePlan final : public StagePlan {
       }
       if (at != pack.root_panels) {
         out.emplace_back(schedule::CacheRead{pack.input, ir::MemoryScope::Local, {x_}});
-      } else if (extents_.back() % last_length(v) == 0) {
+      } else {
         // Panels as wide as the register tile's last axis, copied once (prepare): [N/v, K, v].
+        // When v does not divide N (a guarded last tile), the last panel is padded with zeros:
+        // every panel row still starts on a vector, where B's own rows (N = 513) do not.
         const auto dim = static_cast<int64_t>(pack.axes.size()) - 1;
-        out.emplace_back(schedule::CacheRead{
-            pack.input, ir::MemoryScope::Local, {x_}, {{dim, last_length(v), true}}});
-      }  // else (a guarded last tile): no panel divides the axis, the input is read in place
+        const int64_t width = last_length(v);
+        out.emplace_back(schedule::CacheRead{pack.input,
+                                             ir::MemoryScope::Local,
+                                             {x_},
+                                             {{dim, width, true, extents_.back() % width != 0}}});
+      }
     }
     for (const auto& [input, dim] : blocks_) {  // computed once per call, at the root
       if (phase == Phase::CacheRead) {

@@ -48,15 +48,31 @@ std::optional<Config> nearest_config_of(const SearchSpace& space, const database
   }
 }
 
-/// Whether a record holds the task's default schedule (compared as canonical JSON).
-bool is_default_schedule(const TaskState& state, const database::Record& r) {
+/// A record's steps as canonical JSON text; nullopt when they no longer parse.
+std::optional<std::string> canonical_schedule(const database::Record& r) {
   try {
     const schedule::Schedule stored = schedule::parse_schedule(r.schedule);
-    return schedule::to_json(schedule::Schedule{r.workload_key, stored.steps}).dump() ==
-           schedule::to_json(schedule::Schedule{r.workload_key, state.default_steps}).dump();
+    return schedule::to_json(schedule::Schedule{r.workload_key, stored.steps}).dump();
   } catch (const UserError&) {
-    return false;
+    return std::nullopt;
   }
+}
+
+/// Whether a record holds the task's default schedule (compared as canonical JSON).
+bool is_default_schedule(const TaskState& state, const database::Record& r) {
+  return canonical_schedule(r) ==
+         schedule::to_json(schedule::Schedule{r.workload_key, state.default_steps}).dump();
+}
+
+/// The record's configuration when its knobs still give its steps. A space whose rules changed
+/// since (a knob value that read B in place now packs it in padded panels) maps the knobs to
+/// other steps: the record then counts as measured by its steps alone, so the configuration is
+/// measured as it is now, and the model learns from the steps that were timed.
+std::optional<Config> same_config_of(const TaskState& state, const database::Record& r) {
+  std::optional<Config> config = config_of(state.space, r);
+  if (config && canonical_schedule(r) != state.schedule_text(*config))
+    return std::nullopt;
+  return config;
 }
 
 /// Features of a record's steps on `workload`; nullopt when they no longer apply.
@@ -95,8 +111,10 @@ int64_t resume_task(TaskState& state,
   const std::string& key = state.task->workload.key();
   const std::vector<database::Record> records = db.history(key, target_key);
   state.result.resumed = static_cast<int64_t>(records.size());
+  std::vector<std::optional<Config>> configs;
   for (const database::Record& r : records) {
-    std::optional<Config> config = config_of(state.space, r);
+    std::optional<Config> config = same_config_of(state, r);
+    configs.push_back(config);
     if (!config && is_default_schedule(state, r))
       state.default_measured = true;
     state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.rank_seconds : 0, r.id,
@@ -112,7 +130,7 @@ int64_t resume_task(TaskState& state,
   int64_t lowered = 0;
   for (const database::Record* r : pick_records(records, limit)) {
     std::optional<std::vector<float>> f;
-    if (std::optional<Config> config = config_of(state.space, *r)) {
+    if (const std::optional<Config>& config = configs[static_cast<size_t>(r - records.data())]) {
       if (const std::vector<float>* cached = state.evaluator.features(*config))
         f = *cached;
     } else {

@@ -115,15 +115,19 @@ database::Record make_record(const TaskState& state,
                              const TuneOptions& options,
                              int64_t run_id);
 
-/// The end of a job (TuneOptions::confirm_top): the task's `top` best records measured again
-/// side by side, `rounds` times round-robin, and stored with Database::confirm; the task's
-/// result then names the confirmed best. Does nothing for a task that measured nothing in this
-/// run or has fewer than 2 working records.
+/// The end of a job (TuneOptions::confirm_top): the task's `top` best records, and the best
+/// `top` / 2 (at least 1) that run `run_id` measured when they are not among them, measured
+/// again side by side, `rounds` times round-robin, and stored with Database::confirm; the task's
+/// result then names the confirmed best. A resumed job's new records were timed on the machine
+/// as it is now, the old best when it may have been faster: only side by side do they compare.
+/// Does nothing for a task that measured nothing in this run or has fewer than 2 working
+/// records.
 void confirm_best(TaskState& state,
                   database::Database& db,
                   const database::TargetKey& target_key,
                   measure::Measurer& measurer,
                   int top,
-                  int rounds);
+                  int rounds,
+                  int64_t run_id);
 
 }  // namespace tensortune::search::detail

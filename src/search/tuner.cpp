@@ -421,7 +421,7 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
     const measure::MeasureTotals before = measurer.totals();
     for (const auto& s : states) {
       detail::confirm_best(*s, db, target_key, measurer, options.confirm_top,
-                           options.confirm_rounds);
+                           options.confirm_rounds, out.run_id);
     }
     add_measure_times(total, before, measurer.totals());
   }

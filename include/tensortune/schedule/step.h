@@ -77,13 +77,16 @@ struct ComputeRoot {
 /// own (the copy of conv weights OIHW with block {0, 16} is OIHW16o). With `outer_first`, dim /
 /// factor moves before the tensor's own dimensions instead (outer_first blocks in their order):
 /// a matmul's B [K, N] with {1, 64, outer_first} is [N/64, K, 64], the packed panels of a GEMM
-/// kernel. `factor` must divide the dimension's extent.
+/// kernel. `factor` must divide the dimension's extent, unless `pad` (cache_read only): then the
+/// copy has ceil(extent / factor) blocks and the elements past the extent are zero (B [1000, 513]
+/// with {1, 32, outer_first, pad} is [17, 1000, 32], its last panel one column and 31 zeros).
 struct LayoutBlock {
   int64_t dim = 0;
   int64_t factor = 1;
   bool outer_first = false;
+  bool pad = false;
   bool operator==(const LayoutBlock& o) const {
-    return dim == o.dim && factor == o.factor && outer_first == o.outer_first;
+    return dim == o.dim && factor == o.factor && outer_first == o.outer_first && pad == o.pad;
   }
 };
 

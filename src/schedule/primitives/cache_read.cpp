@@ -3,9 +3,11 @@
 // scope, and the chosen readers load from the copy instead (their ops are
 // rebuilt with the loads redirected). A blocked copy (CacheRead::blocks) has the layout the
 // blocks give, and the readers' indices are mapped to it: index x of a dimension blocked by f
-// becomes x / f in place and x % f in the block's dimension at the end.
+// becomes x / f in place and x % f in the block's dimension at the end. A padded block's copy is
+// rounded up to whole blocks, zero past the tensor's extent.
 #include "../buffer_access.h"
 #include "primitives.h"
+#include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
@@ -40,7 +42,7 @@ std::shared_ptr<te::Operation> make_copy_op(const te::OperationRef& producer,
   copy->name = name;
   copy->tag = "cache_copy";
   const ir::Buffer& source = producer->output;
-  check_layout_blocks("cache_read", step.stage, step.blocks, source.shape());
+  check_layout_blocks("cache_read", step.stage, step.blocks, source.shape(), true);
   std::vector<ir::IterVar> axes;
   std::vector<std::string> names = copy_axis_names(*producer);
   for (size_t d = 0; d < names.size(); ++d) {
@@ -49,7 +51,23 @@ std::shared_ptr<te::Operation> make_copy_op(const te::OperationRef& producer,
   BlockedAxes blocked = blocked_axes(axes, step.blocks);
   copy->output = ir::Buffer(name, source.dtype(), blocked.shape, step.scope);
   copy->axes = blocked.axes;
-  copy->body = ir::Load::make(source, blocked.source);
+  // A padded block reads an element inside the tensor (its index clamped) and keeps zero past it.
+  std::vector<ir::Expr> index = blocked.source;
+  ir::Expr inside;
+  for (const LayoutBlock& b : step.blocks) {
+    const auto d = static_cast<size_t>(b.dim);
+    const int64_t extent = source.shape()[d];
+    if (!b.pad || extent % b.factor == 0) {
+      continue;
+    }
+    const ir::Expr last = ir::make_const(index[d].type(), extent - 1);
+    ir::Expr in = index[d] <= last;
+    inside = inside.defined() ? (inside && in) : in;
+    index[d] = ir::min(index[d], last);
+  }
+  ir::Expr value = ir::Load::make(source, index);
+  copy->body =
+      inside.defined() ? ir::select(inside, value, ir::make_const(source.dtype(), 0.0)) : value;
   copy->inputs = {producer};
   return copy;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Blocked layouts of cache stages (CacheRead::blocks, CacheWrite::blocks): dimension d blocked by
-// f becomes d / f in place (or first, outer_first) and d % f after the tensor's own dimensions.
+// f becomes d / f in place (or first, outer_first) and d % f after the tensor's own dimensions;
+// a padded block rounds d / f up.
 #include "primitives.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -10,7 +11,8 @@ namespace tensortune::schedule {
 void check_layout_blocks(const char* what,
                          const std::string& tensor,
                          const std::vector<LayoutBlock>& blocks,
-                         const std::vector<int64_t>& shape) {
+                         const std::vector<int64_t>& shape,
+                         bool padding_allowed) {
   std::vector<bool> seen(shape.size(), false);
   for (const LayoutBlock& b : blocks) {
     if (b.dim < 0 || b.dim >= static_cast<int64_t>(shape.size())) {
@@ -24,7 +26,11 @@ void check_layout_blocks(const char* what,
                           tensor + "' is blocked twice");
     }
     seen[d] = true;
-    if (b.factor < 1 || shape[d] % b.factor != 0) {
+    if (b.pad && !padding_allowed) {
+      throw ScheduleError(std::string(what) + ": dimension " + std::to_string(b.dim) + " of '" +
+                          tensor + "' cannot be padded (only a cache_read copy can)");
+    }
+    if (b.factor < 1 || (!b.pad && shape[d] % b.factor != 0)) {
       throw ScheduleError(std::string(what) + ": block factor " + std::to_string(b.factor) +
                           " does not divide dimension " + std::to_string(b.dim) + " of '" + tensor +
                           "' (extent " + std::to_string(shape[d]) + ")");
@@ -82,7 +88,7 @@ BlockedAxes blocked_axes(const std::vector<ir::IterVar>& axes,
     const std::string& name = axes[d].var.name();
     ir::Var outer(name, axes[d].var.type());
     ir::Var inner(name + ".b", axes[d].var.type());
-    own[d] = ir::IterVar{outer, axes[d].extent / b.factor, axes[d].kind};
+    own[d] = ir::IterVar{outer, (axes[d].extent + b.factor - 1) / b.factor, axes[d].kind};
     inner_axes.push_back(ir::IterVar{inner, b.factor, axes[d].kind});
     out.source[d] = outer * ir::make_const(outer.type(), b.factor) + inner;
   }

@@ -85,6 +85,21 @@ TEST(LowerAttach, PanelMajorCopiesOfTheOperands) {
                               CacheRead{"B", kLocal, {}, {{0, 5}, {1, 4, true}}}});
 }
 
+TEST(LowerAttach, PaddedPanelsOfOperandsNoBlockDivides) {
+  // B [10, 21] as panels [3, 10, 8], the last holding 5 columns and 3 zeros; at the root and at a
+  // tile loop, C's last column tile guarded. A [12, 10] in blocks of 5 rows: [3, 10, 5].
+  te::Workload w = matmul_workload(12, 21, 10);
+  expect_lowers_correctly(
+      w, {CacheRead{"B", kLocal, {}, {{1, 8, true, true}}}, Split{"C", "j", 8},
+          Reorder{"C", {"i", "j.o", "k", "j.i"}}, Annotate{"C", "j.i", ir::ForKind::Vectorized}});
+  expect_lowers_correctly(
+      w, {CacheRead{"B", kLocal, {}, {{1, 8, true, true}}}, Tile{"C", "i", "j", 4, 8},
+          Reorder{"C", {"i.o", "j.o", "i.i", "k", "j.i"}}, ComputeAt{"B.local", "C", "j.o"},
+          Annotate{"C", "j.i", ir::ForKind::Vectorized}});
+  expect_lowers_correctly(w, {CacheRead{"A", kLocal, {}, {{0, 5, true, true}}},
+                              CacheRead{"B", kLocal, {}, {{1, 4, false, true}}}});
+}
+
 TEST(LowerAttach, ConvolutionWithBlockedWeightsVectorizedOverOutputChannels) {
   te::Workload w = te::make_workload("conv2d:N=1,C=3,H=6,W=5,K=8,R=3,S=3,stride=1,pad=1");
   expect_lowers_correctly(

@@ -144,6 +144,25 @@ TEST(CacheRead, AnOuterFirstBlockPutsThePanelIndexFirst) {
             (std::vector<std::string>{"(j/16)", "k", "(j % 16)"}));
 }
 
+TEST(CacheRead, APaddedBlockRoundsThePanelsUpAndCopiesZerosPastTheTensor) {
+  te::Workload w = testing::matmul_relu(64, 40);  // B [32, 40] read at [k, j]
+  LoopState state =
+      apply_steps(w, {CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16, true, true}}}});
+  const te::Operation& copy = *state.stage("B.local").op;
+  EXPECT_EQ(copy.output.shape(), (std::vector<int64_t>{3, 32, 16}));
+  // copy[j, i, j.b] = j * 16 + j.b <= 39 ? B[i, min(j * 16 + j.b, 39)] : 0
+  const auto* select = copy.body.as<ir::Select>();
+  ASSERT_NE(select, nullptr) << ir::to_string(copy.body);
+  EXPECT_EQ(ir::to_string(select->condition), "(((j*16) + j.b) <= 39)");
+  EXPECT_EQ(ir::to_string(select->false_value), "0f");
+  EXPECT_EQ(indices_read(state, "C", copy.output),
+            (std::vector<std::string>{"(j/16)", "k", "(j % 16)"}));
+  // A padded block that divides the extent is the plain one.
+  LoopState even = apply_steps(testing::matmul_relu(),
+                               {CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16, true, true}}}});
+  EXPECT_NE(even.stage("B.local").op->body.as<ir::Load>(), nullptr);
+}
+
 TEST(CacheRead, RejectsBlocksThatDoNotFitTheTensor) {
   auto error = [](std::vector<LayoutBlock> blocks) {
     return schedule_error([&] {

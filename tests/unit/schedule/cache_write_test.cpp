@@ -116,6 +116,12 @@ TEST(CacheWrite, ABlockedCacheComputesOverTheBlockedAxes) {
     apply_steps(testing::matmul_relu(), {CacheWrite{"C", ir::MemoryScope::Local, {{1, 7}}}});
   });
   EXPECT_EQ(bad, "cache_write: block factor 7 does not divide dimension 1 of 'C' (extent 48)");
+  std::string padded = schedule_error([] {
+    apply_steps(testing::matmul_relu(),
+                {CacheWrite{"C", ir::MemoryScope::Local, {{1, 7, false, true}}}});
+  });
+  EXPECT_EQ(padded,
+            "cache_write: dimension 1 of 'C' cannot be padded (only a cache_read copy can)");
 }
 
 }  // namespace

@@ -69,6 +69,12 @@ TEST(Serialize, UsesTheDocumentedFieldNames) {
   EXPECT_EQ(
       to_json(CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16, true}}}).dump(),
       R"({"blocks":[[1,16,1]],"kind":"cache_read","readers":[],"scope":"local","stage":"B"})");
+  EXPECT_EQ(
+      to_json(
+          CacheRead{"B", ir::MemoryScope::Local, {}, {{1, 16, true, true}, {0, 3, false, true}}})
+          .dump(),
+      R"({"blocks":[[1,16,3],[0,3,2]],"kind":"cache_read","readers":[],"scope":"local",)"
+      R"("stage":"B"})");
   EXPECT_EQ(to_json(Schedule{"w", {ComputeRoot{"B"}}}).dump(),
             R"({"steps":[{"kind":"compute_root","stage":"B"}],"version":1,"workload_key":"w"})");
 }
@@ -119,11 +125,13 @@ TEST(Serialize, RejectsAMistypedFieldNamingTheStepAndField) {
   EXPECT_EQ(parse_error(with_steps(R"({"kind":"cache_read","stage":"B","scope":"local",)"
                                    R"("readers":[],"blocks":[[1]]})")),
             "schedule step 0 (cache_read): field 'blocks' must be an array of [dim, factor] or "
-            "[dim, factor, 1] integer arrays (1: the outer part first)");
+            "[dim, factor, flags] integer arrays (flags 1: the outer part first, 2: padded, 3: "
+            "both)");
   EXPECT_EQ(parse_error(with_steps(R"({"kind":"cache_read","stage":"B","scope":"local",)"
-                                   R"("readers":[],"blocks":[[1,16,2]]})")),
+                                   R"("readers":[],"blocks":[[1,16,4]]})")),
             "schedule step 0 (cache_read): field 'blocks' must be an array of [dim, factor] or "
-            "[dim, factor, 1] integer arrays (1: the outer part first)");
+            "[dim, factor, flags] integer arrays (flags 1: the outer part first, 2: padded, 3: "
+            "both)");
 }
 
 TEST(Serialize, RejectsAMissingField) {

@@ -58,6 +58,8 @@ TEST(Step, ToStringGivesOneReadableLine) {
             "cache_read W local block 0/16 for conv");
   EXPECT_EQ(to_string(CacheRead{"B", ir::MemoryScope::Local, {"C"}, {{1, 64, true}}}),
             "cache_read B local block 1/64 outer_first for C");
+  EXPECT_EQ(to_string(CacheRead{"B", ir::MemoryScope::Local, {"C"}, {{1, 64, true, true}}}),
+            "cache_read B local block 1/64 outer_first padded for C");
 }
 
 TEST(Step, EqualityComparesKindAndEveryField) {

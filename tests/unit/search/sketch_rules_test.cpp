@@ -262,6 +262,37 @@ TEST(SketchRules, AConstantBCanBePackedOnceInPanels) {
   EXPECT_EQ(f.prepacked[0].shape(), (std::vector<int64_t>{4, 16, 16}));
 }
 
+TEST(SketchRules, AConstantBNoPanelWidthDividesIsPackedOnceInPaddedPanels) {
+  // N = 40: panels of 16 columns leave 8; the last panel is padded with zeros, so every panel
+  // row starts on a vector (B's own rows of 40 floats do not stay aligned to 16).
+  const te::Workload w = te::make_workload("matmul:M=8,N=40,K=16,constant_b=1");
+  SearchSpace space = SearchSpace::generate(w, {});
+  Config config = with_knob(space, "C:tile", "B.local.at", {4});
+  const std::vector<Knob>& knobs = space.sketches()[0].knobs;
+  size_t j_split = knobs.size();
+  for (size_t k = 0; k < knobs.size(); ++k) {
+    if (knobs[k].name == "C.j.split")
+      j_split = k;
+  }
+  ASSERT_LT(j_split, knobs.size());
+  const std::vector<std::vector<int64_t>>& js = knobs[j_split].choices;
+  const auto sixteen = std::find_if(js.begin(), js.end(), [](const std::vector<int64_t>& f) {
+    return f.back() == 16 && f.front() * f[1] * f.back() >= 16;
+  });
+  ASSERT_NE(sixteen, js.end());
+  config.choice[j_split] = static_cast<int>(sixteen - js.begin());
+  std::vector<schedule::Step> steps = space.steps(config);
+  EXPECT_TRUE(contains(steps, schedule::CacheRead{"B", kLocal, {"C"}, {{1, 16, true, true}}}))
+      << describe(steps);
+  SampleStats stats;
+  check_config(w, space, config, stats);  // the results match the reference
+  ASSERT_EQ(stats.lowered, 1);
+  schedule::LoopState state = schedule::apply_steps(w, steps);
+  ir::LoweredFunc f = lower::lower(state, target::Target{}, "f", {});
+  ASSERT_EQ(f.prepacked.size(), 1U);
+  EXPECT_EQ(f.prepacked[0].shape(), (std::vector<int64_t>{3, 16, 16}));
+}
+
 TEST(SketchRules, DenseWithAnEpilogueHasFusedSketches) {
   SearchSpace relu =
       SearchSpace::generate(te::make_workload("dense:M=16,N=16,K=8,epilogue=relu"), {});

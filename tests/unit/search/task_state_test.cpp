@@ -3,13 +3,16 @@
 // sketch that is close behind, so a second sketch is refined too.
 #include "search/task_state.h"
 
+#include "tensortune/database/database.h"
 #include "tensortune/support/rng.h"
 #include "tensortune/target/target.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace tensortune::search {
@@ -64,6 +67,46 @@ TEST(TaskStateStarts, AnotherSketchCloseBehindStartsTheSearchToo) {
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(plain[i], configs[0][i]) << i;
   }
+}
+
+TEST(TaskStateResume, ARecordWhoseKnobsNowGiveOtherStepsCountsByItsStepsAlone) {
+  const TuneTask task = TuneTask::from_spec("matmul:M=16,N=32,K=16");
+  const target::Target target = target::Target::parse("llvm -mcpu=znver4 -cores=2");
+  std::vector<std::unique_ptr<detail::TaskState>> states;
+  states.push_back(std::make_unique<detail::TaskState>(task, target, 1));
+  detail::TaskState& state = *states[0];
+  std::map<int, std::vector<Config>> configs = two_sketches(state.space, 2);
+  ASSERT_EQ(configs[0].size(), 2u);
+  const Config same = configs[0][0];
+  const Config changed = configs[0][1];
+  const std::string path = ::testing::TempDir() + "tt_resume_stale_knobs.db";
+  std::remove(path.c_str());
+  {
+    database::Database db = database::Database::open(path);
+    db.put_workload({task.workload.key(), task.workload.name(), task.workload.canonical_text(),
+                     task.workload.flop_count(), task.op, task.spec});
+    const database::TargetKey key{target.to_string(), "test"};
+    auto record = [&](const Config& knobs, const Config& steps, double seconds) {
+      database::Record r;
+      r.workload_key = task.workload.key();
+      r.target = key;
+      r.knobs = state.space.to_json(knobs).dump();
+      r.schedule = state.schedule_text(steps);
+      r.repeats = {seconds};
+      r.median_seconds = seconds;
+      r.timestamp = 1;
+      return r;
+    };
+    // `changed`'s knobs stored with the steps of `same` (the rules mapped them so then).
+    db.add_records({record(same, same, 1e-3), record(changed, same, 2e-3)});
+    detail::SampleSet samples;
+    detail::warm_start(states, db, key, target, TuneOptions{}, samples);
+  }
+  std::remove(path.c_str());
+  EXPECT_TRUE(state.is_measured(state.space.key(same)));
+  EXPECT_FALSE(state.is_measured(state.space.key(changed)));  // measured as it is now
+  EXPECT_EQ(state.measured_schedules.count(state.schedule_text(same)), 1u);
+  EXPECT_EQ(state.result.resumed, 2);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -257,6 +258,39 @@ TEST_F(TunerTest, TheBestRecordsAreMeasuredAgainSideBySideAtTheEnd) {
   const TuneResult off = tune(tasks, target_, key_, db, measurer, o);
   EXPECT_EQ(off.trials, 6);
   EXPECT_EQ(off.tasks[0].confirmed + off.tasks[1].confirmed, 0);
+}
+
+TEST_F(TunerTest, AResumedRunsBestIsMeasuredAgainBesideTheDatabasesBest) {
+  const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32")};
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Random, 12, 6, 8);
+  o.confirm_top = 0;
+  tune(tasks, target_, key_, db, measurer, o);
+  o.trials = 18;
+  o.confirm_top = 2;
+  o.confirm_rounds = 1;
+  const TuneResult second = tune(tasks, target_, key_, db, measurer, o);
+  ASSERT_EQ(second.trials, 6);
+  std::vector<database::Record> history = db.history(tasks[0].workload.key(), key_);
+  std::stable_sort(history.begin(), history.end(), [](const auto& a, const auto& b) {
+    return a.ok() && (!b.ok() || a.median_seconds < b.median_seconds);
+  });
+  // The two fastest by single measurements, and the second run's fastest, wherever it ranks.
+  std::set<int64_t> expected{history.at(0).id, history.at(1).id};
+  for (const database::Record& r : history) {
+    if (r.ok() && r.run_id == second.run_id) {
+      expected.insert(r.id);
+      break;
+    }
+  }
+  std::set<int64_t> confirmed;
+  for (const database::Record& r : history) {
+    if (r.confirmed_seconds > 0)
+      confirmed.insert(r.id);
+  }
+  EXPECT_EQ(confirmed, expected);
+  EXPECT_EQ(second.tasks[0].confirmed, static_cast<int64_t>(expected.size()));
 }
 
 TEST_F(TunerTest, GridTunerWalksTheSpaceInOrderAndStopsWhenExhausted) {
