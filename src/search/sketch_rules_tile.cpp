@@ -195,8 +195,13 @@ class TilePlan final : public StagePlan {
     }
     for (const auto& [input, dim] : blocks_) {  // computed once per call, at the root
       if (phase == Phase::CacheRead) {
-        out.emplace_back(
-            schedule::CacheRead{input, ir::MemoryScope::Local, {x_}, {{dim, vector_length(v)}}});
+        // Padded when the vector does not divide the axis (a dense layer of 1000 outputs in
+        // blocks of 16): the last block's lanes past the weight are zeros no tile stores.
+        const int64_t width = vector_length(v);
+        out.emplace_back(schedule::CacheRead{input,
+                                             ir::MemoryScope::Local,
+                                             {x_},
+                                             {{dim, width, false, extents_[vec_] % width != 0}}});
       }
     }
     if (phase != Phase::Loops) {

@@ -293,6 +293,35 @@ TEST(SketchRules, AConstantBNoPanelWidthDividesIsPackedOnceInPaddedPanels) {
   EXPECT_EQ(f.prepacked[0].shape(), (std::vector<int64_t>{3, 16, 16}));
 }
 
+TEST(SketchRules, ADenseLayerWhoseWidthTheVectorDoesNotDivideCopiesItsWeightPadded) {
+  // dense's weight [N, K] is read at [j, k]: vectorized over j it is copied as [N / v, K, v];
+  // N = 40 in vectors of 16 needs a padded last block.
+  const te::Workload w = te::make_workload("dense:M=4,N=40,K=8");
+  SearchSpace space = SearchSpace::generate(w, {});
+  int checked = 0;
+  for (size_t s = 0; s < space.sketches().size() && checked == 0; ++s) {
+    const Sketch& sketch = space.sketches()[s];
+    const Knob* split = find_knob(sketch, "dense.j.split");
+    if (split == nullptr)
+      continue;
+    for (size_t c = 0; c < split->choices.size(); ++c) {
+      if (split->choices[c].back() != 16)
+        continue;
+      Config config = with_knob(space, sketch.name, "dense.j.split", split->choices[c]);
+      const std::vector<schedule::Step> steps = space.steps(config);
+      if (!contains(steps,
+                    schedule::CacheRead{"weight", kLocal, {"dense"}, {{0, 16, false, true}}}))
+        continue;
+      SampleStats stats;
+      check_config(w, space, config, stats);  // applies, lowers, matches the reference
+      EXPECT_EQ(stats.lowered, 1) << stats.first_refusal;
+      ++checked;
+      break;
+    }
+  }
+  EXPECT_EQ(checked, 1);
+}
+
 TEST(SketchRules, DenseWithAnEpilogueHasFusedSketches) {
   SearchSpace relu =
       SearchSpace::generate(te::make_workload("dense:M=16,N=16,K=8,epilogue=relu"), {});
