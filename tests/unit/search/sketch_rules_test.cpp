@@ -225,6 +225,33 @@ TEST(SketchRules, MatmulHasCacheWriteSketchesAndAPackingKnob) {
   EXPECT_TRUE(contains(local, schedule::ComputeAt{"C.local", "C", "j.i.o"}));
 }
 
+/// The "C:tile" configuration of `space` with B packed at the root (B.local.at 4) and C.j.split
+/// `j_split`: its steps copy B with `block`, it lowers and matches the reference, and the
+/// prepare function fills one prepacked buffer of `shape`.
+void expect_packed_once(const te::Workload& w,
+                        const SearchSpace& space,
+                        const std::vector<int64_t>& j_split,
+                        const schedule::LayoutBlock& block,
+                        const std::vector<int64_t>& shape) {
+  Config config = with_knob(space, "C:tile", "B.local.at", {4});
+  const std::vector<Knob>& knobs = space.sketches()[0].knobs;
+  for (size_t k = 0; k < knobs.size(); ++k) {
+    const auto& choices = knobs[k].choices;
+    if (knobs[k].name == "C.j.split")
+      config.choice[k] =
+          static_cast<int>(std::find(choices.begin(), choices.end(), j_split) - choices.begin());
+  }
+  std::vector<schedule::Step> steps = space.steps(config);
+  EXPECT_TRUE(contains(steps, schedule::CacheRead{"B", kLocal, {"C"}, {block}})) << describe(steps);
+  SampleStats stats;
+  check_config(w, space, config, stats);  // the results match the reference
+  ASSERT_EQ(stats.lowered, 1);
+  schedule::LoopState state = schedule::apply_steps(w, steps);
+  ir::LoweredFunc f = lower::lower(state, target::Target{}, "f", {});
+  ASSERT_EQ(f.prepacked.size(), 1U);
+  EXPECT_EQ(f.prepacked[0].shape(), shape);
+}
+
 TEST(SketchRules, AConstantBCanBePackedOnceInPanels) {
   const te::Workload w = te::make_workload("matmul:M=8,N=64,K=16,constant_b=1");
   SearchSpace space = SearchSpace::generate(w, {});
@@ -237,29 +264,8 @@ TEST(SketchRules, AConstantBCanBePackedOnceInPanels) {
                 "B.local.at");
   ASSERT_NE(plain, nullptr);
   EXPECT_EQ(plain->choices.size(), 4U);
-
-  Config config = with_knob(space, "C:tile", "B.local.at", {4});
-  int j_split = -1;
-  for (size_t k = 0; k < space.sketches()[0].knobs.size(); ++k) {
-    if (space.sketches()[0].knobs[k].name == "C.j.split") {
-      j_split = static_cast<int>(k);
-    }
-  }
-  ASSERT_GE(j_split, 0);
-  const std::vector<std::vector<int64_t>>& js = space.sketches()[0].knobs[j_split].choices;
-  config.choice[static_cast<size_t>(j_split)] = static_cast<int>(
-      std::find(js.begin(), js.end(), std::vector<int64_t>{1, 2, 16}) - js.begin());
-  std::vector<schedule::Step> steps = space.steps(config);
-  EXPECT_TRUE(contains(steps, schedule::CacheRead{"B", kLocal, {"C"}, {{1, 16, true}}}))
-      << describe(steps);
-  SampleStats stats;
-  check_config(w, space, config, stats);
-  ASSERT_EQ(stats.lowered, 1);
   // The panels [64 / 16, 16, 16] are filled by the prepare function, once.
-  schedule::LoopState state = schedule::apply_steps(w, steps);
-  ir::LoweredFunc f = lower::lower(state, target::Target{}, "f", {});
-  ASSERT_EQ(f.prepacked.size(), 1U);
-  EXPECT_EQ(f.prepacked[0].shape(), (std::vector<int64_t>{4, 16, 16}));
+  expect_packed_once(w, space, {1, 2, 16}, {1, 16, true}, {4, 16, 16});
 }
 
 TEST(SketchRules, AConstantBNoPanelWidthDividesIsPackedOnceInPaddedPanels) {
@@ -267,30 +273,13 @@ TEST(SketchRules, AConstantBNoPanelWidthDividesIsPackedOnceInPaddedPanels) {
   // row starts on a vector (B's own rows of 40 floats do not stay aligned to 16).
   const te::Workload w = te::make_workload("matmul:M=8,N=40,K=16,constant_b=1");
   SearchSpace space = SearchSpace::generate(w, {});
-  Config config = with_knob(space, "C:tile", "B.local.at", {4});
-  const std::vector<Knob>& knobs = space.sketches()[0].knobs;
-  size_t j_split = knobs.size();
-  for (size_t k = 0; k < knobs.size(); ++k) {
-    if (knobs[k].name == "C.j.split")
-      j_split = k;
-  }
-  ASSERT_LT(j_split, knobs.size());
-  const std::vector<std::vector<int64_t>>& js = knobs[j_split].choices;
-  const auto sixteen = std::find_if(js.begin(), js.end(), [](const std::vector<int64_t>& f) {
-    return f.back() == 16 && f.front() * f[1] * f.back() >= 16;
-  });
-  ASSERT_NE(sixteen, js.end());
-  config.choice[j_split] = static_cast<int>(sixteen - js.begin());
-  std::vector<schedule::Step> steps = space.steps(config);
-  EXPECT_TRUE(contains(steps, schedule::CacheRead{"B", kLocal, {"C"}, {{1, 16, true, true}}}))
-      << describe(steps);
-  SampleStats stats;
-  check_config(w, space, config, stats);  // the results match the reference
-  ASSERT_EQ(stats.lowered, 1);
-  schedule::LoopState state = schedule::apply_steps(w, steps);
-  ir::LoweredFunc f = lower::lower(state, target::Target{}, "f", {});
-  ASSERT_EQ(f.prepacked.size(), 1U);
-  EXPECT_EQ(f.prepacked[0].shape(), (std::vector<int64_t>{3, 16, 16}));
+  const Knob* split = find_knob(space.sketches()[0], "C.j.split");
+  ASSERT_NE(split, nullptr);
+  const auto sixteen =
+      std::find_if(split->choices.begin(), split->choices.end(),
+                   [](const std::vector<int64_t>& f) { return f.back() == 16 && f[1] == 1; });
+  ASSERT_NE(sixteen, split->choices.end());
+  expect_packed_once(w, space, *sixteen, {1, 16, true, true}, {3, 16, 16});
 }
 
 TEST(SketchRules, ADenseLayerWhoseWidthTheVectorDoesNotDivideCopiesItsWeightPadded) {
