@@ -33,9 +33,8 @@ void confirm_best(TaskState& state,
     return a.median_seconds < b.median_seconds;
   });
   run.resize(std::min(run.size(), std::max<size_t>(1, static_cast<size_t>(top) / 2)));
-  const size_t listed = best.size();
   for (database::Record& r : run) {
-    if (std::none_of(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(listed),
+    if (std::none_of(best.begin(), best.end(),
                      [&](const database::Record& b) { return b.id == r.id; }))
       best.push_back(std::move(r));
   }

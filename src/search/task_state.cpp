@@ -58,23 +58,6 @@ std::optional<std::string> canonical_schedule(const database::Record& r) {
   }
 }
 
-/// Whether a record holds the task's default schedule (compared as canonical JSON).
-bool is_default_schedule(const TaskState& state, const database::Record& r) {
-  return canonical_schedule(r) ==
-         schedule::to_json(schedule::Schedule{r.workload_key, state.default_steps}).dump();
-}
-
-/// The record's configuration when its knobs still give its steps. A space whose rules changed
-/// since (a knob value that read B in place now packs it in padded panels) maps the knobs to
-/// other steps: the record then counts as measured by its steps alone, so the configuration is
-/// measured as it is now, and the model learns from the steps that were timed.
-std::optional<Config> same_config_of(const TaskState& state, const database::Record& r) {
-  std::optional<Config> config = config_of(state.space, r);
-  if (config && canonical_schedule(r) != state.schedule_text(*config))
-    return std::nullopt;
-  return config;
-}
-
 /// Features of a record's steps on `workload`; nullopt when they no longer apply.
 std::optional<std::vector<float>> features_of_record(const te::Workload& workload,
                                                      const database::Record& r,
@@ -111,11 +94,20 @@ int64_t resume_task(TaskState& state,
   const std::string& key = state.task->workload.key();
   const std::vector<database::Record> records = db.history(key, target_key);
   state.result.resumed = static_cast<int64_t>(records.size());
+  const std::string default_text =
+      schedule::to_json(schedule::Schedule{key, state.default_steps}).dump();
   std::vector<std::optional<Config>> configs;
   for (const database::Record& r : records) {
-    std::optional<Config> config = same_config_of(state, r);
+    const std::optional<std::string> text = canonical_schedule(r);
+    std::optional<Config> config = config_of(state.space, r);
+    // The knobs count only while they still give the record's steps. A space whose rules changed
+    // since (a knob value that read B in place now packs it in padded panels) maps them to other
+    // steps: the record then counts as measured by its steps alone, so the configuration is
+    // measured as it is now, and the model learns from the steps that were timed.
+    if (config && text != state.schedule_text(*config))
+      config.reset();
     configs.push_back(config);
-    if (!config && is_default_schedule(state, r))
+    if (!config && text == default_text)
       state.default_measured = true;
     state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.rank_seconds : 0, r.id,
                         0);
