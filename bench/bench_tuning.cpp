@@ -14,6 +14,7 @@ measure::MeasurerOptions tune_measurer_options() {
   mo.build.timeout_s = 10;
   mo.single_call_factor = 10;
   mo.run.timing.budget_s = 1.0;
+  mo.rounds = 3;
   return mo;
 }
 

@@ -6,7 +6,12 @@
 // ranking accuracy, bench/cost_model_quality) cannot be expected to agree with the stored order
 // better than the measurements agree with themselves. Pairs are also scored apart from those
 // whose stored throughputs lie within --close (default 5%) of each other.
+// Each line also scores the orders by the fastest repeat of each measurement (min) beside the
+// median of its repeats, the statistic the database ranks by.
+// Each pass measures the sample as `tensortune tune` measures a batch (--rounds=R round-robin
+// rounds, MeasurerOptions::rounds; 3 as tune, 1 = each record timed once, in order).
 // Usage: record_repeatability DB [--sample=N (40)] [--only=SUBSTR] [--close=0.05] [--seed=S]
+//        [--rounds=R]
 // Run on a quiet machine, OMP_WAIT_POLICY=passive; it takes about 2 x N measurements per workload.
 #include "bench_tuning.h"
 #include "tensortune/codegen/llvm_codegen.h"
@@ -52,6 +57,11 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+/// Throughput (1 / seconds) from the fastest of `repeats`; 0 without any.
+double min_rate(const std::vector<double>& repeats) {
+  return repeats.empty() ? 0.0 : 1 / *std::min_element(repeats.begin(), repeats.end());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,6 +70,7 @@ int main(int argc, char** argv) {
   size_t sample = 40;
   double close = 0.05;
   uint64_t seed = 1;
+  int rounds = tt::bench::tune_measurer_options().rounds;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* flag) -> std::string {
@@ -72,12 +83,14 @@ int main(int argc, char** argv) {
       only = value("--only=");
     } else if (!value("--close=").empty()) {
       close = std::stod(value("--close="));
+    } else if (!value("--rounds=").empty()) {
+      rounds = std::max(1, std::stoi(value("--rounds=")));
     } else if (!value("--seed=").empty()) {
       seed = std::stoull(value("--seed="));
     } else if (arg.rfind("--", 0) == 0 || !path.empty()) {
       std::cerr << "record_repeatability: unexpected argument " << arg << "\n"
                 << "usage: record_repeatability DB [--sample=N] [--only=SUBSTR] [--close=X] "
-                   "[--seed=S]\n";
+                   "[--seed=S] [--rounds=R]\n";
       return 2;
     } else {
       path = arg;
@@ -91,13 +104,16 @@ int main(int argc, char** argv) {
   try {
     const tt::database::Database db = tt::database::Database::open(path, true);
     std::vector<double> all_first, all_second, all_passes, far_first, far_passes;
+    std::vector<double> min_first, min_passes_between;
     for (const tt::database::TargetKey& key : db.targets()) {
       const tt::target::Target target =
           tt::codegen::resolve_host(tt::target::Target::parse(key.target));
       if (target.is_gpu()) {
         continue;
       }
-      tt::measure::Measurer measurer(target, tt::bench::tune_measurer_options());
+      tt::measure::MeasurerOptions options = tt::bench::tune_measurer_options();
+      options.rounds = rounds;
+      tt::measure::Measurer measurer(target, options);
       for (const tt::database::WorkloadInfo& w : db.workloads()) {
         if (!only.empty() && w.key.find(only) == std::string::npos) {
           continue;
@@ -120,19 +136,21 @@ int main(int argc, char** argv) {
         records.resize(std::min(records.size(), sample));
         const tt::te::Workload workload = tt::te::make_workload(w.spec);
         std::vector<tt::ir::LoweredFunc> funcs;
-        std::vector<double> stored;
+        std::vector<double> stored, stored_min;
         for (const tt::database::Record& r : records) {
           funcs.push_back(
               tt::lower::lower(workload, tt::schedule::parse_schedule(r.schedule), target));
           stored.push_back(1 / r.median_seconds);
+          stored_min.push_back(min_rate(r.repeats));
         }
         const auto reference = measurer.make_reference(
             tt::lower::lower(workload, tt::schedule::Schedule{workload.key(), {}}, target),
             tt::measure::Tolerance::for_reduction(workload.max_reduction_length()));
-        std::vector<std::vector<double>> passes(2);
-        for (std::vector<double>& pass : passes) {
+        std::vector<std::vector<double>> passes(2), min_passes(2);
+        for (size_t p = 0; p < passes.size(); ++p) {
           for (const tt::measure::MeasureResult& m : measurer.measure(*reference, funcs)) {
-            pass.push_back(m.ok() ? 1 / m.median_seconds : 0.0);
+            passes[p].push_back(m.ok() ? 1 / m.median_seconds : 0.0);
+            min_passes[p].push_back(m.ok() ? min_rate(m.repeats) : 0.0);
           }
         }
         const double first = agreement(stored, passes[0], close, false);
@@ -140,6 +158,8 @@ int main(int argc, char** argv) {
         const double between = agreement(passes[0], passes[1], close, false);
         const double far = agreement(stored, passes[0], close, true);
         const double far_between = agreement(passes[0], passes[1], close, true);
+        min_first.push_back(agreement(stored_min, min_passes[0], close, false));
+        min_passes_between.push_back(agreement(min_passes[0], min_passes[1], close, false));
         all_first.push_back(first);
         all_second.push_back(second);
         all_passes.push_back(between);
@@ -147,8 +167,11 @@ int main(int argc, char** argv) {
         far_passes.push_back(far_between);
         std::cout << fmt::format(
             "{:3} records  stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  | pairs "
-            "{:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  {}\n",
-            funcs.size(), first, second, between, close * 100, far, far_between, w.key);
+            "{:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  | by min: stored~pass1 {:.3f} "
+            " "
+            "pass1~pass2 {:.3f}  {}\n",
+            funcs.size(), first, second, between, close * 100, far, far_between, min_first.back(),
+            min_passes_between.back(), w.key);
       }
     }
     if (all_first.empty()) {
@@ -157,9 +180,10 @@ int main(int argc, char** argv) {
     }
     std::cout << fmt::format(
         "medians over {} workloads: stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  "
-        "| pairs {:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}\n",
+        "| pairs {:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  | by min: stored~pass1 "
+        "{:.3f}  pass1~pass2 {:.3f}\n",
         all_first.size(), median(all_first), median(all_second), median(all_passes), close * 100,
-        median(far_first), median(far_passes));
+        median(far_first), median(far_passes), median(min_first), median(min_passes_between));
   } catch (const std::exception& e) {
     std::cerr << "record_repeatability: error: " << e.what() << "\n";
     return 1;

@@ -11,7 +11,8 @@
 // `tune --confirm`: the run is one job per checkpoint, each resuming the last and ending with
 // its 5 best measured again side by side, and a checkpoint's best is its job's confirmed best,
 // what a user of a 200-trial job gets; 0 = one job, each checkpoint's best by single
-// measurements). Each run's time per phase goes to stderr.
+// measurements) --measure-rounds=3 (MeasurerOptions::rounds, as `tune --measure-rounds`).
+// Each run's time per phase goes to stderr.
 #include "peak.h"
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
@@ -141,7 +142,8 @@ Run tune_once(const std::string& spec,
               const std::string& db_path,
               const std::vector<int64_t>& checkpoints,
               int remeasure_rounds,
-              int confirm) {
+              int confirm,
+              int measure_rounds) {
   std::vector<tt::search::TuneTask> tasks{tt::search::TuneTask::from_spec(spec)};
   const std::string name = tasks[0].op;
   fs::remove(db_path);
@@ -153,6 +155,7 @@ Run tune_once(const std::string& spec,
   mo.single_call_factor = 10;  // as tensortune tune does
   mo.run.timing.budget_s = 1.0;
   mo.build.timeout_s = 10;
+  mo.rounds = measure_rounds;
   tt::measure::Measurer measurer(target, mo);
   tt::search::TuneOptions o;
   // "xgb-uniform", "xgb-evo-uniform": the tuner drawing its random candidates uniformly (no prior).
@@ -235,6 +238,7 @@ int main(int argc, char** argv) {
   const std::string keep = flag(argc, argv, "keep", "");
   const int batch = std::stoi(flag(argc, argv, "batch", "0"));
   const int remeasure_rounds = std::stoi(flag(argc, argv, "remeasure", "5"));
+  const int measure_rounds = std::stoi(flag(argc, argv, "measure-rounds", "3"));
   const int confirm = std::stoi(flag(argc, argv, "confirm", "5"));
   const std::string target_text = "llvm -cores=" + std::to_string(threads);
   const tt::target::Target target = tt::cli::resolve_target(target_text);
@@ -255,8 +259,9 @@ int main(int argc, char** argv) {
         const std::string db =
             (dir / fmt::format("{}_{}_{}.db", tt::te::parse_workload_spec(spec).name, tuner, seed))
                 .string();
-        const Run run = tune_once(spec, tuner, std::stoull(seed), trials, target_text, target,
-                                  batch, db, checkpoints, remeasure_rounds, confirm);
+        const Run run =
+            tune_once(spec, tuner, std::stoull(seed), trials, target_text, target, batch, db,
+                      checkpoints, remeasure_rounds, confirm, measure_rounds);
         for (int64_t c : checkpoints) {
           best[tuner][c].push_back(best_at(run.curve, c));
           wall[tuner][c].push_back(seconds_at(run, c));

@@ -11,6 +11,7 @@
 #include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/log.h"
+#include "tensortune/support/stats.h"
 
 #include <algorithm>
 
@@ -69,12 +70,43 @@ MeasurerOptions for_target(MeasurerOptions options, const target::Target& target
   return options;
 }
 
+/// The timing protocol of round `round` of `rounds`: its share of the repeats (the first rounds
+/// take the remainder) and of the budget; `rounds` is at most the repeats.
+TimingOptions round_timing(TimingOptions timing, int round, int rounds) {
+  const int repeat = std::max(1, timing.repeat);
+  timing.repeat = repeat / rounds + (round < repeat % rounds ? 1 : 0);
+  timing.budget_s /= rounds;
+  return timing;
+}
+
+/// Adds a later round's result for the same candidate to `into`: its repeats and times (the
+/// build counted once), or its failure, which replaces the success.
+void merge_round(MeasureResult& into, const MeasureResult& round, int index, int rounds) {
+  into.run_seconds += round.run_seconds;
+  into.verify_seconds += round.verify_seconds;
+  into.wall_seconds += round.wall_seconds - round.build_seconds;
+  if (!round.ok()) {
+    into.status = round.status;
+    into.signal = round.signal;
+    into.message = "in round " + std::to_string(index + 1) + " of " + std::to_string(rounds) +
+                   " (it passed the earlier ones): " + round.message;
+    into.repeats.clear();
+    into.median_seconds = 0;
+    return;
+  }
+  into.repeats.insert(into.repeats.end(), round.repeats.begin(), round.repeats.end());
+  into.median_seconds = median(into.repeats);
+}
+
 }  // namespace
 
 Measurer::Measurer(const target::Target& target, MeasurerOptions options)
     : options_(for_target(std::move(options), target)),
       builder_(target, options_.build),
-      runner_(options_.run) {}
+      runner_(options_.run) {
+  TT_USER_CHECK(options_.rounds >= 1)
+      << "measure: rounds must be at least 1, got " << options_.rounds;
+}
 
 std::shared_ptr<const Reference> Measurer::make_reference(const ir::LoweredFunc& default_func,
                                                           const Tolerance& tolerance) {
@@ -111,20 +143,36 @@ std::vector<MeasureResult> Measurer::measure(const Reference& reference,
   double start = now_seconds();
   std::vector<BuildResult> builds = builder_.build(candidates);
   totals_.build_wall_seconds += now_seconds() - start;
+  const int rounds = std::min(options_.rounds, std::max(1, options_.run.timing.repeat));
   std::vector<MeasureResult> results;
   results.reserve(builds.size());
+  runner_.set_timing(round_timing(options_.run.timing, 0, rounds));
   for (const BuildResult& build : builds) {
     auto best = best_seconds_.find(reference.id);
     runner_.set_single_call_limit(options_.single_call_factor > 0 && best != best_seconds_.end()
                                       ? options_.single_call_factor * best->second
                                       : 0.0);
     results.push_back(runner_.run(build, reference));
-    record(results.back());
     const MeasureResult& r = results.back();
-    if (r.ok() && r.median_seconds > 0 && r.repeats.size() > 1) {
+    if (r.ok() && r.median_seconds > 0 && r.run_seconds > 0) {
       double& b = best_seconds_.emplace(reference.id, r.median_seconds).first->second;
       b = std::min(b, r.median_seconds);
     }
+  }
+  // The later rounds run the candidates that passed and were timed by repeats (run_seconds > 0),
+  // not by their check call alone; a check call that was fine once is not cut short again.
+  for (int round = 1; round < rounds; ++round) {
+    runner_.set_timing(round_timing(options_.run.timing, round, rounds));
+    runner_.set_single_call_limit(0.0);
+    for (size_t i = 0; i < builds.size(); ++i) {
+      if (results[i].ok() && results[i].run_seconds > 0) {
+        merge_round(results[i], runner_.run(builds[i], reference), round, rounds);
+      }
+    }
+  }
+  runner_.set_timing(options_.run.timing);
+  for (const MeasureResult& r : results) {
+    record(r);
   }
   totals_.wall_seconds += now_seconds() - start;
   return results;

@@ -96,6 +96,7 @@ support::Json options_json(const std::vector<TuneTask>& tasks,
   j["confirm_rounds"] = o.confirm_rounds;
   // Times taken with cold weights are not comparable with warm ones.
   j["cache_flush"] = m.run.timing.cache_flush;
+  j["measure_rounds"] = m.rounds;
   support::Json workloads = support::Json::array();
   for (const TuneTask& t : tasks)
     workloads.push_back(t.workload.key());

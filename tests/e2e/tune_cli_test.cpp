@@ -102,8 +102,11 @@ TEST(TuneCli, CacheFlushIsRecordedWithTheRunsOptions) {
   const database::Database d = database::Database::open(db, true);
   ASSERT_EQ(d.runs().size(), 1U);
   EXPECT_TRUE(support::Json::parse(d.runs()[0].options).at("cache_flush").as_bool());
+  // The batch was timed in the default three rounds.
+  EXPECT_EQ(support::Json::parse(d.runs()[0].options).at("measure_rounds").as_int(), 3);
   for (const database::Record& record : d.all_records()) {
-    // Every one of the five repeats timed (one call each, the caches flushed before it).
+    // Every one of the five repeats timed (one call each, the caches flushed before it): 2, 2
+    // and 1 in the three rounds.
     EXPECT_EQ(record.repeats.size(), 5U);
   }
   const std::string warm_db = temp_path("warm.db");
@@ -111,6 +114,11 @@ TEST(TuneCli, CacheFlushIsRecordedWithTheRunsOptions) {
   ASSERT_EQ(warm.exit_code, 0) << warm.err;
   const database::Database w = database::Database::open(warm_db, true);
   EXPECT_FALSE(support::Json::parse(w.runs()[0].options).at("cache_flush").as_bool());
+  // --measure-rounds must be at least 1.
+  const e2e::CliResult zero =
+      run_cli(tune_args(temp_path("zero.db"), 1, 1) + " --measure-rounds 0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.err;
+  EXPECT_NE(zero.err.find("measure-rounds"), std::string::npos) << zero.err;
 }
 
 TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {

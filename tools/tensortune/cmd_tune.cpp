@@ -82,6 +82,10 @@ ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
       .option("timing-budget", "S",
               "stop repeating a candidate's timed calls once they took S seconds in all "
               "(default 1; 0 = always every repeat)")
+      .option("measure-rounds", "R",
+              "time each batch in R round-robin rounds, each candidate's repeats and timing "
+              "budget shared among them, so that a change of the machine's speed hits the "
+              "batch alike (default 3; 1 = each candidate timed once, in order)")
       .option("confirm", "K",
               "at the end, measure each workload's K best records again side by side and rank "
               "them by that (default 5; 0 = off): the best of many single measurements is "
@@ -102,6 +106,8 @@ measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
   mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
   // And a slow one that is not hopeless stops repeating after a second of timed calls.
   mo.run.timing.budget_s = p.get_double("timing-budget", 1.0, 0, 86400);
+  // Repeats spread over the batch's timing order pairs more repeatably than repeats in a row.
+  mo.rounds = static_cast<int>(p.get_int("measure-rounds", 3, 1, 1000));
   mo.run.timing.cache_flush = flush_by_default ? !p.has("no-cache-flush") : p.has("cache-flush");
   return mo;
 }

@@ -30,6 +30,17 @@ struct MeasurerOptions {
   /// far against the same reference is timed by that one call (TimingOptions::
   /// single_call_above_s); 0 = always the full protocol.
   double single_call_factor = 0;
+  /// A batch is timed in this many round-robin rounds: run.timing.repeat and its budget are
+  /// shared out among the rounds (5 repeats in 3 rounds: 2, 2, 1; never more rounds than
+  /// repeats), every candidate that passed its check is run again in each round, and its result
+  /// holds the repeats of all rounds and their median. On a shared host whose speed moves within
+  /// seconds, a candidate's repeats then span the batch's whole timing instead of one moment of
+  /// it: two passes over the same 40 records ordered their pairs alike 0.87 / 0.93 / 0.88 of the
+  /// time (matmul, conv2d, batch_matmul) in 3 rounds, 0.83 / 0.88 / 0.65 in 1
+  /// (bench/record_repeatability --rounds). A candidate that fails in any round is that failure
+  /// (a kernel that crashes or errs now and then is never a best); one timed by its check call
+  /// alone (single_call_factor) is not run again. 1 = each candidate timed once, in order.
+  int rounds = 1;
 };
 
 /// Where the measurer's time went, summed over every batch.
@@ -61,8 +72,9 @@ class Measurer {
   std::shared_ptr<const Reference> make_reference(const ir::LoweredFunc& default_func,
                                                   const Tolerance& tolerance);
 
-  /// Builds the candidates in parallel, then runs them one at a time against `reference`.
-  /// One result per candidate, in order. Throws UserError when called after the stop rule fired.
+  /// Builds the candidates in parallel, then runs them one at a time against `reference`, in
+  /// MeasurerOptions::rounds round-robin rounds. One result per candidate, in order. Throws
+  /// UserError when called after the stop rule fired.
   std::vector<MeasureResult> measure(const Reference& reference,
                                      const std::vector<ir::LoweredFunc>& candidates);
 

@@ -73,6 +73,8 @@ class Runner {
   const RunnerOptions& options() const { return options_; }
   /// Changes TimingOptions::single_call_above_s for the next runs.
   void set_single_call_limit(double seconds) { options_.timing.single_call_above_s = seconds; }
+  /// Changes the timing protocol for the next runs (the Measurer's rounds share it out).
+  void set_timing(const TimingOptions& timing) { options_.timing = timing; }
   /// How often the worker was (re)started.
   int worker_starts() const;
 

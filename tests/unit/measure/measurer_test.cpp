@@ -207,6 +207,74 @@ TEST(Measurer, ACandidateFarSlowerThanTheBestIsTimedByItsCheckCallAlone) {
             static_cast<size_t>(options.run.timing.repeat));
 }
 
+TEST(Measurer, RoundsShareTheRepeatsAndTimeEveryPassingCandidateInEachRound) {
+  te::Workload w = matmul_workload(kN);
+  ir::LoweredFunc base = default_kernel(w);
+  MeasurerOptions options = quick_options();
+  options.run.timing.repeat = 5;
+  options.rounds = 3;
+  Measurer measurer(target::Target(), options);
+  auto reference = measurer.make_reference(base, Tolerance::for_reduction(kN));
+  std::vector<MeasureResult> results = measurer.measure(
+      *reference, {tiled_matmul(w, 4, 16), wrong_values_kernel(base), tiled_matmul(w, 8, 8)});
+  ASSERT_EQ(results.size(), 3U);
+  for (size_t i : {0U, 2U}) {
+    const MeasureResult& r = results[i];
+    ASSERT_TRUE(r.ok()) << r.message;
+    // 2 + 2 + 1 repeats in three rounds: the protocol's five, spread over the batch.
+    EXPECT_EQ(r.repeats.size(), 5U);
+    EXPECT_DOUBLE_EQ(r.median_seconds, median(r.repeats));
+    EXPECT_GT(r.run_seconds, 0);
+    EXPECT_GE(r.wall_seconds, r.build_seconds + r.run_seconds);
+  }
+  // A candidate that failed its check is not run again, and counts once.
+  EXPECT_EQ(results[1].status, MeasureStatus::WrongResult);
+  EXPECT_TRUE(results[1].repeats.empty());
+  EXPECT_EQ(measurer.totals().trials, 3);
+  EXPECT_EQ(measurer.totals().by_status[0], 2);
+  // The runner is left with the whole protocol (the rounds' shares were only for the batch).
+  EXPECT_EQ(measurer.runner().options().timing.repeat, 5);
+
+  // Each round keeps at least one repeat of its share of a spent budget: one per round here, where
+  // timing in one go would have kept one in all.
+  options.run.timing.repeat = 6;
+  options.run.timing.budget_s = 1e-12;
+  Measurer spent(target::Target(), options);
+  auto ref = spent.make_reference(base, Tolerance::for_reduction(kN));
+  const MeasureResult cut = spent.measure(*ref, {tiled_matmul(w, 4, 16)}).at(0);
+  ASSERT_TRUE(cut.ok()) << cut.message;
+  EXPECT_EQ(cut.repeats.size(), 3U);
+
+  // More rounds than repeats: one repeat per round.
+  options.run.timing.budget_s = 0;
+  options.run.timing.repeat = 2;
+  options.rounds = 4;
+  Measurer few(target::Target(), options);
+  auto again = few.make_reference(base, Tolerance::for_reduction(kN));
+  const MeasureResult r = few.measure(*again, {tiled_matmul(w, 4, 16)}).at(0);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.repeats.size(), 2U);
+
+  options.rounds = 0;
+  EXPECT_THROW(Measurer(target::Target(), options), UserError);
+}
+
+TEST(Measurer, InRoundsACandidateTimedByItsCheckCallAloneIsNotRunAgain) {
+  te::Workload w = matmul_workload(kN);
+  MeasurerOptions options = quick_options();
+  options.rounds = 3;
+  options.single_call_factor = 1e-9;  // every candidate after the first Ok one is "far slower"
+  Measurer measurer(target::Target(), options);
+  auto reference = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(kN));
+  const std::vector<MeasureResult> first = measurer.measure(*reference, {tiled_matmul(w, 4, 8)});
+  ASSERT_TRUE(first[0].ok()) << first[0].message;
+  EXPECT_EQ(first[0].repeats.size(), 3U);  // one per round
+  const MeasureResult second = measurer.measure(*reference, {default_kernel(w)}).at(0);
+  ASSERT_TRUE(second.ok()) << second.message;
+  EXPECT_EQ(second.repeats.size(), 1U);
+  EXPECT_EQ(second.run_seconds, 0);
+}
+
 TEST(Measurer, StopsAfterTooManyFailuresInARowAndSaysWhy) {
   te::Workload w = matmul_workload(kN);
   ir::LoweredFunc base = default_kernel(w);
