@@ -35,11 +35,11 @@ struct MeasurerOptions {
   /// repeats), every candidate that passed its check is run again in each round, and its result
   /// holds the repeats of all rounds and their median. On a shared host whose speed moves within
   /// seconds, a candidate's repeats then span the batch's whole timing instead of one moment of
-  /// it: two passes over the same 40 records ordered their pairs alike 0.87 / 0.93 / 0.88 of the
-  /// time (matmul, conv2d, batch_matmul) in 3 rounds, 0.83 / 0.88 / 0.65 in 1
-  /// (bench/record_repeatability --rounds). A candidate that fails in any round is that failure
-  /// (a kernel that crashes or errs now and then is never a best); one timed by its check call
-  /// alone (single_call_factor) is not run again. 1 = each candidate timed once, in order.
+  /// it: two passes over the same records ordered their pairs alike 0.882 of the time on average
+  /// in 3 rounds, 0.821 in 1 (bench/record_repeatability --rounds, ARCHITECTURE.md). A candidate
+  /// that fails in any round is that failure (a kernel that crashes or errs now and then is never
+  /// a best); one timed by its check call alone (single_call_factor) is not run again. 1 = each
+  /// candidate timed once, in order.
   int rounds = 1;
 };
 
