@@ -24,7 +24,8 @@ constexpr int kRecordsPerPair = 500;
 constexpr int kLookups = 20000;
 
 double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 database::TargetKey target_of(int t) {
@@ -89,16 +90,14 @@ int run() {
     found += best.size();
   }
   std::sort(latencies.begin(), latencies.end());
-  std::cout << fmt::format(
-                   "db_lookup: {} records ({} workloads x 2 targets x {}), filled in {:.1f} s\n",
-                   records, kWorkloads, kRecordsPerPair, fill_seconds)
+  std::cout << fmt::format("db_lookup: {} records ({} workloads x 2 targets x {}), filled in {:.1f} s\n",
+                           records, kWorkloads, kRecordsPerPair, fill_seconds)
             << fmt::format("  open read-only: {:.3f} ms\n", open_seconds * 1e3)
-            << fmt::format(
-                   "  best(key, target): median {:.1f} us, p99 {:.1f} us, max {:.1f} us "
-                   "over {} lookups ({} found); goal < 1000 us\n",
-                   latencies[latencies.size() / 2] * 1e6,
-                   latencies[latencies.size() * 99 / 100] * 1e6, latencies.back() * 1e6, kLookups,
-                   found);
+            << fmt::format("  best(key, target): median {:.1f} us, p99 {:.1f} us, max {:.1f} us "
+                           "over {} lookups ({} found); goal < 1000 us\n",
+                           latencies[latencies.size() / 2] * 1e6,
+                           latencies[latencies.size() * 99 / 100] * 1e6, latencies.back() * 1e6,
+                           kLookups, found);
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");

@@ -107,10 +107,8 @@ int run(int argc, char** argv) {
   target::Target target = cli::resolve_target(fmt::format("llvm -cores={}", cores));
   measure::MeasurerOptions options;  // the defaults a tuning job uses
   options.run.threads = cores;
-  options.run.timing.repeat =
-      static_cast<int>(flag(argc, argv, "repeat", options.run.timing.repeat));
-  options.run.timing.min_repeat_ms =
-      flag(argc, argv, "min-repeat-ms", options.run.timing.min_repeat_ms);
+  options.run.timing.repeat = static_cast<int>(flag(argc, argv, "repeat", options.run.timing.repeat));
+  options.run.timing.min_repeat_ms = flag(argc, argv, "min-repeat-ms", options.run.timing.min_repeat_ms);
   measure::Measurer measurer(target, options);
   double t0 = measure::now_seconds();
   auto reference = measurer.make_reference(lower::lower(w, schedule::Schedule{w.key(), {}}, target),
@@ -126,8 +124,8 @@ int run(int argc, char** argv) {
   int ok = 0;
   for (size_t i = 0; i < results.size(); ++i) {
     ok += results[i].ok() ? 1 : 0;
-    if (results[i].ok() &&
-        (!results[best].ok() || results[i].median_seconds < results[best].median_seconds)) {
+    if (results[i].ok() && (!results[best].ok() ||
+                            results[i].median_seconds < results[best].median_seconds)) {
       best = i;
     }
   }
@@ -140,8 +138,8 @@ int run(int argc, char** argv) {
       batch.size(), kSize, cores, options.run.timing.repeat, options.run.timing.min_repeat_ms);
   std::cout << fmt::format("  reference (default schedule, once per workload): {:.2f} s\n",
                            reference_seconds);
-  std::cout << fmt::format("  {} trials ({} ok) in {:.2f} s: {:.2f} trials/s\n", results.size(), ok,
-                           wall, static_cast<double>(results.size()) / wall);
+  std::cout << fmt::format("  {} trials ({} ok) in {:.2f} s: {:.2f} trials/s\n", results.size(),
+                           ok, wall, static_cast<double>(results.size()) / wall);
   std::cout << fmt::format(
       "  time: build {:.1f}% (parallel phase), run {:.1f}%, verify {:.1f}%, overhead {:.1f}%\n",
       share(build, wall), share(runs, wall), share(verify, wall),
@@ -161,9 +159,8 @@ int run(int argc, char** argv) {
   measure::MeasurerOptions single = options;
   single.run.threads = 1;
   measure::Measurer one_thread(target, single);
-  auto reference1 =
-      one_thread.make_reference(lower::lower(w, schedule::Schedule{w.key(), {}}, target),
-                                measure::Tolerance::for_reduction(kSize));
+  auto reference1 = one_thread.make_reference(
+      lower::lower(w, schedule::Schedule{w.key(), {}}, target), measure::Tolerance::for_reduction(kSize));
   print_stability(one_thread, *reference1, batch[best], 1);
   return 0;
 }

@@ -167,9 +167,8 @@ int main(int argc, char** argv) {
         far_passes.push_back(far_between);
         std::cout << fmt::format(
             "{:3} records  stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  | pairs "
-            "{:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  | by min: stored~pass1 {:.3f} "
-            " "
-            "pass1~pass2 {:.3f}  {}\n",
+            "{:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  | by min: stored~pass1 "
+            "{:.3f}  pass1~pass2 {:.3f}  {}\n",
             funcs.size(), first, second, between, close * 100, far, far_between, min_first.back(),
             min_passes_between.back(), w.key);
       }
