@@ -128,6 +128,9 @@ double vector_prior(int64_t length, int64_t reach);
 /// a register tile of `vectors` accumulators (at most `most` possible) on `registers` registers:
 /// enough independent FMA chains to hide latency, few enough not to spill;
 double register_tile_prior(int64_t vectors, int64_t registers, int64_t most);
+/// a register tile of `fmas` accumulators that loads `loads` values per reduction step: 1 when it
+/// loads at most 0.8 values per FMA, lower when the loads, not the FMAs, bound it;
+double tile_loads_prior(int64_t fmas, int64_t loads);
 /// a parallel loop of `extent` iterations on `cores` threads (1 when serial: extent 1);
 double parallel_prior(int64_t extent, int64_t cores);
 /// an auto-unroll `budget` for a register tile loop nest of `body` iterations around the vector.

@@ -75,6 +75,40 @@ TEST(SketchPrior, EachThingAKernelWriterAvoidsLowersThePrior) {
             space.prior(matmul_config(space, {{"C.parallel", {0}}})));
 }
 
+TEST(SketchPrior, ATileThatLoadsLessThanOneValuePerFmaIsPreferred) {
+  // AVX2: 8 lanes, 16 registers. Per step of k a tile of r rows and c vectors loads r broadcasts
+  // of A and c vectors of B for r * c FMAs; every tile below fits the registers.
+  target::Target avx2 = two_core_avx512();
+  avx2.vector_bits = 256;
+  SearchSpace space = SearchSpace::generate(te::make_workload("matmul:M=1024,N=1024,K=1024"), avx2);
+  auto tile = [&](int64_t rows, int64_t vectors) {
+    return space.prior(matmul_config(space, {{"C.i.split", {1, 32 / rows, rows}},
+                                             {"C.j.split", {1, 8 / vectors, 8 * vectors}}}));
+  };
+  EXPECT_DOUBLE_EQ(tile(4, 2), 1.0);  // 6 loads for 8 FMAs
+  EXPECT_DOUBLE_EQ(tile(2, 4), 1.0);
+  EXPECT_LT(tile(2, 2), tile(4, 2));  // 4 for 4
+  EXPECT_LT(tile(8, 1), tile(2, 2));  // 9 for 8
+  EXPECT_LT(tile(4, 1), tile(2, 2));  // 5 for 4
+  // Batches in the tile load their own A and B: two batches of 4x2 load 12 values for 16 FMAs.
+  SearchSpace batched =
+      SearchSpace::generate(te::make_workload("batch_matmul:B=12,M=128,N=128,K=64"), avx2);
+  auto batch_tile = [&](int64_t batches, int64_t rows, int64_t vectors) {
+    const std::string knobs = "{\"B.local.at\": [0], \"C.b.split\": [1, 1, " +
+                              std::to_string(batches) + "], \"C.i.split\": [1, " +
+                              std::to_string(32 / rows) + ", " + std::to_string(rows) +
+                              "], \"C.j.split\": [1, " + std::to_string(8 / vectors) + ", " +
+                              std::to_string(8 * vectors) +
+                              "], \"C.k.split\": [4], \"C.order\": [0], \"C.parallel\": [2], "
+                              "\"C.unroll\": [64]}";
+    return batched.prior(batched.from_json(
+        support::Json::parse("{\"sketch\": \"C:tile+cache_write@S2\", \"knobs\": " + knobs + "}")));
+  };
+  EXPECT_DOUBLE_EQ(batch_tile(1, 4, 2), 1.0);
+  EXPECT_DOUBLE_EQ(batch_tile(2, 4, 1), tile(4, 1));
+  EXPECT_LT(batch_tile(1, 8, 1), batch_tile(1, 4, 2));
+}
+
 TEST(SketchPrior, AParallelLoopNeedsWorkForEveryCore) {
   // order 1 puts j first: j.o has 1024 / 1024 = 1 iteration, nothing for the second core.
   SearchSpace space =
