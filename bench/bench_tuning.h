@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What bench/vs_vendor and bench/vs_vendor_gpu share: tuning one case up to a number of records
-// with the measurement options of `tensortune tune`, and the --only case filter.
+// What the benchmarks that tune or measure records share (vs_vendor, vs_vendor_gpu,
+// tune_convergence, record_repeatability): the measurement options of `tensortune tune`, tuning
+// one case up to a number of records with them, and the --only case filter.
 #pragma once
 
 #include "tensortune/database/database.h"
@@ -14,7 +15,7 @@
 namespace tensortune::bench {
 
 /// The measurement options `tensortune tune` uses: a 10 s build timeout, a candidate 10x slower
-/// than the best timed by its check call, 1 s of timed repeats at most.
+/// than the best timed by its check call, 1 s of timed repeats at most, in 3 rounds.
 measure::MeasurerOptions tune_measurer_options();
 
 /// One case to tune: `spec` up to `trials` records, `name` in the progress lines.

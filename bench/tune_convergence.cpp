@@ -13,6 +13,7 @@
 // what a user of a 200-trial job gets; 0 = one job, each checkpoint's best by single
 // measurements) --measure-rounds=3 (MeasurerOptions::rounds, as `tune --measure-rounds`).
 // Each run's time per phase goes to stderr.
+#include "bench_tuning.h"
 #include "peak.h"
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
@@ -150,11 +151,8 @@ Run tune_once(const std::string& spec,
   tt::database::Database db = tt::database::Database::open(db_path);
   const tt::database::TargetKey key =
       tt::driver::target_key(tt::target::Target::parse(target_text));
-  tt::measure::MeasurerOptions mo;
+  tt::measure::MeasurerOptions mo = tt::bench::tune_measurer_options();
   mo.run.threads = target.cores;
-  mo.single_call_factor = 10;  // as tensortune tune does
-  mo.run.timing.budget_s = 1.0;
-  mo.build.timeout_s = 10;
   mo.rounds = measure_rounds;
   tt::measure::Measurer measurer(target, mo);
   tt::search::TuneOptions o;
