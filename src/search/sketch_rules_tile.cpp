@@ -280,10 +280,11 @@ class TilePlan final : public StagePlan {
         most *= widest_[d];
       }
     }
-    const int64_t vectors = (length + lanes - 1) / lanes * body;
+    const int64_t width = (length + lanes - 1) / lanes;  // vectors along the vectorized axis
+    const int64_t vectors = width * body;
     return vector_prior(length, std::min(lanes, widest_[vec_])) *
            register_tile_prior(vectors, cpu_.registers, most) *
-           tile_loads_prior(vectors, tile_loads(v)) * unroll_prior(unroll_.one(v), body) *
+           tile_loads_prior(vectors, tile_loads(v, width)) * unroll_prior(unroll_.one(v), body) *
            parallel_prior(parallel_extent(v), cpu_.cores);
   }
   std::string attach_axis(const Values& v, int level) const override {
@@ -335,12 +336,11 @@ class TilePlan final : public StagePlan {
     return data_split_[d].of(v);
   }
   /// Loads of one reduction step of the register tile from the inputs it reuses (those reading
-  /// some data axes but not all): one per point of the tile's axes the input reads, a vector per
-  /// vector of the vectorized axis. A 4x2-vector matmul tile loads 4 broadcasts of A and 2
-  /// vectors of B for its 8 FMAs. An input read at every data axis (depthwise conv's data) loads
-  /// one value per FMA whatever the tile; 0 when no input is reused.
-  int64_t tile_loads(const Values& v) const {
-    const int64_t lanes = std::max<int64_t>(1, cpu_.lanes);
+  /// some data axes but not all): one per point of the tile's axes the input reads, one per
+  /// vector (`width` of them) of the vectorized axis. A 4x2-vector matmul tile loads 4 broadcasts
+  /// of A and 2 vectors of B for its 8 FMAs. An input read at every data axis (depthwise conv's
+  /// data) loads one value per FMA whatever the tile; 0 when no input is reused.
+  int64_t tile_loads(const Values& v, int64_t width) const {
     int64_t loads = 0;
     for (const auto& [input, used] : axes_read_) {
       const auto n = std::count(used.begin(), used.end(), true);
@@ -350,7 +350,7 @@ class TilePlan final : public StagePlan {
       int64_t points = 1;
       for (size_t d = 0; d < used.size() && d < data_.size(); ++d) {
         if (used[d]) {
-          points *= d == vec_ ? (vector_length(v) + lanes - 1) / lanes : factors(v, d)[2];
+          points *= d == vec_ ? width : factors(v, d)[2];
         }
       }
       loads += points;

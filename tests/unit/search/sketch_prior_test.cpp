@@ -25,17 +25,12 @@ target::Target two_core_avx512() {
   return t;
 }
 
-/// The matmul 1024³ configuration of the hand-written kernel (4x64 register tile, k by 128,
-/// panel loop parallel), with `overrides` ({knob, value}) replacing some knobs.
-Config matmul_config(const SearchSpace& space,
-                     const std::map<std::string, std::vector<int64_t>>& overrides) {
-  std::map<std::string, std::vector<int64_t>> knobs = {
-      {"C.i.split", {1, 8, 4}}, {"C.j.split", {1, 1, 64}}, {"C.k.split", {128}}, {"C.order", {1}},
-      {"C.parallel", {1}},      {"C.unroll", {16}},        {"B.local.at", {1}}};
-  for (const auto& [k, v] : overrides)
-    knobs[k] = v;
+using Knobs = std::map<std::string, std::vector<int64_t>>;
+
+/// The configuration of sketch `sketch` with every knob's value given in `knobs`.
+Config config_of(const SearchSpace& space, const std::string& sketch, const Knobs& knobs) {
   support::Json json = support::Json::object();
-  json["sketch"] = support::Json("C:tile");
+  json["sketch"] = support::Json(sketch);
   support::Json values = support::Json::object();
   for (const auto& [k, v] : knobs) {
     support::Json list = support::Json::array();
@@ -45,6 +40,17 @@ Config matmul_config(const SearchSpace& space,
   }
   json["knobs"] = std::move(values);
   return space.from_json(json);
+}
+
+/// The matmul 1024³ configuration of the hand-written kernel (4x64 register tile, k by 128,
+/// panel loop parallel), with `overrides` ({knob, value}) replacing some knobs.
+Config matmul_config(const SearchSpace& space, const Knobs& overrides) {
+  Knobs knobs = {{"C.i.split", {1, 8, 4}}, {"C.j.split", {1, 1, 64}}, {"C.k.split", {128}},
+                 {"C.order", {1}},         {"C.parallel", {1}},       {"C.unroll", {16}},
+                 {"B.local.at", {1}}};
+  for (const auto& [k, v] : overrides)
+    knobs[k] = v;
+  return config_of(space, "C:tile", knobs);
 }
 
 TEST(SketchPrior, TheHandWrittenMatmulKernelIsFullyPlausible) {
@@ -90,19 +96,19 @@ TEST(SketchPrior, ATileThatLoadsLessThanOneValuePerFmaIsPreferred) {
   EXPECT_LT(tile(2, 2), tile(4, 2));  // 4 for 4
   EXPECT_LT(tile(8, 1), tile(2, 2));  // 9 for 8
   EXPECT_LT(tile(4, 1), tile(2, 2));  // 5 for 4
-  // Batches in the tile load their own A and B: two batches of 4x2 load 12 values for 16 FMAs.
+  // Batches in the tile load their own A and B: two batches of 4x1 load 10 values for 8 FMAs.
   SearchSpace batched =
       SearchSpace::generate(te::make_workload("batch_matmul:B=12,M=128,N=128,K=64"), avx2);
   auto batch_tile = [&](int64_t batches, int64_t rows, int64_t vectors) {
-    const std::string knobs = "{\"B.local.at\": [0], \"C.b.split\": [1, 1, " +
-                              std::to_string(batches) + "], \"C.i.split\": [1, " +
-                              std::to_string(32 / rows) + ", " + std::to_string(rows) +
-                              "], \"C.j.split\": [1, " + std::to_string(8 / vectors) + ", " +
-                              std::to_string(8 * vectors) +
-                              "], \"C.k.split\": [4], \"C.order\": [0], \"C.parallel\": [2], "
-                              "\"C.unroll\": [64]}";
-    return batched.prior(batched.from_json(
-        support::Json::parse("{\"sketch\": \"C:tile+cache_write@S2\", \"knobs\": " + knobs + "}")));
+    return batched.prior(config_of(batched, "C:tile+cache_write@S2",
+                                   {{"B.local.at", {0}},
+                                    {"C.b.split", {1, 1, batches}},
+                                    {"C.i.split", {1, 32 / rows, rows}},
+                                    {"C.j.split", {1, 8 / vectors, 8 * vectors}},
+                                    {"C.k.split", {4}},
+                                    {"C.order", {0}},
+                                    {"C.parallel", {2}},
+                                    {"C.unroll", {64}}}));
   };
   EXPECT_DOUBLE_EQ(batch_tile(1, 4, 2), 1.0);
   EXPECT_DOUBLE_EQ(batch_tile(2, 4, 1), tile(4, 1));
