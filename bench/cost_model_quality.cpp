@@ -4,7 +4,9 @@
 // and scores the other (pairwise ranking accuracy, top-5 peak score), next to the random model.
 // The sketch rules' prior (SearchSpace::prior, which needs no training) is scored on every record
 // whose knobs still name a configuration of the space.
-// Usage: cost_model_quality DB [DB...] [--splits=10] [--rounds=N --depth=N --eta=X
+// The xgb line's breakdown: accuracy on the pairs more than --margin (0.05) apart, and the share
+// of pairs whose feature vectors are identical.
+// Usage: cost_model_quality DB [DB...] [--splits=10] [--margin=X] [--rounds=N --depth=N --eta=X
 //        --min-child-weight=X --objective=rank:pairwise|reg:squarederror] (XGBoost parameters;
 //        defaults are the tuner's)
 #include "tensortune/codegen/llvm_codegen.h"
@@ -19,6 +21,7 @@
 #include "tensortune/te/operators.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
@@ -26,8 +29,47 @@
 
 namespace tt = tensortune;
 
+namespace {
+
+// Where the model's pairwise errors lie: pairs whose scores differ by more than `margin` (which
+// two measurements of the same records order alike far more often than close ones), and pairs
+// whose feature vectors are identical (no model can order those).
+struct PairBreakdown {
+  double wide_pairs = 0, wide_correct = 0;  // scores more than margin apart
+  double same_features = 0;                 // pairs with different scores, identical features
+  double pairs = 0;
+};
+
+PairBreakdown break_down(const std::vector<tt::cost_model::Sample>& test,
+                         const std::vector<float>& predicted,
+                         double margin) {
+  PairBreakdown out;
+  for (size_t a = 0; a < test.size(); ++a) {
+    for (size_t b = a + 1; b < test.size(); ++b) {
+      const float sa = test[a].score;
+      const float sb = test[b].score;
+      if (test[a].group != test[b].group || sa == sb) {
+        continue;
+      }
+      out.pairs += 1;
+      if (test[a].features == test[b].features) {
+        out.same_features += 1;
+      }
+      if (std::max(sa, sb) > (1 + margin) * std::min(sa, sb)) {
+        out.wide_pairs += 1;
+        const float guess = predicted[a] - predicted[b];
+        out.wide_correct += guess == 0 ? 0.5 : ((guess > 0) == (sa > sb) ? 1.0 : 0.0);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   int splits = 10;
+  double margin = 0.05;       // the breakdown's "far apart"
   bool per_workload = false;  // the first split's accuracy per workload
   tt::cost_model::XGBoostOptions xgb;
   xgb.threads = 1;
@@ -52,6 +94,8 @@ int main(int argc, char** argv) {
       xgb.eta = std::stod(v);
     } else if (value("--min-child-weight=")) {
       xgb.min_child_weight = std::stod(v);
+    } else if (value("--margin=")) {
+      margin = std::stod(v);
     } else if (arg == "--per-workload") {
       per_workload = true;
     } else if (value("--pair-samples=")) {
@@ -101,7 +145,7 @@ int main(int argc, char** argv) {
       "depth {}, eta {}, min_child_weight {}, {}\n",
       samples.size(), splits, xgb.rounds, xgb.max_depth, xgb.eta, xgb.min_child_weight,
       xgb.objective);
-  std::vector<double> acc, top5, racc, rtop5;
+  std::vector<double> acc, top5, racc, rtop5, wide_acc, wide_share, same_share, train_seconds;
   tt::support::Rng rng(42);
   for (int s = 0; s < splits; ++s) {
     std::vector<tt::cost_model::Sample> train, test;
@@ -110,12 +154,23 @@ int main(int argc, char** argv) {
     tt::cost_model::XGBoostOptions o = xgb;
     o.seed = static_cast<uint64_t>(s);
     tt::cost_model::XGBoostModel model(o);
+    const auto t0 = std::chrono::steady_clock::now();
     model.train(train);
+    train_seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::vector<std::vector<float>> rows;
     for (const auto& x : test)
       rows.push_back(x.features);
     const std::vector<float> p = model.predict(rows);
     acc.push_back(tt::cost_model::pairwise_accuracy(test, p));
+    const PairBreakdown parts = break_down(test, p, margin);
+    if (parts.pairs > 0) {
+      wide_share.push_back(parts.wide_pairs / parts.pairs);
+      same_share.push_back(parts.same_features / parts.pairs);
+    }
+    if (parts.wide_pairs > 0) {
+      wide_acc.push_back(parts.wide_correct / parts.wide_pairs);
+    }
     if (per_workload && s == 0) {
       std::map<std::string, std::pair<std::vector<tt::cost_model::Sample>, std::vector<float>>> by;
       for (size_t i = 0; i < test.size(); ++i) {
@@ -139,8 +194,15 @@ int main(int argc, char** argv) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  std::cout << fmt::format("  xgb:    pairwise accuracy {:.3f}  top-5 score {:.3f}  (medians)\n",
-                           median(acc), median(top5));
+  std::cout << fmt::format(
+      "  xgb:    pairwise accuracy {:.3f}  top-5 score {:.3f}  (medians; training {:.2f} s)\n",
+      median(acc), median(top5), median(train_seconds));
+  if (!wide_acc.empty()) {
+    std::cout << fmt::format(
+        "          pairwise accuracy {:.3f} on the {:.1f}% of pairs more than {:.0f}% apart; "
+        "{:.1f}% of pairs have identical features\n",
+        median(wide_acc), 100 * median(wide_share), 100 * margin, 100 * median(same_share));
+  }
   std::cout << fmt::format("  random: pairwise accuracy {:.3f}  top-5 score {:.3f}\n", median(racc),
                            median(rtop5));
   if (!prior_samples.empty()) {
