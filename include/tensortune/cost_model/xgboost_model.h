@@ -17,8 +17,10 @@ struct XGBoostOptions {
   double min_child_weight = 1.0;
   /// "rank:pairwise" (default) or "reg:squarederror".
   std::string objective = "rank:pairwise";
-  /// rank:pairwise: pairs drawn per sample and round (XGBoost's num_pairsample).
-  int pair_samples = 1;
+  /// rank:pairwise: pairs drawn per sample and round (XGBoost's num_pairsample). 8 rather than
+  /// XGBoost's 1: held-out pairwise accuracy on 1000-trial records rose by 0.006-0.018 on three
+  /// workloads (bench/cost_model_quality), for about 3% more training time.
+  int pair_samples = 8;
   /// Threads XGBoost uses; 0 means 1, because models trained with different thread counts differ
   /// (XGBoost's pairwise sampling keeps one random stream per thread) and runs must reproduce.
   int threads = 0;
