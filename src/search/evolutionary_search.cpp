@@ -104,6 +104,24 @@ float score_spread(const std::vector<float>& scores) {
 
 }  // namespace
 
+void weigh_by_prior(const SearchSpace& space,
+                    const std::vector<Config>& configs,
+                    double weight,
+                    std::vector<float>& scores) {
+  TT_CHECK(scores.size() == configs.size())
+      << scores.size() << " scores for " << configs.size() << " configurations";
+  if (weight <= 0) {
+    return;
+  }
+  const double range = score_spread(scores);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (std::isfinite(scores[i])) {
+      scores[i] +=
+          static_cast<float>(weight * range * std::log2(std::max(1e-9, space.prior(configs[i]))));
+    }
+  }
+}
+
 CandidateEvaluator::CandidateEvaluator(te::Workload workload,
                                        const SearchSpace& space,
                                        target::Target target)

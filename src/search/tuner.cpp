@@ -76,6 +76,8 @@ void check_options(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
       << "tune: the first batch's random share must be in [0, 1] (got "
       << o.first_batch_random_share << ")";
   TT_USER_CHECK(o.early_stop >= 0) << "tune: --early-stop must be >= 0";
+  TT_USER_CHECK(o.prior_weight >= 0 && std::isfinite(o.prior_weight))
+      << "tune: the prior's weight must be finite and >= 0 (got " << o.prior_weight << ")";
 }
 
 support::Json options_json(const std::vector<TuneTask>& tasks,
@@ -92,6 +94,7 @@ support::Json options_json(const std::vector<TuneTask>& tasks,
   j["scheduler"] = policy_name(o.scheduler.policy);
   j["model"] = o.random_model ? "random" : "xgb";
   j["prior"] = o.prior;
+  j["prior_weight"] = o.prior ? o.prior_weight : 0.0;
   j["confirm_top"] = o.confirm_top;
   j["confirm_rounds"] = o.confirm_rounds;
   // Times taken with cold weights are not comparable with warm ones.
@@ -188,8 +191,11 @@ std::vector<Config> propose(TaskState& state,
                              ? std::max(options.eps_greedy, options.first_batch_random_share)
                              : options.eps_greedy;
     const auto n_random = static_cast<size_t>(std::ceil(share * static_cast<double>(n)));
+    const double prior_weight = options.prior ? options.prior_weight : 0.0;
     const ScoreFn score = [&](const std::vector<Config>& c) {
-      return model_scores(state, *model, c);
+      std::vector<float> s = model_scores(state, *model, c);
+      weigh_by_prior(state.space, c, prior_weight, s);
+      return s;
     };
     const size_t wanted = n - std::min(n, n_random);
     const std::vector<Config> starts = state.top_configs(

@@ -53,7 +53,12 @@ ArgParser tune_parser() {
       .flag("no-transfer", "do not warm-start the model from other workloads' records")
       .flag("no-prior",
             "draw the guided tuners' random candidates uniformly, not from the sketch rules' "
-            "prior (full vectors, register tiles that fit, parallel work for every core)")
+            "prior (full vectors, register tiles that fit, parallel work for every core), and "
+            "let the model alone guide the search")
+      .option("prior-weight", "W",
+              "how strongly the prior steers the model-guided search: a configuration with half "
+              "another's prior needs a lead of W times the spread of the model's scores "
+              "(default 0.5; 0 = the model alone)")
       .flag("json",
             "print one JSON document {workload, target, trials, best: {seconds, gflops, "
             "record_id}, tasks, times, ...}");
@@ -124,6 +129,7 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
   o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
   o.transfer = !p.has("no-transfer");
   o.prior = !p.has("no-prior");
+  o.prior_weight = p.get_double("prior-weight", o.prior_weight, 0, 1000);
   o.confirm_top = static_cast<int>(p.get_int("confirm", o.confirm_top, 0, 1000));
   o.confirm_rounds = static_cast<int>(p.get_int("confirm-rounds", o.confirm_rounds, 1, 1000));
   o.tool_version = TT_VERSION;

@@ -69,6 +69,13 @@ class CandidateEvaluator {
 
 /// Scores of configurations (higher = predicted faster); -infinity for an invalid one.
 using ScoreFn = std::function<std::vector<float>(const std::vector<Config>&)>;
+/// Adds weight x (the range of the finite scores) x log2(prior) to each finite score, so that a
+/// configuration whose prior is half another's needs a lead of weight x range in the model's
+/// scores to stay ahead of it; weight 0 changes nothing, infinite scores stay as they are.
+void weigh_by_prior(const SearchSpace& space,
+                    const std::vector<Config>& configs,
+                    double weight,
+                    std::vector<float>& scores);
 /// True when the configuration (by SearchSpace::key) was already measured.
 using MeasuredFn = std::function<bool(const std::string& key)>;
 

@@ -77,6 +77,11 @@ struct TuneOptions {
   /// (SearchSpace::sample_plausible) instead of uniformly. The random tuner always samples
   /// uniformly: it is the baseline.
   bool prior = true;
+  /// With `prior`, the model-guided picks (annealing, evolution) score a configuration by the
+  /// model's score plus prior_weight x (the range of the model's scores in that call) x
+  /// log2(its prior), so the prior keeps steering after the model is trained (weigh_by_prior);
+  /// 0 leaves the model alone.
+  double prior_weight = 0.5;
   /// Warm-start the model from this workload's records (resume) and other workloads' (transfer);
   /// with `transfer`, each task's search also starts from the best configurations the run's other
   /// tasks have found so far.

@@ -2,16 +2,20 @@
 // The sketch rules' prior (SearchSpace::prior) and sampling from it: the hand-written kernel's
 // choices score 1, each thing a kernel writer avoids (scalar loops, spilled or latency-bound
 // register tiles, a tile loop left rolled, one idle core) scores lower, and plausible samples are
-// more plausible than uniform ones while every sketch stays reachable.
+// more plausible than uniform ones while every sketch stays reachable; weigh_by_prior lets the
+// prior steer the model-guided picks.
 #include "search_test_util.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/search/search_space.h"
+#include "tensortune/support/error.h"
 #include "tensortune/te/compute.h"
 #include "tensortune/te/operators.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 namespace tensortune::search {
@@ -183,6 +187,37 @@ TEST(SketchPrior, PlausibleSamplesAreMorePlausibleAndEverySketchStaysReachable) 
   for (const Config& c : batch)
     drawn += space.prior(c);
   EXPECT_GT(drawn / 200, 2 * uniform / kDraws);
+}
+
+TEST(SketchPrior, WeighingScoresByThePriorRanksTheMorePlausibleOfTwoEqualScoresFirst) {
+  SearchSpace space = SearchSpace::generate(
+      te::make_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1"), two_core_avx512());
+  support::Rng rng(5);
+  Config likely = space.sample(rng);
+  Config unlikely = likely;
+  for (int i = 0; i < 200; ++i) {
+    const Config c = space.sample(rng);
+    if (space.prior(c) > space.prior(likely))
+      likely = c;
+    if (space.prior(c) < space.prior(unlikely))
+      unlikely = c;
+  }
+  const double hi = space.prior(likely), lo = space.prior(unlikely);
+  ASSERT_GT(hi, 2 * lo);
+  const std::vector<Config> configs = {unlikely, likely, likely, unlikely};
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> model = {0.0f, 0.0f, 4.0f, -inf};  // range 4
+  std::vector<float> scores = model;
+  weigh_by_prior(space, configs, 0.0, scores);
+  EXPECT_EQ(scores, model);
+  weigh_by_prior(space, configs, 0.5, scores);
+  EXPECT_FLOAT_EQ(scores[0], static_cast<float>(0.5 * 4 * std::log2(lo)));
+  EXPECT_FLOAT_EQ(scores[1], static_cast<float>(0.5 * 4 * std::log2(hi)));
+  EXPECT_GT(scores[1], scores[0]);  // equal model scores: the plausible one first
+  EXPECT_GT(scores[2], scores[1]);  // the model's lead stays where priors are equal
+  EXPECT_EQ(scores[3], -inf);       // invalid stays invalid
+  std::vector<float> too_few(1, 0.0f);
+  EXPECT_THROW(weigh_by_prior(space, configs, 0.5, too_few), InternalError);
 }
 
 }  // namespace
