@@ -50,13 +50,24 @@ double share(double part, double whole) {
   return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
-/// The value of `--name=V` among the arguments, or `fallback`.
+/// The value of `--name=V` among the arguments, or `fallback`; std::invalid_argument naming the
+/// option when V is not a number.
 double flag(int argc, char** argv, const std::string& name, double fallback) {
   std::string prefix = "--" + name + "=";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind(prefix, 0) == 0) {
-      return std::stod(arg.substr(prefix.size()));
+      const std::string text = arg.substr(prefix.size());
+      size_t used = 0;
+      double value = 0;
+      try {
+        value = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != text.size())
+        throw std::invalid_argument(fmt::format("--{} expects a number, not '{}'", name, text));
+      return value;
     }
   }
   return fallback;
@@ -107,8 +118,10 @@ int run(int argc, char** argv) {
   target::Target target = cli::resolve_target(fmt::format("llvm -cores={}", cores));
   measure::MeasurerOptions options;  // the defaults a tuning job uses
   options.run.threads = cores;
-  options.run.timing.repeat = static_cast<int>(flag(argc, argv, "repeat", options.run.timing.repeat));
-  options.run.timing.min_repeat_ms = flag(argc, argv, "min-repeat-ms", options.run.timing.min_repeat_ms);
+  options.run.timing.repeat =
+      static_cast<int>(flag(argc, argv, "repeat", options.run.timing.repeat));
+  options.run.timing.min_repeat_ms =
+      flag(argc, argv, "min-repeat-ms", options.run.timing.min_repeat_ms);
   measure::Measurer measurer(target, options);
   double t0 = measure::now_seconds();
   auto reference = measurer.make_reference(lower::lower(w, schedule::Schedule{w.key(), {}}, target),
@@ -124,8 +137,8 @@ int run(int argc, char** argv) {
   int ok = 0;
   for (size_t i = 0; i < results.size(); ++i) {
     ok += results[i].ok() ? 1 : 0;
-    if (results[i].ok() && (!results[best].ok() ||
-                            results[i].median_seconds < results[best].median_seconds)) {
+    if (results[i].ok() &&
+        (!results[best].ok() || results[i].median_seconds < results[best].median_seconds)) {
       best = i;
     }
   }
@@ -138,8 +151,8 @@ int run(int argc, char** argv) {
       batch.size(), kSize, cores, options.run.timing.repeat, options.run.timing.min_repeat_ms);
   std::cout << fmt::format("  reference (default schedule, once per workload): {:.2f} s\n",
                            reference_seconds);
-  std::cout << fmt::format("  {} trials ({} ok) in {:.2f} s: {:.2f} trials/s\n", results.size(),
-                           ok, wall, static_cast<double>(results.size()) / wall);
+  std::cout << fmt::format("  {} trials ({} ok) in {:.2f} s: {:.2f} trials/s\n", results.size(), ok,
+                           wall, static_cast<double>(results.size()) / wall);
   std::cout << fmt::format(
       "  time: build {:.1f}% (parallel phase), run {:.1f}%, verify {:.1f}%, overhead {:.1f}%\n",
       share(build, wall), share(runs, wall), share(verify, wall),
@@ -159,8 +172,9 @@ int run(int argc, char** argv) {
   measure::MeasurerOptions single = options;
   single.run.threads = 1;
   measure::Measurer one_thread(target, single);
-  auto reference1 = one_thread.make_reference(
-      lower::lower(w, schedule::Schedule{w.key(), {}}, target), measure::Tolerance::for_reduction(kSize));
+  auto reference1 =
+      one_thread.make_reference(lower::lower(w, schedule::Schedule{w.key(), {}}, target),
+                                measure::Tolerance::for_reduction(kSize));
   print_stability(one_thread, *reference1, batch[best], 1);
   return 0;
 }
@@ -168,8 +182,20 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--threads=", 0) != 0 && arg.rfind("--repeat=", 0) != 0 &&
+        arg.rfind("--min-repeat-ms=", 0) != 0) {
+      std::cerr << "measure_throughput: unknown argument '" << arg
+                << "'\nusage: measure_throughput [--threads=N] [--repeat=N] [--min-repeat-ms=MS]\n";
+      return 2;
+    }
+  }
   try {
     return run(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "measure_throughput: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "measure_throughput: error: " << e.what() << "\n";
     return 1;

@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <stdexcept>
 #include <map>
 #include <sstream>
 #include <unistd.h>
@@ -43,6 +44,41 @@ std::string flag(int argc, char** argv, const std::string& name, const std::stri
       return arg.substr(prefix.size());
   }
   return fallback;
+}
+
+/// The options main reads; any other argument is an error (a typo must not start hours of
+/// tuning with the defaults).
+const char* const kOptions[] = {"workloads",   "tuners",  "seeds",         "trials",
+                                "checkpoints", "threads", "batch",         "keep",
+                                "remeasure",   "confirm", "measure-rounds"};
+
+/// The first argument that is not --name=value with a name of kOptions, or "" when all are.
+std::string unknown_argument(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t eq = arg.find('=');
+    const bool known = arg.rfind("--", 0) == 0 && eq != std::string::npos &&
+                       std::any_of(std::begin(kOptions), std::end(kOptions), [&](const char* name) {
+                         return arg.compare(2, eq - 2, name) == 0;
+                       });
+    if (!known)
+      return arg;
+  }
+  return "";
+}
+
+/// `text` as a whole integer; std::invalid_argument naming `name` when it is not one.
+int64_t integer(const std::string& name, const std::string& text) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw std::invalid_argument(fmt::format("--{} expects an integer, not '{}'", name, text));
+  return value;
 }
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -218,7 +254,29 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+int convergence(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  const std::string unknown = unknown_argument(argc, argv);
+  if (!unknown.empty()) {
+    std::cerr << "tune_convergence: unknown argument '" << unknown << "'\nusage: tune_convergence";
+    for (const char* name : kOptions)
+      std::cerr << " [--" << name << "=V]";
+    std::cerr << "\n(see the header of bench/tune_convergence.cpp for what each means)\n";
+    return 2;
+  }
+  try {
+    return convergence(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "tune_convergence: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tune_convergence: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int convergence(int argc, char** argv) {
   const auto workloads = split(flag(argc, argv, "workloads",
                                     "matmul:M=1024,N=1024,K=1024;"
                                     "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1;"
@@ -226,18 +284,20 @@ int main(int argc, char** argv) {
                                ';');
   const auto tuners = split(flag(argc, argv, "tuners", "xgb,xgb-evo,random"), ',');
   const auto seeds = split(flag(argc, argv, "seeds", "0,1,2"), ',');
-  const int64_t trials = std::stoll(flag(argc, argv, "trials", "1000"));
+  const int64_t trials = integer("trials", flag(argc, argv, "trials", "1000"));
   std::vector<int64_t> checkpoints;
   for (const std::string& c : split(flag(argc, argv, "checkpoints", "64,200,1000"), ',')) {
-    if (std::stoll(c) <= trials)
-      checkpoints.push_back(std::stoll(c));
+    if (integer("checkpoints", c) <= trials)
+      checkpoints.push_back(integer("checkpoints", c));
   }
-  const int threads = std::stoi(flag(argc, argv, "threads", "2"));
+  const int threads = static_cast<int>(integer("threads", flag(argc, argv, "threads", "2")));
   const std::string keep = flag(argc, argv, "keep", "");
-  const int batch = std::stoi(flag(argc, argv, "batch", "0"));
-  const int remeasure_rounds = std::stoi(flag(argc, argv, "remeasure", "5"));
-  const int measure_rounds = std::stoi(flag(argc, argv, "measure-rounds", "3"));
-  const int confirm = std::stoi(flag(argc, argv, "confirm", "5"));
+  const int batch = static_cast<int>(integer("batch", flag(argc, argv, "batch", "0")));
+  const int remeasure_rounds =
+      static_cast<int>(integer("remeasure", flag(argc, argv, "remeasure", "5")));
+  const int measure_rounds =
+      static_cast<int>(integer("measure-rounds", flag(argc, argv, "measure-rounds", "3")));
+  const int confirm = static_cast<int>(integer("confirm", flag(argc, argv, "confirm", "5")));
   const std::string target_text = "llvm -cores=" + std::to_string(threads);
   const tt::target::Target target = tt::cli::resolve_target(target_text);
   const double peak = tt::cli::measure_fma_peak(threads, 200).gflops;
