@@ -4,6 +4,7 @@
 // trials per second and the share of the time spent building, running, verifying and elsewhere.
 // Part 2: the best candidate measured 20 times in separate trials; prints the coefficient of
 // variation of the reported medians. Options: --threads=N --repeat=N --min-repeat-ms=MS.
+#include "bench_args.h"
 #include "pipeline.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/measure/measurer.h"
@@ -50,27 +51,10 @@ double share(double part, double whole) {
   return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
-/// The value of `--name=V` among the arguments, or `fallback`; std::invalid_argument naming the
-/// option when V is not a number.
+/// The value of `--name=V` among the arguments as a number, or `fallback`.
 double flag(int argc, char** argv, const std::string& name, double fallback) {
-  std::string prefix = "--" + name + "=";
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind(prefix, 0) == 0) {
-      const std::string text = arg.substr(prefix.size());
-      size_t used = 0;
-      double value = 0;
-      try {
-        value = std::stod(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != text.size())
-        throw std::invalid_argument(fmt::format("--{} expects a number, not '{}'", name, text));
-      return value;
-    }
-  }
-  return fallback;
+  const std::string text = bench::option(argc, argv, name, "");
+  return text.empty() ? fallback : bench::number(name, text);
 }
 
 /// Measures `kernel` kRepeatMeasurements times, each a separate trial, and prints the spread of
@@ -182,22 +166,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--threads=", 0) != 0 && arg.rfind("--repeat=", 0) != 0 &&
-        arg.rfind("--min-repeat-ms=", 0) != 0) {
-      std::cerr << "measure_throughput: unknown argument '" << arg
-                << "'\nusage: measure_throughput [--threads=N] [--repeat=N] [--min-repeat-ms=MS]\n";
-      return 2;
-    }
-  }
-  try {
-    return run(argc, argv);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "measure_throughput: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "measure_throughput: error: " << e.what() << "\n";
-    return 1;
-  }
+  return bench::run_with_options("measure_throughput", argc, argv,
+                                 {"threads", "repeat", "min-repeat-ms"},
+                                 [&] { return run(argc, argv); });
 }

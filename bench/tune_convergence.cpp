@@ -13,6 +13,7 @@
 // what a user of a 200-trial job gets; 0 = one job, each checkpoint's best by single
 // measurements) --measure-rounds=3 (MeasurerOptions::rounds, as `tune --measure-rounds`).
 // Each run's time per phase goes to stderr.
+#include "bench_args.h"
 #include "bench_tuning.h"
 #include "peak.h"
 #include "pipeline.h"
@@ -26,9 +27,9 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
-#include <stdexcept>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <unistd.h>
 
 namespace tt = tensortune;
@@ -36,50 +37,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string flag(int argc, char** argv, const std::string& name, const std::string& fallback) {
-  const std::string prefix = "--" + name + "=";
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind(prefix, 0) == 0)
-      return arg.substr(prefix.size());
-  }
-  return fallback;
-}
-
-/// The options main reads; any other argument is an error (a typo must not start hours of
-/// tuning with the defaults).
-const char* const kOptions[] = {"workloads",   "tuners",  "seeds",         "trials",
-                                "checkpoints", "threads", "batch",         "keep",
-                                "remeasure",   "confirm", "measure-rounds"};
-
-/// The first argument that is not --name=value with a name of kOptions, or "" when all are.
-std::string unknown_argument(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const size_t eq = arg.find('=');
-    const bool known = arg.rfind("--", 0) == 0 && eq != std::string::npos &&
-                       std::any_of(std::begin(kOptions), std::end(kOptions), [&](const char* name) {
-                         return arg.compare(2, eq - 2, name) == 0;
-                       });
-    if (!known)
-      return arg;
-  }
-  return "";
-}
-
-/// `text` as a whole integer; std::invalid_argument naming `name` when it is not one.
-int64_t integer(const std::string& name, const std::string& text) {
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size())
-    throw std::invalid_argument(fmt::format("--{} expects an integer, not '{}'", name, text));
-  return value;
-}
+/// The options main reads.
+const std::vector<std::string> kOptions = {"workloads",   "tuners",  "seeds",         "trials",
+                                           "checkpoints", "threads", "batch",         "keep",
+                                           "remeasure",   "confirm", "measure-rounds"};
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -254,50 +215,33 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int convergence(int argc, char** argv);
-
-int main(int argc, char** argv) {
-  const std::string unknown = unknown_argument(argc, argv);
-  if (!unknown.empty()) {
-    std::cerr << "tune_convergence: unknown argument '" << unknown << "'\nusage: tune_convergence";
-    for (const char* name : kOptions)
-      std::cerr << " [--" << name << "=V]";
-    std::cerr << "\n(see the header of bench/tune_convergence.cpp for what each means)\n";
-    return 2;
-  }
-  try {
-    return convergence(argc, argv);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "tune_convergence: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "tune_convergence: " << e.what() << "\n";
-    return 1;
-  }
-}
-
 int convergence(int argc, char** argv) {
-  const auto workloads = split(flag(argc, argv, "workloads",
-                                    "matmul:M=1024,N=1024,K=1024;"
-                                    "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1;"
-                                    "batch_matmul:B=12,M=128,N=128,K=64"),
+  const auto workloads = split(tt::bench::option(argc, argv, "workloads",
+                                                 "matmul:M=1024,N=1024,K=1024;"
+                                                 "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1;"
+                                                 "batch_matmul:B=12,M=128,N=128,K=64"),
                                ';');
-  const auto tuners = split(flag(argc, argv, "tuners", "xgb,xgb-evo,random"), ',');
-  const auto seeds = split(flag(argc, argv, "seeds", "0,1,2"), ',');
-  const int64_t trials = integer("trials", flag(argc, argv, "trials", "1000"));
+  const auto tuners = split(tt::bench::option(argc, argv, "tuners", "xgb,xgb-evo,random"), ',');
+  const auto seeds = split(tt::bench::option(argc, argv, "seeds", "0,1,2"), ',');
+  const int64_t trials =
+      tt::bench::integer("trials", tt::bench::option(argc, argv, "trials", "1000"));
   std::vector<int64_t> checkpoints;
-  for (const std::string& c : split(flag(argc, argv, "checkpoints", "64,200,1000"), ',')) {
-    if (integer("checkpoints", c) <= trials)
-      checkpoints.push_back(integer("checkpoints", c));
+  for (const std::string& c :
+       split(tt::bench::option(argc, argv, "checkpoints", "64,200,1000"), ',')) {
+    if (tt::bench::integer("checkpoints", c) <= trials)
+      checkpoints.push_back(tt::bench::integer("checkpoints", c));
   }
-  const int threads = static_cast<int>(integer("threads", flag(argc, argv, "threads", "2")));
-  const std::string keep = flag(argc, argv, "keep", "");
-  const int batch = static_cast<int>(integer("batch", flag(argc, argv, "batch", "0")));
-  const int remeasure_rounds =
-      static_cast<int>(integer("remeasure", flag(argc, argv, "remeasure", "5")));
-  const int measure_rounds =
-      static_cast<int>(integer("measure-rounds", flag(argc, argv, "measure-rounds", "3")));
-  const int confirm = static_cast<int>(integer("confirm", flag(argc, argv, "confirm", "5")));
+  const int threads = static_cast<int>(
+      tt::bench::integer("threads", tt::bench::option(argc, argv, "threads", "2")));
+  const std::string keep = tt::bench::option(argc, argv, "keep", "");
+  const int batch =
+      static_cast<int>(tt::bench::integer("batch", tt::bench::option(argc, argv, "batch", "0")));
+  const int remeasure_rounds = static_cast<int>(
+      tt::bench::integer("remeasure", tt::bench::option(argc, argv, "remeasure", "5")));
+  const int measure_rounds = static_cast<int>(
+      tt::bench::integer("measure-rounds", tt::bench::option(argc, argv, "measure-rounds", "3")));
+  const int confirm = static_cast<int>(
+      tt::bench::integer("confirm", tt::bench::option(argc, argv, "confirm", "5")));
   const std::string target_text = "llvm -cores=" + std::to_string(threads);
   const tt::target::Target target = tt::cli::resolve_target(target_text);
   const double peak = tt::cli::measure_fma_peak(threads, 200).gflops;
@@ -364,4 +308,9 @@ int convergence(int argc, char** argv) {
   if (keep.empty())
     fs::remove_all(dir);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return tt::bench::run_with_options("tune_convergence", argc, argv, kOptions,
+                                     [&] { return convergence(argc, argv); });
 }
