@@ -3,8 +3,8 @@
 // of tilings, like a tuner's batch) through Measurer::measure on this machine's cores; prints
 // trials per second and the share of the time spent building, running, verifying and elsewhere.
 // Part 2: the best candidate measured 20 times in separate trials; prints the coefficient of
-// variation of the reported medians. Options: --threads=N --repeat=N --min-repeat-ms=MS.
-#include "bench_args.h"
+// variation of the reported medians. `measure_throughput --help` lists the options.
+#include "args.h"
 #include "pipeline.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/measure/measurer.h"
@@ -51,12 +51,6 @@ double share(double part, double whole) {
   return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
-/// The value of `--name=V` among the arguments as a number, or `fallback`.
-double flag(int argc, char** argv, const std::string& name, double fallback) {
-  const std::string text = bench::option(argc, argv, name, "");
-  return text.empty() ? fallback : bench::number(name, text);
-}
-
 /// Measures `kernel` kRepeatMeasurements times, each a separate trial, and prints the spread of
 /// the reported medians.
 void print_stability(measure::Measurer& measurer,
@@ -95,17 +89,30 @@ void print_stability(measure::Measurer& measurer,
       100 * within / static_cast<double>(medians.size()));
 }
 
-int run(int argc, char** argv) {
-  int cores = static_cast<int>(
-      flag(argc, argv, "threads", std::max(1U, std::thread::hardware_concurrency())));
+int run(const std::vector<std::string>& args) {
+  cli::ArgParser spec("measure_throughput",
+                      "measure_throughput [--threads N] [--repeat N] [--min-repeat-ms MS]",
+                      "The measurer's throughput (a batch of 64 matmul 512^3 candidates) and "
+                      "stability (the best one measured 20 times, on N threads and on one).",
+                      "");
+  spec.option("threads", "N", "threads of the kernels (default: this machine's cores)")
+      .option("repeat", "N", "timed repeats per measurement (default: the measurer's)")
+      .option("min-repeat-ms", "MS", "shortest timed repeat (default: the measurer's)");
+  const cli::ArgParser::Parsed p = spec.parse(args);
+  if (p.help) {
+    std::cout << spec.help_text();
+    return 0;
+  }
+  const int cores = static_cast<int>(
+      p.get_int("threads", std::max(1U, std::thread::hardware_concurrency()), 1, 1024));
   te::Workload w = te::make_workload(fmt::format("matmul:M={0},N={0},K={0}", kSize));
   target::Target target = cli::resolve_target(fmt::format("llvm -cores={}", cores));
   measure::MeasurerOptions options;  // the defaults a tuning job uses
   options.run.threads = cores;
   options.run.timing.repeat =
-      static_cast<int>(flag(argc, argv, "repeat", options.run.timing.repeat));
+      static_cast<int>(p.get_int("repeat", options.run.timing.repeat, 1, 100000));
   options.run.timing.min_repeat_ms =
-      flag(argc, argv, "min-repeat-ms", options.run.timing.min_repeat_ms);
+      p.get_double("min-repeat-ms", options.run.timing.min_repeat_ms, 0, 1e6);
   measure::Measurer measurer(target, options);
   double t0 = measure::now_seconds();
   auto reference = measurer.make_reference(lower::lower(w, schedule::Schedule{w.key(), {}}, target),
@@ -166,7 +173,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench::run_with_options("measure_throughput", argc, argv,
-                                 {"threads", "repeat", "min-repeat-ms"},
-                                 [&] { return run(argc, argv); });
+  return cli::run_program("measure_throughput", argc, argv, run);
 }

@@ -2,18 +2,8 @@
 // Convergence of the tuners: best GFLOP/s after 64, 200 and 1000 trials for XGB + annealing,
 // evolutionary search and random sampling, per workload and seed, each run in a fresh database
 // (no transfer), with same-run ratios (XGB@200 / XGB@max, XGB@200 / random@200) and the measured
-// FMA peak. Options (all --name=value): --workloads=SPEC;SPEC --tuners=xgb,xgb-evo,random
-// (xgb-uniform, xgb-evo-uniform: without the sketch rules' prior) --seeds=0,1,2 --trials=1000
-// --checkpoints=64,200,1000 --threads=2 --batch=N (trials per round; the tuner's default when
-// absent) --keep=DIR (keep databases) --remeasure=5 (after each run, each checkpoint's best
-// record is measured again this many times, round-robin with the others: the "again" lines,
-// free of the upward bias the best of more noisy measurements has; 0 = off) --confirm=5 (as
-// `tune --confirm`: the run is one job per checkpoint, each resuming the last and ending with
-// its 5 best measured again side by side, and a checkpoint's best is its job's confirmed best,
-// what a user of a 200-trial job gets; 0 = one job, each checkpoint's best by single
-// measurements) --measure-rounds=3 (MeasurerOptions::rounds, as `tune --measure-rounds`).
-// Each run's time per phase goes to stderr.
-#include "bench_args.h"
+// FMA peak. `tune_convergence --help` lists the options. Each run's time per phase goes to stderr.
+#include "args.h"
 #include "bench_tuning.h"
 #include "peak.h"
 #include "pipeline.h"
@@ -37,10 +27,42 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The options main reads.
-const std::vector<std::string> kOptions = {"workloads",   "tuners",  "seeds",         "trials",
-                                           "checkpoints", "threads", "batch",         "keep",
-                                           "remeasure",   "confirm", "measure-rounds"};
+tt::cli::ArgParser parser() {
+  tt::cli::ArgParser p(
+      "tune_convergence",
+      "tune_convergence [--workloads SPEC;SPEC] [--tuners T,T] [--seeds S,S] [--trials N] "
+      "[--checkpoints N,N] [--threads N] [--batch N] [--keep DIR] [--remeasure N] [--confirm N] "
+      "[--measure-rounds N]",
+      "Issue 4's convergence benchmark: each workload tuned by each tuner from each seed in a "
+      "fresh database (no transfer); the best GFLOP/s at each checkpoint, the median over seeds, "
+      "and the same-run ratios xgb@200 / xgb@last and xgb@200 / random@200.",
+      "");
+  p.option("workloads", "SPEC;SPEC",
+           "workloads, ';'-separated (default matmul 1024^3, conv2d 64x56x56->64 3x3 pad 1, "
+           "batch_matmul 12x128x64 . 64x128)")
+      .option("tuners", "T,T",
+              "tuners (default xgb,xgb-evo,random; xgb-uniform and xgb-evo-uniform search "
+              "without the sketch rules' prior)")
+      .option("seeds", "S,S", "seeds, one run each (default 0,1,2)")
+      .option("trials", "N", "trials per run (default 1000)")
+      .option("checkpoints", "N,N",
+              "trial counts at which the best is read; those above --trials are dropped "
+              "(default 64,200,1000)")
+      .option("threads", "N", "threads of the kernels (default 2)")
+      .option("batch", "N", "trials per round (default: the tuner's)")
+      .option("keep", "DIR", "keep the databases in DIR (default: a temporary directory, removed)")
+      .option("remeasure", "N",
+              "after each run, each checkpoint's best measured again N times round-robin with "
+              "the others: the 'again' lines, free of the upward bias of the best of many noisy "
+              "measurements (default 5; 0 = off)")
+      .option("confirm", "N",
+              "as `tune --confirm`: one job per checkpoint, each resuming the last and ending "
+              "with its N best measured again side by side; a checkpoint's best is its job's "
+              "confirmed best (default 5; 0 = one job, bests by single measurements)")
+      .option("measure-rounds", "N",
+              "MeasurerOptions::rounds, as `tune --measure-rounds` (default 3)");
+  return p;
+}
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -215,33 +237,35 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int convergence(int argc, char** argv) {
-  const auto workloads = split(tt::bench::option(argc, argv, "workloads",
-                                                 "matmul:M=1024,N=1024,K=1024;"
-                                                 "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1;"
-                                                 "batch_matmul:B=12,M=128,N=128,K=64"),
-                               ';');
-  const auto tuners = split(tt::bench::option(argc, argv, "tuners", "xgb,xgb-evo,random"), ',');
-  const auto seeds = split(tt::bench::option(argc, argv, "seeds", "0,1,2"), ',');
-  const int64_t trials =
-      tt::bench::integer("trials", tt::bench::option(argc, argv, "trials", "1000"));
-  std::vector<int64_t> checkpoints;
-  for (const std::string& c :
-       split(tt::bench::option(argc, argv, "checkpoints", "64,200,1000"), ',')) {
-    if (tt::bench::integer("checkpoints", c) <= trials)
-      checkpoints.push_back(tt::bench::integer("checkpoints", c));
+int convergence(const std::vector<std::string>& args) {
+  const tt::cli::ArgParser options = parser();
+  const tt::cli::ArgParser::Parsed p = options.parse(args);
+  if (p.help) {
+    std::cout << options.help_text();
+    return 0;
   }
-  const int threads = static_cast<int>(
-      tt::bench::integer("threads", tt::bench::option(argc, argv, "threads", "2")));
-  const std::string keep = tt::bench::option(argc, argv, "keep", "");
-  const int batch =
-      static_cast<int>(tt::bench::integer("batch", tt::bench::option(argc, argv, "batch", "0")));
-  const int remeasure_rounds = static_cast<int>(
-      tt::bench::integer("remeasure", tt::bench::option(argc, argv, "remeasure", "5")));
-  const int measure_rounds = static_cast<int>(
-      tt::bench::integer("measure-rounds", tt::bench::option(argc, argv, "measure-rounds", "3")));
-  const int confirm = static_cast<int>(
-      tt::bench::integer("confirm", tt::bench::option(argc, argv, "confirm", "5")));
+  constexpr int64_t kMany = int64_t{1} << 30;
+  const auto workloads = split(p.get("workloads",
+                                     "matmul:M=1024,N=1024,K=1024;"
+                                     "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1;"
+                                     "batch_matmul:B=12,M=128,N=128,K=64"),
+                               ';');
+  const auto tuners = split(p.get("tuners", "xgb,xgb-evo,random"), ',');
+  const std::vector<int64_t> seeds = p.get_int_list("seeds", {0, 1, 2}, 0, kMany);
+  const int64_t trials = p.get_int("trials", 1000, 1, kMany);
+  std::vector<int64_t> checkpoints;
+  for (int64_t c : p.get_int_list("checkpoints", {64, 200, 1000}, 1, kMany)) {
+    if (c <= trials)
+      checkpoints.push_back(c);
+  }
+  if (checkpoints.empty())
+    checkpoints.push_back(trials);
+  const int threads = static_cast<int>(p.get_int("threads", 2, 1, 1024));
+  const std::string keep = p.get("keep");
+  const int batch = static_cast<int>(p.get_int("batch", 0, 0, kMany));
+  const int remeasure_rounds = static_cast<int>(p.get_int("remeasure", 5, 0, 1000));
+  const int measure_rounds = static_cast<int>(p.get_int("measure-rounds", 3, 1, 1000));
+  const int confirm = static_cast<int>(p.get_int("confirm", 5, 0, 1000));
   const std::string target_text = "llvm -cores=" + std::to_string(threads);
   const tt::target::Target target = tt::cli::resolve_target(target_text);
   const double peak = tt::cli::measure_fma_peak(threads, 200).gflops;
@@ -257,13 +281,13 @@ int convergence(int argc, char** argv) {
     std::map<std::string, std::map<int64_t, std::vector<double>>> wall;
     std::map<std::string, std::map<int64_t, std::vector<double>>> again;  // re-measured bests
     for (const std::string& tuner : tuners) {
-      for (const std::string& seed : seeds) {
+      for (const int64_t seed : seeds) {
         const std::string db =
             (dir / fmt::format("{}_{}_{}.db", tt::te::parse_workload_spec(spec).name, tuner, seed))
                 .string();
         const Run run =
-            tune_once(spec, tuner, std::stoull(seed), trials, target_text, target, batch, db,
-                      checkpoints, remeasure_rounds, confirm, measure_rounds);
+            tune_once(spec, tuner, static_cast<uint64_t>(seed), trials, target_text, target, batch,
+                      db, checkpoints, remeasure_rounds, confirm, measure_rounds);
         for (int64_t c : checkpoints) {
           best[tuner][c].push_back(best_at(run.curve, c));
           wall[tuner][c].push_back(seconds_at(run, c));
@@ -311,6 +335,5 @@ int convergence(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
-  return tt::bench::run_with_options("tune_convergence", argc, argv, kOptions,
-                                     [&] { return convergence(argc, argv); });
+  return tt::cli::run_program("tune_convergence", argc, argv, convergence);
 }

@@ -237,7 +237,8 @@ cli::ArgParser parser() {
                    "vs_vendor --db PATH [--tune-trials N] [--only SUBSTR] "
                    "[--threads N] [--json FILE]",
                    "Issue 6's acceptance benchmark: tensortune's best records against oneDNN, "
-                   "OpenBLAS and the FMA peak, all measured in this run.");
+                   "OpenBLAS and the FMA peak, all measured in this run.",
+                   "");
   p.option("db", "PATH", "tuning database with the records (required)", {}, true)
       .option("tune-trials", "N", "first tune cases with fewer records up to N trials (default 0)")
       .option("only", "SUBSTR", "run only the cases whose name contains one of these (comma list)")
@@ -324,13 +325,5 @@ int run(const std::vector<std::string>& args) {
 }  // namespace tensortune::bench
 
 int main(int argc, char** argv) {
-  try {
-    return tensortune::bench::run(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const tensortune::cli::UsageError& e) {
-    std::cerr << e.what() << " (see --help)\n";  // the message names vs_vendor
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "vs_vendor: error: " << e.what() << "\n";
-    return 1;
-  }
+  return tensortune::cli::run_program("vs_vendor", argc, argv, tensortune::bench::run);
 }

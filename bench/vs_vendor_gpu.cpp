@@ -423,7 +423,8 @@ cli::ArgParser parser() {
                    "[--json FILE]",
                    "Issue 7's acceptance benchmark: tensortune's best CUDA kernels against cuBLAS "
                    "(GEMM) and cuDNN (ResNet-18 convs), float32, both timed on the device in this "
-                   "run. Without a CUDA device it says so and exits with status 1.");
+                   "run. Without a CUDA device it says so and exits with status 1.",
+                   "");
   p.option("db", "PATH", "tuning database with the records (required)", {}, true)
       .option("target", "T", "CUDA target (default \"cuda -arch=sm_90\")")
       .option("tune-trials", "N", "first tune cases with fewer records up to N trials (default 0)")
@@ -548,13 +549,5 @@ int run(const std::vector<std::string>& args) {
 }  // namespace tensortune::bench
 
 int main(int argc, char** argv) {
-  try {
-    return tensortune::bench::run(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const tensortune::cli::UsageError& e) {
-    std::cerr << e.what() << " (see --help)\n";  // the message names vs_vendor_gpu
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "vs_vendor_gpu: error: " << e.what() << "\n";
-    return 1;
-  }
+  return tensortune::cli::run_program("vs_vendor_gpu", argc, argv, tensortune::bench::run);
 }

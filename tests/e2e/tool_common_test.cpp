@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,63 @@ TEST(ArgParser, RejectsMalformedCommandLinesWithUsageErrors) {
     EXPECT_EQ(e.command(), "demo");
     EXPECT_NE(std::string(e.what()).find("unknown option '--bogus'"), std::string::npos);
   }
+}
+
+TEST(ArgParser, ReadsIntegerListsWholeItemsInRange) {
+  ArgParser::Parsed p = test_parser().parse({"--name", "x", "--count", "64,,200,1000"});
+  EXPECT_EQ(p.get_int_list("count", {}, 1, 1000), (std::vector<int64_t>{64, 200, 1000}));
+  EXPECT_EQ(p.get_int_list("mode", {7}, 0, 10), (std::vector<int64_t>{7}));  // absent
+  EXPECT_THROW(p.get_int_list("count", {}, 1, 999), UsageError);             // 1000 too large
+  for (const char* bad : {"64,2x", "1.5", ",", ""}) {
+    ArgParser::Parsed q = test_parser().parse({"--name", "x", "--count", bad});
+    EXPECT_THROW(q.get_int_list("count", {}, 0, 100), UsageError) << bad;
+  }
+  try {
+    test_parser().parse({"--name", "x", "--count=3,abc"}).get_int_list("count", {}, 0, 9);
+    ADD_FAILURE() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "demo: each item of '--count' expects an integer in 0..9 (got 'abc')");
+  }
+}
+
+TEST(ArgParser, AProgramOfItsOwnNamesItselfInTheUsage) {
+  ArgParser bench("tune_convergence", "tune_convergence [--trials N]", "A benchmark.", "");
+  bench.option("trials", "N", "trials");
+  EXPECT_EQ(bench.help_text().rfind("usage: tune_convergence [--trials N]\n", 0), 0U);
+}
+
+TEST(RunProgram, MapsUsageErrorsToTwoAndFailuresToOne) {
+  std::string arg0 = "prog";
+  std::string arg1 = "--trials=abc";
+  char* argv[] = {arg0.data(), arg1.data()};
+  std::vector<std::string> seen;
+  EXPECT_EQ(run_program("prog", 2, argv,
+                        [&](const std::vector<std::string>& args) {
+                          seen = args;
+                          return 0;
+                        }),
+            0);
+  EXPECT_EQ(seen, (std::vector<std::string>{"--trials=abc"}));
+  ArgParser bench("prog", "prog [--trials N]", "A benchmark.", "");
+  bench.option("trials", "N", "trials");
+  bool ran = false;
+  const auto body = [&](const std::vector<std::string>& args) {
+    const ArgParser::Parsed p = bench.parse(args);
+    p.get_int("trials", 1, 1, 100);
+    ran = true;
+    return 0;
+  };
+  EXPECT_EQ(run_program("prog", 2, argv, body), 2);  // not a number
+  std::string typo = "--trails=5";
+  argv[1] = typo.data();
+  EXPECT_EQ(run_program("prog", 2, argv, body), 2);  // unknown option
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(run_program("prog", 1, argv,
+                        [](const std::vector<std::string>&) -> int {
+                          throw std::runtime_error("disk full");
+                        }),
+            1);
 }
 
 }  // namespace

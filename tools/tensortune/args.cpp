@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 
 namespace tensortune::cli {
@@ -50,10 +51,33 @@ std::string wrap(const std::string& text, size_t width) {
   return out + line;
 }
 
+/// `text` as an integer in [min, max], the whole of it; UsageError naming `what` otherwise.
+int64_t parse_int(const std::string& command,
+                  const std::string& what,
+                  const std::string& text,
+                  int64_t min,
+                  int64_t max) {
+  char* end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || value < min || value > max) {
+    throw UsageError(command + ": " + what + " expects an integer in " + std::to_string(min) +
+                         ".." + std::to_string(max) + " (got '" + text + "')",
+                     command);
+  }
+  return value;
+}
+
 }  // namespace
 
-ArgParser::ArgParser(std::string command, std::string usage, std::string summary)
-    : command_(std::move(command)), usage_(std::move(usage)), summary_(std::move(summary)) {}
+ArgParser::ArgParser(std::string command,
+                     std::string usage,
+                     std::string summary,
+                     std::string program)
+    : command_(std::move(command)),
+      usage_(std::move(usage)),
+      summary_(std::move(summary)),
+      program_(std::move(program)) {}
 
 ArgParser& ArgParser::option(const std::string& name,
                              const std::string& metavar,
@@ -168,7 +192,8 @@ std::string ArgParser::help_text() const {
     width = std::max(width, row.first.size());
   }
   std::ostringstream out;
-  out << "usage: tensortune " << usage_ << "\n\n" << wrap(summary_, 90) << "\n\noptions:\n";
+  out << "usage: " << (program_.empty() ? "" : program_ + " ") << usage_ << "\n\n"
+      << wrap(summary_, 90) << "\n\noptions:\n";
   for (const auto& [left, right] : rows) {
     out << "  " << left << std::string(width + 2 - left.size(), ' ') << right << "\n";
   }
@@ -189,19 +214,27 @@ int64_t ArgParser::Parsed::get_int(const std::string& name,
                                    int64_t fallback,
                                    int64_t min,
                                    int64_t max) const {
+  return has(name) ? parse_int(command_, "option '--" + name + "'", get(name), min, max) : fallback;
+}
+
+std::vector<int64_t> ArgParser::Parsed::get_int_list(const std::string& name,
+                                                     std::vector<int64_t> fallback,
+                                                     int64_t min,
+                                                     int64_t max) const {
   if (!has(name)) {
     return fallback;
   }
-  std::string text = get(name);
-  char* end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || value < min || value > max) {
-    throw UsageError(command_ + ": option '--" + name + "' expects an integer in " +
-                         std::to_string(min) + ".." + std::to_string(max) + " (got '" + text + "')",
-                     command_);
+  std::vector<int64_t> out;
+  std::istringstream items(get(name));
+  for (std::string item; std::getline(items, item, ',');) {
+    if (!item.empty()) {
+      out.push_back(parse_int(command_, "each item of '--" + name + "'", item, min, max));
+    }
   }
-  return value;
+  if (out.empty()) {
+    throw UsageError(command_ + ": option '--" + name + "' needs at least one integer", command_);
+  }
+  return out;
 }
 
 double ArgParser::Parsed::get_double(const std::string& name,
@@ -222,6 +255,21 @@ double ArgParser::Parsed::get_double(const std::string& name,
     throw UsageError(msg.str(), command_);
   }
   return value;
+}
+
+int run_program(const std::string& program,
+                int argc,
+                char** argv,
+                const std::function<int(const std::vector<std::string>&)>& body) {
+  try {
+    return body(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const UsageError& e) {
+    std::cerr << e.what() << "\n(see '" << program << " --help')\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace tensortune::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -26,9 +27,13 @@ class UsageError : public std::runtime_error {
 /// The options a command accepts, and its help text.
 class ArgParser {
  public:
-  /// `command` is "show", "bench", ... (used in messages); `usage` the synopsis after the program
-  /// name; `summary` one paragraph describing the command.
-  ArgParser(std::string command, std::string usage, std::string summary);
+  /// `command` is "show", "bench", ... (used in messages); `usage` the synopsis after
+  /// `program`'s name ("" for a program whose usage names itself, as a benchmark's does);
+  /// `summary` one paragraph describing the command.
+  ArgParser(std::string command,
+            std::string usage,
+            std::string summary,
+            std::string program = "tensortune");
 
   /// An option taking a value. `choices` (when not empty) lists the accepted values; `required`
   /// makes its absence a usage error; `repeatable` allows it more than once.
@@ -54,6 +59,12 @@ class ArgParser {
     int64_t get_int(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
     /// The value of `name` as a number in [min, max]; UsageError otherwise.
     double get_double(const std::string& name, double fallback, double min, double max) const;
+    /// The value of `name` as a comma-separated list of integers in [min, max] (empty items
+    /// skipped), or `fallback` when absent; UsageError on any other item or an empty list.
+    std::vector<int64_t> get_int_list(const std::string& name,
+                                      std::vector<int64_t> fallback,
+                                      int64_t min,
+                                      int64_t max) const;
     /// -h or --help was given (other checks are skipped then).
     bool help = false;
     /// 0, 1 (-v) or 2 (-vv, or -v twice).
@@ -81,8 +92,16 @@ class ArgParser {
   const Option* find(const std::string& name) const;
   [[noreturn]] void fail(const std::string& message) const;
 
-  std::string command_, usage_, summary_;
+  std::string command_, usage_, summary_, program_;
   std::vector<Option> options_;
 };
+
+/// main of a program that is not the tensortune binary (a benchmark): `body` with the arguments
+/// after argv[0]; a UsageError is printed with a pointer to `program --help` and exits 2, any
+/// other exception is printed after `program`'s name and exits 1.
+int run_program(const std::string& program,
+                int argc,
+                char** argv,
+                const std::function<int(const std::vector<std::string>&)>& body);
 
 }  // namespace tensortune::cli
