@@ -6,9 +6,8 @@
 // whose knobs still name a configuration of the space.
 // The xgb line's breakdown: accuracy on the pairs more than --margin (0.05) apart, and the share
 // of pairs whose feature vectors are identical.
-// Usage: cost_model_quality DB [DB...] [--splits=10] [--margin=X] [--rounds=N --depth=N --eta=X
-//        --min-child-weight=X --objective=rank:pairwise|reg:squarederror] (XGBoost parameters;
-//        defaults are the tuner's)
+// `cost_model_quality --help` lists the options.
+#include "args.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/cost_model/random_model.h"
 #include "tensortune/cost_model/xgboost_model.h"
@@ -65,50 +64,51 @@ PairBreakdown break_down(const std::vector<tt::cost_model::Sample>& test,
   return out;
 }
 
-}  // namespace
+tt::cli::ArgParser parser() {
+  tt::cli::ArgParser p("cost_model_quality", "cost_model_quality DB [DB...] [options]",
+                       "The cost model's pairwise ranking accuracy and top-5 peak score on "
+                       "held-out records of the databases (seeded 75/25 splits per workload), "
+                       "next to the random model and the sketch rules' prior.",
+                       "");
+  const tt::cost_model::XGBoostOptions d;
+  p.positional("DB...", "tuning databases whose CPU records are scored", 1)
+      .option("splits", "N", "random 75/25 splits (default 10)")
+      .option("margin", "X", "the breakdown's 'far apart' (default 0.05)")
+      .flag("per-workload", "the first split's accuracy per workload")
+      .option("rounds", "N", fmt::format("XGBoost boosting rounds (default {})", d.rounds))
+      .option("depth", "N", fmt::format("XGBoost max_depth (default {})", d.max_depth))
+      .option("eta", "X", fmt::format("XGBoost eta (default {})", d.eta))
+      .option("min-child-weight", "X",
+              fmt::format("XGBoost min_child_weight (default {})", d.min_child_weight))
+      .option("pair-samples", "N",
+              fmt::format("XGBoost num_pairsample (default {})", d.pair_samples))
+      .option("objective", "OBJ",
+              "XGBoost objective, rank:pairwise or reg:squarederror (default " + d.objective + ")");
+  return p;
+}
 
-int main(int argc, char** argv) {
-  int splits = 10;
-  double margin = 0.05;       // the breakdown's "far apart"
-  bool per_workload = false;  // the first split's accuracy per workload
+int quality(const std::vector<std::string>& args) {
+  const tt::cli::ArgParser options = parser();
+  const tt::cli::ArgParser::Parsed given = options.parse(args);
+  if (given.help) {
+    std::cout << options.help_text();
+    return 0;
+  }
   tt::cost_model::XGBoostOptions xgb;
   xgb.threads = 1;
+  const int splits = static_cast<int>(given.get_int("splits", 10, 1, 1000));
+  const double margin = given.get_double("margin", 0.05, 0, 1);  // the breakdown's "far apart"
+  const bool per_workload = given.has("per-workload");  // the first split's accuracy per workload
+  xgb.rounds = static_cast<int>(given.get_int("rounds", xgb.rounds, 1, 100000));
+  xgb.max_depth = static_cast<int>(given.get_int("depth", xgb.max_depth, 1, 64));
+  xgb.eta = given.get_double("eta", xgb.eta, 0, 1);
+  xgb.min_child_weight = given.get_double("min-child-weight", xgb.min_child_weight, 0, 1e9);
+  xgb.pair_samples = static_cast<int>(given.get_int("pair-samples", xgb.pair_samples, 1, 10000));
+  xgb.objective = given.get("objective", xgb.objective);
   std::vector<tt::cost_model::Sample> samples;
   std::vector<tt::cost_model::Sample> prior_samples;  // the records with a configuration
   std::vector<float> priors;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    std::string v;
-    const auto value = [&](const char* flag) {
-      const size_t n = std::char_traits<char>::length(flag);
-      v = arg.compare(0, n, flag) == 0 ? arg.substr(n) : "";
-      return !v.empty();
-    };
-    if (value("--splits=")) {
-      splits = std::stoi(v);
-    } else if (value("--rounds=")) {
-      xgb.rounds = std::stoi(v);
-    } else if (value("--depth=")) {
-      xgb.max_depth = std::stoi(v);
-    } else if (value("--eta=")) {
-      xgb.eta = std::stod(v);
-    } else if (value("--min-child-weight=")) {
-      xgb.min_child_weight = std::stod(v);
-    } else if (value("--margin=")) {
-      margin = std::stod(v);
-    } else if (arg == "--per-workload") {
-      per_workload = true;
-    } else if (value("--pair-samples=")) {
-      xgb.pair_samples = std::stoi(v);
-    } else if (value("--objective=")) {
-      xgb.objective = v;
-    } else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "cost_model_quality: unknown option " << arg << "\n";
-      return 2;
-    }
-    if (arg.rfind("--", 0) == 0) {
-      continue;
-    }
+  for (const std::string& arg : given.positionals()) {
     const tt::database::Database db = tt::database::Database::open(arg, true);
     for (const tt::database::WorkloadInfo& w : db.workloads()) {
       const tt::te::Workload workload = tt::te::make_workload(w.spec);
@@ -213,4 +213,10 @@ int main(int argc, char** argv) {
         tt::cost_model::top_k_score(prior_samples, priors, 5), prior_samples.size());
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tt::cli::run_program("cost_model_quality", argc, argv, quality);
 }

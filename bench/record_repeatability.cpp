@@ -10,9 +10,9 @@
 // median of its repeats, the statistic the database ranks by.
 // Each pass measures the sample as `tensortune tune` measures a batch (--rounds=R round-robin
 // rounds, MeasurerOptions::rounds; 3 as tune, 1 = each record timed once, in order).
-// Usage: record_repeatability DB [--sample=N (40)] [--only=SUBSTR] [--close=0.05] [--seed=S]
-//        [--rounds=R]
+// `record_repeatability --help` lists the options.
 // Run on a quiet machine, OMP_WAIT_POLICY=passive; it takes about 2 x N measurements per workload.
+#include "args.h"
 #include "bench_tuning.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/database/database.h"
@@ -62,130 +62,118 @@ double min_rate(const std::vector<double>& repeats) {
   return repeats.empty() ? 0.0 : 1 / *std::min_element(repeats.begin(), repeats.end());
 }
 
+int repeatability(const std::vector<std::string>& args) {
+  tt::cli::ArgParser spec(
+      "record_repeatability", "record_repeatability DB [options]",
+      "How far the order of a database's records can be trusted: a seeded sample of each "
+      "workload's successful CPU records measured again, twice, as `tensortune tune` measures; "
+      "the pairwise agreement of the stored order and the two new ones.",
+      "");
+  spec.positional("DB", "the tuning database", 1, 1)
+      .option("sample", "N", "records per workload (default 40, at least 2)")
+      .option("only", "SUBSTR", "only the workloads whose key contains SUBSTR")
+      .option("close", "X", "pairs within X of each other are also scored apart (default 0.05)")
+      .option("seed", "S", "the sample's seed (default 1)")
+      .option("rounds", "R",
+              "round-robin rounds per pass, MeasurerOptions::rounds (default: as tune)");
+  const tt::cli::ArgParser::Parsed given = spec.parse(args);
+  if (given.help) {
+    std::cout << spec.help_text();
+    return 0;
+  }
+  const std::string path = given.positionals().front();
+  const std::string only = given.get("only");
+  const auto sample = static_cast<size_t>(given.get_int("sample", 40, 2, 1000000));
+  const double close = given.get_double("close", 0.05, 0, 1);
+  const auto seed = static_cast<uint64_t>(given.get_int("seed", 1, 0, INT64_MAX));
+  const int rounds =
+      static_cast<int>(given.get_int("rounds", tt::bench::tune_measurer_options().rounds, 1, 1000));
+  const tt::database::Database db = tt::database::Database::open(path, true);
+  std::vector<double> all_first, all_second, all_passes, far_first, far_passes;
+  std::vector<double> min_first, min_passes_between;
+  for (const tt::database::TargetKey& key : db.targets()) {
+    const tt::target::Target target =
+        tt::codegen::resolve_host(tt::target::Target::parse(key.target));
+    if (target.is_gpu()) {
+      continue;
+    }
+    tt::measure::MeasurerOptions options = tt::bench::tune_measurer_options();
+    options.rounds = rounds;
+    tt::measure::Measurer measurer(target, options);
+    for (const tt::database::WorkloadInfo& w : db.workloads()) {
+      if (!only.empty() && w.key.find(only) == std::string::npos) {
+        continue;
+      }
+      std::vector<tt::database::Record> records;
+      for (tt::database::Record& r : db.history(w.key, key)) {
+        if (r.ok()) {
+          records.push_back(std::move(r));
+        }
+      }
+      if (records.size() < 2) {
+        continue;
+      }
+      tt::support::Rng rng(seed);
+      for (size_t i = records.size() - 1; i > 0; --i) {  // Fisher-Yates, seeded
+        std::swap(
+            records[i],
+            records[static_cast<size_t>(rng.uniform() * static_cast<double>(i + 1)) % (i + 1)]);
+      }
+      records.resize(std::min(records.size(), sample));
+      const tt::te::Workload workload = tt::te::make_workload(w.spec);
+      std::vector<tt::ir::LoweredFunc> funcs;
+      std::vector<double> stored, stored_min;
+      for (const tt::database::Record& r : records) {
+        funcs.push_back(
+            tt::lower::lower(workload, tt::schedule::parse_schedule(r.schedule), target));
+        stored.push_back(1 / r.median_seconds);
+        stored_min.push_back(min_rate(r.repeats));
+      }
+      const auto reference = measurer.make_reference(
+          tt::lower::lower(workload, tt::schedule::Schedule{workload.key(), {}}, target),
+          tt::measure::Tolerance::for_reduction(workload.max_reduction_length()));
+      std::vector<std::vector<double>> passes(2), min_passes(2);
+      for (size_t p = 0; p < passes.size(); ++p) {
+        for (const tt::measure::MeasureResult& m : measurer.measure(*reference, funcs)) {
+          passes[p].push_back(m.ok() ? 1 / m.median_seconds : 0.0);
+          min_passes[p].push_back(m.ok() ? min_rate(m.repeats) : 0.0);
+        }
+      }
+      const double first = agreement(stored, passes[0], close, false);
+      const double second = agreement(stored, passes[1], close, false);
+      const double between = agreement(passes[0], passes[1], close, false);
+      const double far = agreement(stored, passes[0], close, true);
+      const double far_between = agreement(passes[0], passes[1], close, true);
+      min_first.push_back(agreement(stored_min, min_passes[0], close, false));
+      min_passes_between.push_back(agreement(min_passes[0], min_passes[1], close, false));
+      all_first.push_back(first);
+      all_second.push_back(second);
+      all_passes.push_back(between);
+      far_first.push_back(far);
+      far_passes.push_back(far_between);
+      std::cout << fmt::format(
+          "{:3} records  stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  | pairs "
+          "{:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  | by min: stored~pass1 "
+          "{:.3f}  pass1~pass2 {:.3f}  {}\n",
+          funcs.size(), first, second, between, close * 100, far, far_between, min_first.back(),
+          min_passes_between.back(), w.key);
+    }
+  }
+  if (all_first.empty()) {
+    std::cout << "record_repeatability: no workload with two successful CPU records\n";
+    return 1;
+  }
+  std::cout << fmt::format(
+      "medians over {} workloads: stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  "
+      "| pairs {:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  | by min: stored~pass1 "
+      "{:.3f}  pass1~pass2 {:.3f}\n",
+      all_first.size(), median(all_first), median(all_second), median(all_passes), close * 100,
+      median(far_first), median(far_passes), median(min_first), median(min_passes_between));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path;
-  std::string only;
-  size_t sample = 40;
-  double close = 0.05;
-  uint64_t seed = 1;
-  int rounds = tt::bench::tune_measurer_options().rounds;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const char* flag) -> std::string {
-      const std::string f(flag);
-      return arg.compare(0, f.size(), f) == 0 ? arg.substr(f.size()) : std::string();
-    };
-    if (!value("--sample=").empty()) {
-      sample = std::stoul(value("--sample="));
-    } else if (!value("--only=").empty()) {
-      only = value("--only=");
-    } else if (!value("--close=").empty()) {
-      close = std::stod(value("--close="));
-    } else if (!value("--rounds=").empty()) {
-      rounds = std::max(1, std::stoi(value("--rounds=")));
-    } else if (!value("--seed=").empty()) {
-      seed = std::stoull(value("--seed="));
-    } else if (arg.rfind("--", 0) == 0 || !path.empty()) {
-      std::cerr << "record_repeatability: unexpected argument " << arg << "\n"
-                << "usage: record_repeatability DB [--sample=N] [--only=SUBSTR] [--close=X] "
-                   "[--seed=S] [--rounds=R]\n";
-      return 2;
-    } else {
-      path = arg;
-    }
-  }
-  if (path.empty() || sample < 2) {
-    std::cerr << "usage: record_repeatability DB [--sample=N >= 2] [--only=SUBSTR] [--close=X] "
-                 "[--seed=S]\n";
-    return 2;
-  }
-  try {
-    const tt::database::Database db = tt::database::Database::open(path, true);
-    std::vector<double> all_first, all_second, all_passes, far_first, far_passes;
-    std::vector<double> min_first, min_passes_between;
-    for (const tt::database::TargetKey& key : db.targets()) {
-      const tt::target::Target target =
-          tt::codegen::resolve_host(tt::target::Target::parse(key.target));
-      if (target.is_gpu()) {
-        continue;
-      }
-      tt::measure::MeasurerOptions options = tt::bench::tune_measurer_options();
-      options.rounds = rounds;
-      tt::measure::Measurer measurer(target, options);
-      for (const tt::database::WorkloadInfo& w : db.workloads()) {
-        if (!only.empty() && w.key.find(only) == std::string::npos) {
-          continue;
-        }
-        std::vector<tt::database::Record> records;
-        for (tt::database::Record& r : db.history(w.key, key)) {
-          if (r.ok()) {
-            records.push_back(std::move(r));
-          }
-        }
-        if (records.size() < 2) {
-          continue;
-        }
-        tt::support::Rng rng(seed);
-        for (size_t i = records.size() - 1; i > 0; --i) {  // Fisher-Yates, seeded
-          std::swap(
-              records[i],
-              records[static_cast<size_t>(rng.uniform() * static_cast<double>(i + 1)) % (i + 1)]);
-        }
-        records.resize(std::min(records.size(), sample));
-        const tt::te::Workload workload = tt::te::make_workload(w.spec);
-        std::vector<tt::ir::LoweredFunc> funcs;
-        std::vector<double> stored, stored_min;
-        for (const tt::database::Record& r : records) {
-          funcs.push_back(
-              tt::lower::lower(workload, tt::schedule::parse_schedule(r.schedule), target));
-          stored.push_back(1 / r.median_seconds);
-          stored_min.push_back(min_rate(r.repeats));
-        }
-        const auto reference = measurer.make_reference(
-            tt::lower::lower(workload, tt::schedule::Schedule{workload.key(), {}}, target),
-            tt::measure::Tolerance::for_reduction(workload.max_reduction_length()));
-        std::vector<std::vector<double>> passes(2), min_passes(2);
-        for (size_t p = 0; p < passes.size(); ++p) {
-          for (const tt::measure::MeasureResult& m : measurer.measure(*reference, funcs)) {
-            passes[p].push_back(m.ok() ? 1 / m.median_seconds : 0.0);
-            min_passes[p].push_back(m.ok() ? min_rate(m.repeats) : 0.0);
-          }
-        }
-        const double first = agreement(stored, passes[0], close, false);
-        const double second = agreement(stored, passes[1], close, false);
-        const double between = agreement(passes[0], passes[1], close, false);
-        const double far = agreement(stored, passes[0], close, true);
-        const double far_between = agreement(passes[0], passes[1], close, true);
-        min_first.push_back(agreement(stored_min, min_passes[0], close, false));
-        min_passes_between.push_back(agreement(min_passes[0], min_passes[1], close, false));
-        all_first.push_back(first);
-        all_second.push_back(second);
-        all_passes.push_back(between);
-        far_first.push_back(far);
-        far_passes.push_back(far_between);
-        std::cout << fmt::format(
-            "{:3} records  stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  | pairs "
-            "{:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  | by min: stored~pass1 "
-            "{:.3f}  pass1~pass2 {:.3f}  {}\n",
-            funcs.size(), first, second, between, close * 100, far, far_between, min_first.back(),
-            min_passes_between.back(), w.key);
-      }
-    }
-    if (all_first.empty()) {
-      std::cout << "record_repeatability: no workload with two successful CPU records\n";
-      return 1;
-    }
-    std::cout << fmt::format(
-        "medians over {} workloads: stored~pass1 {:.3f}  stored~pass2 {:.3f}  pass1~pass2 {:.3f}  "
-        "| pairs {:.0f}% apart: stored~pass1 {:.3f}  pass1~pass2 {:.3f}  | by min: stored~pass1 "
-        "{:.3f}  pass1~pass2 {:.3f}\n",
-        all_first.size(), median(all_first), median(all_second), median(all_passes), close * 100,
-        median(far_first), median(far_passes), median(min_first), median(min_passes_between));
-  } catch (const std::exception& e) {
-    std::cerr << "record_repeatability: error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return tt::cli::run_program("record_repeatability", argc, argv, repeatability);
 }

@@ -92,6 +92,23 @@ TEST(ArgParser, AProgramOfItsOwnNamesItselfInTheUsage) {
   EXPECT_EQ(bench.help_text().rfind("usage: tune_convergence [--trials N]\n", 0), 0U);
 }
 
+TEST(ArgParser, TakesPositionalArgumentsOnlyWhenDeclared) {
+  ArgParser files("files", "files DB [DB...] [--splits N]", "Reads databases.", "");
+  files.positional("DB...", "databases", 1, 2).option("splits", "N", "splits");
+  ArgParser::Parsed p = files.parse({"a.db", "--splits=3", "b.db"});
+  EXPECT_EQ(p.positionals(), (std::vector<std::string>{"a.db", "b.db"}));
+  EXPECT_EQ(p.get_int("splits", 0, 0, 9), 3);
+  EXPECT_EQ(files.parse({"--", "-odd.db"}).positionals(), (std::vector<std::string>{"-odd.db"}));
+  EXPECT_NE(files.help_text().find("DB..."), std::string::npos);
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"--splits=3"},            // none: at least one needed
+           {"a.db", "b.db", "c.db"},  // three: at most two
+           {"a.db", "-x"},            // an unknown short option is not a file
+       }) {
+    EXPECT_THROW(files.parse(bad), UsageError) << bad.back();
+  }
+}
+
 TEST(RunProgram, MapsUsageErrorsToTwoAndFailuresToOne) {
   std::string arg0 = "prog";
   std::string arg1 = "--trials=abc";

@@ -94,6 +94,14 @@ ArgParser& ArgParser::flag(const std::string& name, const std::string& help) {
   return *this;
 }
 
+ArgParser& ArgParser::positional(const std::string& metavar,
+                                 const std::string& help,
+                                 size_t min,
+                                 size_t max) {
+  positional_ = Positional{metavar, help, min, max};
+  return *this;
+}
+
 const ArgParser::Option* ArgParser::find(const std::string& name) const {
   for (const Option& o : options_) {
     if (o.name == name) {
@@ -118,18 +126,19 @@ ArgParser::Parsed ArgParser::parse(const std::vector<std::string>& args) const {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") {
-      if (i + 1 < args.size()) {
-        fail("unexpected argument '" + args[i + 1] + "'");
-      }
+      parsed.positionals_.insert(parsed.positionals_.end(), args.begin() + i + 1, args.end());
       break;
     }
     if (int v = verbosity_of(arg); v > 0) {
       parsed.verbosity = std::min(3, parsed.verbosity + v);
       continue;
     }
-    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
-      fail(arg.size() > 1 && arg[0] == '-' ? "unknown option '" + arg + "'"
-                                           : "unexpected argument '" + arg + "'");
+    if (arg.size() > 1 && arg[0] == '-' && (arg.size() < 3 || arg[1] != '-')) {
+      fail("unknown option '" + arg + "'");
+    }
+    if (arg.compare(0, 2, "--") != 0) {
+      parsed.positionals_.push_back(arg);
+      continue;
     }
     size_t eq = arg.find('=');
     std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
@@ -161,6 +170,13 @@ ArgParser::Parsed ArgParser::parse(const std::vector<std::string>& args) const {
     }
     slot.push_back(value);
   }
+  const size_t given = parsed.positionals_.size();
+  if (given > positional_.max) {
+    fail("unexpected argument '" + parsed.positionals_[positional_.max] + "'");
+  }
+  if (given < positional_.min) {
+    fail("missing argument " + positional_.metavar);
+  }
   for (const Option& o : options_) {
     if (o.required && !parsed.has(o.name)) {
       fail("missing required option '--" + o.name + " " + o.metavar + "'");
@@ -184,6 +200,9 @@ std::string ArgParser::help_text() const {
       right += " [repeatable]";
     }
     rows.emplace_back(left, right);
+  }
+  if (positional_.max > 0) {
+    rows.emplace_back(positional_.metavar, positional_.help);
   }
   rows.emplace_back("-v, -vv", "log progress (-v) or details (-vv) to stderr");
   rows.emplace_back("-h, --help", "show this help and exit");

@@ -45,6 +45,12 @@ class ArgParser {
                     bool repeatable = false);
   /// An option without a value.
   ArgParser& flag(const std::string& name, const std::string& help);
+  /// Arguments that are not options (database paths, ...): between `min` and `max` of them;
+  /// without this call any such argument is a usage error.
+  ArgParser& positional(const std::string& metavar,
+                        const std::string& help,
+                        size_t min,
+                        size_t max = SIZE_MAX);
 
   /// The result of parse().
   class Parsed {
@@ -55,6 +61,8 @@ class ArgParser {
     std::string get(const std::string& name, const std::string& fallback = "") const;
     /// Every value of a repeated option, in command line order.
     std::vector<std::string> get_all(const std::string& name) const;
+    /// The arguments that are not options, in command line order.
+    const std::vector<std::string>& positionals() const { return positionals_; }
     /// The value of `name` as an integer in [min, max]; UsageError otherwise.
     int64_t get_int(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
     /// The value of `name` as a number in [min, max]; UsageError otherwise.
@@ -74,6 +82,7 @@ class ArgParser {
     friend class ArgParser;
     std::string command_;
     std::map<std::string, std::vector<std::string>> values_;
+    std::vector<std::string> positionals_;
   };
 
   /// Parses the arguments after the subcommand name; throws UsageError.
@@ -94,6 +103,11 @@ class ArgParser {
 
   std::string command_, usage_, summary_, program_;
   std::vector<Option> options_;
+  struct Positional {
+    std::string metavar, help;
+    size_t min = 0, max = 0;
+  };
+  Positional positional_;  // max 0: none accepted
 };
 
 /// main of a program that is not the tensortune binary (a benchmark): `body` with the arguments
