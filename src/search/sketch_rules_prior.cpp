@@ -66,6 +66,17 @@ double unroll_prior(int64_t budget, int64_t body) {
   return body <= 1 || budget >= body ? 1.0 : 0.4;
 }
 
+double tail_prior(int64_t extent, int64_t tile) {
+  if (extent <= 0 || tile <= 1) {
+    return 1.0;
+  }
+  // conv2d 64x56x56->64 3x3 on AVX2, three 1000-trial jobs: the best record whose register tile
+  // is 16 columns wide (2 vectors, a partial last tile) reached 0.87-0.92 of the best overall, all
+  // 8 columns wide; the 90th percentiles differ by the same factor.
+  const int64_t tiles = (extent + tile - 1) / tile;
+  return static_cast<double>(extent) / static_cast<double>(tiles * tile);
+}
+
 double location_prior(int64_t bytes, int64_t recompute) {
   return (bytes > kSpillBytes ? 0.5 : 1.0) * (recompute > 1 ? 0.3 : 1.0);
 }

@@ -268,13 +268,16 @@ class TilePlan final : public StagePlan {
   }
 
   /// The register tile is the innermost level of every data axis (S3): its vectors are the
-  /// accumulators, and its loops other than the vector must fit the unroll budget.
+  /// accumulators, its loops other than the vector must fit the unroll budget, and a partial last
+  /// tile along an axis wastes the points past its edge.
   double prior(const Values& v) const override {
     const int64_t lanes = std::max<int64_t>(1, cpu_.lanes);
     const int64_t length = vector_length(v);
     int64_t body = 1;
     int64_t most = (widest_[vec_] + lanes - 1) / lanes;
+    double tails = 1.0;
     for (size_t d = 0; d < data_.size(); ++d) {
+      tails *= tail_prior(extents_[d], factors(v, d)[2]);
       if (d != vec_) {
         body *= factors(v, d)[2];
         most *= widest_[d];
@@ -285,7 +288,7 @@ class TilePlan final : public StagePlan {
     return vector_prior(length, std::min(lanes, widest_[vec_])) *
            register_tile_prior(vectors, cpu_.registers, most) *
            tile_loads_prior(vectors, tile_loads(v, width)) * unroll_prior(unroll_.one(v), body) *
-           parallel_prior(parallel_extent(v), cpu_.cores);
+           parallel_prior(parallel_extent(v), cpu_.cores) * tails;
   }
   std::string attach_axis(const Values& v, int level) const override {
     if (!attached()) {

@@ -4,6 +4,7 @@
 // register tiles, a tile loop left rolled, one idle core) scores lower, and plausible samples are
 // more plausible than uniform ones while every sketch stays reachable; weigh_by_prior lets the
 // prior steer the model-guided picks.
+#include "search/sketch_rules.h"
 #include "search_test_util.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/search/evolutionary_search.h"
@@ -117,6 +118,38 @@ TEST(SketchPrior, ATileThatLoadsLessThanOneValuePerFmaIsPreferred) {
   EXPECT_DOUBLE_EQ(batch_tile(1, 4, 2), 1.0);
   EXPECT_DOUBLE_EQ(batch_tile(2, 4, 1), tile(4, 1));
   EXPECT_LT(batch_tile(1, 8, 1), batch_tile(1, 4, 2));
+}
+
+TEST(SketchPrior, APartialLastRegisterTileCostsThePointsPastTheEdge) {
+  EXPECT_DOUBLE_EQ(detail::tail_prior(56, 8), 1.0);
+  EXPECT_DOUBLE_EQ(detail::tail_prior(56, 16), 56.0 / 64);
+  EXPECT_DOUBLE_EQ(detail::tail_prior(513, 16), 513.0 / 528);
+  EXPECT_DOUBLE_EQ(detail::tail_prior(7, 1), 1.0);
+  // conv2d's 56 columns on AVX2: a 4x2x8 register tile against 2x2x16, which loads as much per
+  // FMA and holds as many accumulators but computes 64 columns for 56.
+  target::Target avx2 = two_core_avx512();
+  avx2.vector_bits = 256;
+  SearchSpace space = SearchSpace::generate(
+      te::make_workload("conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1"), avx2);
+  auto conv = [&](std::vector<int64_t> f, std::vector<int64_t> x) {
+    return space.prior(config_of(space, "conv_pad:inline conv:tile",
+                                 {{"conv.f.split", std::move(f)},
+                                  {"conv.order", {0}},
+                                  {"conv.parallel", {3}},
+                                  {"conv.rc.split", {8}},
+                                  {"conv.rx.split", {3}},
+                                  {"conv.ry.split", {3}},
+                                  {"conv.unroll", {64}},
+                                  {"conv.x.split", std::move(x)},
+                                  {"conv.y.split", {2, 1, 2}},
+                                  {"conv_pad.local.at", {2}}}));
+  };
+  const double whole = conv({4, 4, 4}, {1, 4, 8});
+  EXPECT_GT(whole, 0.0);
+  EXPECT_DOUBLE_EQ(conv({16, 2, 2}, {4, 1, 16}) / whole, 56.0 / 64);
+  // A tile of 8 columns in blocks of 16 leaves the last block half empty, but its partial tile is
+  // skipped whole: nothing is computed past the edge.
+  EXPECT_DOUBLE_EQ(conv({4, 4, 4}, {1, 2, 8}), whole);
 }
 
 TEST(SketchPrior, AParallelLoopNeedsWorkForEveryCore) {
