@@ -75,6 +75,9 @@ void check_options(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
   TT_USER_CHECK(o.first_batch_random_share >= 0 && o.first_batch_random_share <= 1)
       << "tune: the first batch's random share must be in [0, 1] (got "
       << o.first_batch_random_share << ")";
+  TT_USER_CHECK(o.first_batch_share > 0 && o.first_batch_share <= 1)
+      << "tune: the first guided batch's share must be in (0, 1] (got " << o.first_batch_share
+      << ")";
   TT_USER_CHECK(o.early_stop >= 0) << "tune: --early-stop must be >= 0";
   TT_USER_CHECK(o.prior_weight >= 0 && std::isfinite(o.prior_weight))
       << "tune: the prior's weight must be finite and >= 0 (got " << o.prior_weight << ")";
@@ -90,6 +93,7 @@ support::Json options_json(const std::vector<TuneTask>& tasks,
   j["seed"] = static_cast<int64_t>(o.seed);
   j["eps_greedy"] = o.eps_greedy;
   j["first_batch_random_share"] = o.first_batch_random_share;
+  j["first_batch_share"] = o.first_batch_share;
   j["early_stop"] = o.early_stop;
   j["scheduler"] = policy_name(o.scheduler.policy);
   j["model"] = o.random_model ? "random" : "xgb";
@@ -311,8 +315,15 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
     const double ev0 = state.evaluator.seconds();
     const int64_t invalid0 = state.evaluator.invalid();
     t0 = now();
-    const size_t n =
-        static_cast<size_t>(std::min<int64_t>(options.batch_size, options.trials - done));
+    int64_t size = options.batch_size;
+    if (model && !options.random_model && model->trained() && state.top.empty()) {
+      // A model trained on other workloads only: part of a batch, then retrain on this shape;
+      // never fewer than the transferred configurations and the default schedule.
+      const double part = options.first_batch_share * static_cast<double>(size);
+      const auto starts = static_cast<int64_t>(state.transfer_starts.size()) + 1;
+      size = std::max(static_cast<int64_t>(std::ceil(part)), std::min(size, starts));
+    }
+    const auto n = static_cast<size_t>(std::min<int64_t>(size, options.trials - done));
     if (options.transfer && model)  // only the model-guided tuners start from them
       detail::collect_peer_starts(states, static_cast<size_t>(ti), kPeerConfigs, kPeerTasks);
     const std::vector<Config> batch = propose(state, model.get(), options, n);

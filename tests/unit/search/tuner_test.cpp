@@ -160,6 +160,32 @@ TEST_F(TunerTest, ANewShapeFirstMeasuresTheNearestOfAnotherShapesBestConfigurati
   }
 }
 
+TEST_F(TunerTest, AWarmStartedTaskMeasuresPartOfItsFirstBatchThenRetrainsOnItsOwnShape) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Xgb, 24, 12, 3);
+  tune({task("matmul:M=64,N=64,K=64")}, target_, key_, db, measurer, o);
+  // The model starts from the other shape's records: 8 of a batch of 16, then the other 8.
+  o.trials = 16;
+  o.batch_size = 16;
+  std::vector<int64_t> per_round;
+  const auto count = [&](const TuneProgress& p) {
+    per_round.push_back(p.measured - (per_round.empty() ? 0 : per_round.back()));
+  };
+  tune({task("matmul:M=48,N=64,K=32")}, target_, key_, db, measurer, o, count);
+  EXPECT_EQ(per_round, (std::vector<int64_t>{8, 8}));
+  // A full first round when asked, and without transfer (the model knows nothing yet).
+  per_round.clear();
+  o.first_batch_share = 1;
+  tune({task("matmul:M=32,N=64,K=32")}, target_, key_, db, measurer, o, count);
+  EXPECT_EQ(per_round, (std::vector<int64_t>{16}));
+  per_round.clear();
+  o.first_batch_share = 0.5;
+  o.transfer = false;
+  tune({task("matmul:M=32,N=32,K=64")}, target_, key_, db, measurer, o, count);
+  EXPECT_EQ(per_round, (std::vector<int64_t>{16}));
+}
+
 TEST_F(TunerTest, ATasksFirstRoundMeasuresTheBestOfTheRunsOtherTaskMappedToItsSpace) {
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
@@ -318,6 +344,9 @@ TEST_F(TunerTest, BadOptionsAreUserErrors) {
   TuneOptions share;
   share.first_batch_random_share = 1.5;
   EXPECT_THROW(tune(tasks, target_, key_, db, measurer, share), UserError);
+  TuneOptions part;
+  part.first_batch_share = 0;
+  EXPECT_THROW(tune(tasks, target_, key_, db, measurer, part), UserError);
   EXPECT_THROW(parse_tuner("anneal"), UserError);
   EXPECT_EQ(db.count_records(), 0);
 }
