@@ -143,6 +143,12 @@ std::vector<float> model_scores(TaskState& state,
   return scores;
 }
 
+/// The model is trained, but on other workloads' records only: `state` has no measurements of its
+/// own yet (a warm start from the database or from the run's other tasks).
+bool trained_elsewhere(const TaskState& state, const cost_model::CostModel* model) {
+  return model != nullptr && model->trained() && state.top.empty();
+}
+
 /// The next batch of at most `n` distinct, valid, unmeasured configurations of `state`.
 std::vector<Config> propose(TaskState& state,
                             const cost_model::CostModel* model,
@@ -190,8 +196,7 @@ std::vector<Config> propose(TaskState& state,
   const bool guided = options.tuner != TunerKind::Random && model != nullptr && model->trained();
   if (guided) {
     // Rounded up, so a small batch still explores (5% of 16 would be none).
-    // A task without measurements of its own has a model trained on other workloads only.
-    const double share = state.top.empty()
+    const double share = trained_elsewhere(state, model)
                              ? std::max(options.eps_greedy, options.first_batch_random_share)
                              : options.eps_greedy;
     const auto n_random = static_cast<size_t>(std::ceil(share * static_cast<double>(n)));
@@ -316,9 +321,9 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
     const int64_t invalid0 = state.evaluator.invalid();
     t0 = now();
     int64_t size = options.batch_size;
-    if (model && !options.random_model && model->trained() && state.top.empty()) {
-      // A model trained on other workloads only: part of a batch, then retrain on this shape;
-      // never fewer than the transferred configurations and the default schedule.
+    if (!options.random_model && trained_elsewhere(state, model.get())) {
+      // Part of a batch, then retrain on this shape; never fewer than the transferred
+      // configurations and the default schedule.
       const double part = options.first_batch_share * static_cast<double>(size);
       const auto starts = static_cast<int64_t>(state.transfer_starts.size()) + 1;
       size = std::max(static_cast<int64_t>(std::ceil(part)), std::min(size, starts));
