@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace tt = tensortune;
@@ -89,11 +90,12 @@ tt::cli::ArgParser parser() {
 
 int quality(const std::vector<std::string>& args) {
   const tt::cli::ArgParser options = parser();
-  const tt::cli::ArgParser::Parsed given = options.parse(args);
-  if (given.help) {
-    std::cout << options.help_text();
-    return 0;
+  const std::optional<tt::cli::ArgParser::Parsed> parsed =
+      tt::cli::parse_command_line(options, args);
+  if (!parsed) {
+    return 0;  // --help
   }
+  const tt::cli::ArgParser::Parsed& given = *parsed;
   tt::cost_model::XGBoostOptions xgb;
   xgb.threads = 1;
   const int splits = static_cast<int>(given.get_int("splits", 10, 1, 1000));

@@ -16,6 +16,7 @@
 #include <exception>
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,11 +99,11 @@ int run(const std::vector<std::string>& args) {
   spec.option("threads", "N", "threads of the kernels (default: this machine's cores)")
       .option("repeat", "N", "timed repeats per measurement (default: the measurer's)")
       .option("min-repeat-ms", "MS", "shortest timed repeat (default: the measurer's)");
-  const cli::ArgParser::Parsed p = spec.parse(args);
-  if (p.help) {
-    std::cout << spec.help_text();
-    return 0;
+  const std::optional<cli::ArgParser::Parsed> parsed = cli::parse_command_line(spec, args);
+  if (!parsed) {
+    return 0;  // --help
   }
+  const cli::ArgParser::Parsed& p = *parsed;
   const int cores = static_cast<int>(
       p.get_int("threads", std::max(1U, std::thread::hardware_concurrency()), 1, 1024));
   te::Workload w = te::make_workload(fmt::format("matmul:M={0},N={0},K={0}", kSize));

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,11 +77,11 @@ int repeatability(const std::vector<std::string>& args) {
       .option("seed", "S", "the sample's seed (default 1)")
       .option("rounds", "R",
               "round-robin rounds per pass, MeasurerOptions::rounds (default: as tune)");
-  const tt::cli::ArgParser::Parsed given = spec.parse(args);
-  if (given.help) {
-    std::cout << spec.help_text();
-    return 0;
+  const std::optional<tt::cli::ArgParser::Parsed> parsed = tt::cli::parse_command_line(spec, args);
+  if (!parsed) {
+    return 0;  // --help
   }
+  const tt::cli::ArgParser::Parsed& given = *parsed;
   const std::string path = given.positionals().front();
   const std::string only = given.get("only");
   const auto sample = static_cast<size_t>(given.get_int("sample", 40, 2, 1000000));

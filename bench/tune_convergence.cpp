@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
@@ -239,11 +240,12 @@ double median(std::vector<double> v) {
 
 int convergence(const std::vector<std::string>& args) {
   const tt::cli::ArgParser options = parser();
-  const tt::cli::ArgParser::Parsed p = options.parse(args);
-  if (p.help) {
-    std::cout << options.help_text();
-    return 0;
+  const std::optional<tt::cli::ArgParser::Parsed> parsed =
+      tt::cli::parse_command_line(options, args);
+  if (!parsed) {
+    return 0;  // --help
   }
+  const tt::cli::ArgParser::Parsed& p = *parsed;
   constexpr int64_t kMany = int64_t{1} << 30;
   const auto workloads = split(p.get("workloads",
                                      "matmul:M=1024,N=1024,K=1024;"

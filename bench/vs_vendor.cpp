@@ -249,11 +249,11 @@ cli::ArgParser parser() {
 
 int run(const std::vector<std::string>& args) {
   const cli::ArgParser spec = parser();
-  const cli::ArgParser::Parsed p = spec.parse(args);
-  if (p.help) {
-    std::cout << spec.help_text();
-    return 0;
+  const std::optional<cli::ArgParser::Parsed> parsed = cli::parse_command_line(spec, args);
+  if (!parsed) {
+    return 0;  // --help
   }
+  const cli::ArgParser::Parsed& p = *parsed;
   RunInfo info;
   info.threads = static_cast<int>(p.get_int("threads", 2, 1, 1024));
   info.target = fmt::format("llvm -cores={}", info.threads);

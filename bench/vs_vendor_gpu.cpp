@@ -489,11 +489,11 @@ std::vector<CaseResult> run_cases(const std::vector<GpuCase>& cases,
 
 int run(const std::vector<std::string>& args) {
   const cli::ArgParser spec = parser();
-  const cli::ArgParser::Parsed p = spec.parse(args);
-  if (p.help) {
-    std::cout << spec.help_text();
-    return 0;
+  const std::optional<cli::ArgParser::Parsed> parsed = cli::parse_command_line(spec, args);
+  if (!parsed) {
+    return 0;  // --help
   }
+  const cli::ArgParser::Parsed& p = *parsed;
   RunInfo info;
   info.target = p.get("target", "cuda -arch=sm_90");
   info.db = p.get("db");

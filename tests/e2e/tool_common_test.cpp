@@ -2,9 +2,11 @@
 // The helpers the tensortune binary and the benchmarks share: the argument parser.
 #include "args.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -140,6 +142,25 @@ TEST(RunProgram, MapsUsageErrorsToTwoAndFailuresToOne) {
                           throw std::runtime_error("disk full");
                         }),
             1);
+}
+
+TEST(ParseCommandLine, PrintsTheHelpOrAppliesTheVerbosity) {
+  ArgParser bench("prog", "prog [--trials N]", "A benchmark.", "");
+  bench.option("trials", "N", "trials");
+  testing::internal::CaptureStdout();
+  EXPECT_FALSE(parse_command_line(bench, {"--trials=3", "--help"}).has_value());
+  EXPECT_NE(testing::internal::GetCapturedStdout().find("usage: prog [--trials N]"),
+            std::string::npos);
+  support::set_log_spec("0");
+  // A source file of tools/ belongs to the module "tensortune" (the folder after "tools/").
+  const char* file = "tools/tensortune/args.cpp";
+  ASSERT_FALSE(support::log_enabled(file, 2));
+  std::optional<ArgParser::Parsed> p = parse_command_line(bench, {"--trials=3", "-vv"});
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->get_int("trials", 1, 1, 100), 3);
+  EXPECT_TRUE(support::log_enabled(file, 2));
+  EXPECT_FALSE(support::log_enabled(file, 3));
+  support::set_log_spec("0");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // print it with a pointer to the command's --help and exit 2.
 #include "args.h"
 
+#include "tensortune/support/log.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -274,6 +276,23 @@ double ArgParser::Parsed::get_double(const std::string& name,
     throw UsageError(msg.str(), command_);
   }
   return value;
+}
+
+void apply_verbosity(int verbosity) {
+  if (verbosity > 0) {
+    support::set_log_spec(std::to_string(verbosity));
+  }
+}
+
+std::optional<ArgParser::Parsed> parse_command_line(const ArgParser& parser,
+                                                    const std::vector<std::string>& args) {
+  ArgParser::Parsed parsed = parser.parse(args);
+  if (parsed.help) {
+    std::cout << parser.help_text();
+    return std::nullopt;
+  }
+  apply_verbosity(parsed.verbosity);
+  return parsed;
 }
 
 int run_program(const std::string& program,

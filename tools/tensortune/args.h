@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -109,6 +110,14 @@ class ArgParser {
   };
   Positional positional_;  // max 0: none accepted
 };
+
+/// -v / -vv (1, 2, ...) as the log settings' level; 0 leaves them as they are.
+void apply_verbosity(int verbosity);
+
+/// Parses `args` (the words after the command or program name). On -h/--help prints the help on
+/// stdout and returns nullopt; otherwise applies -v/-vv to the log settings. Throws UsageError.
+std::optional<ArgParser::Parsed> parse_command_line(const ArgParser& parser,
+                                                    const std::vector<std::string>& args);
 
 /// main of a program that is not the tensortune binary (a benchmark): `body` with the arguments
 /// after argv[0]; a UsageError is printed with a pointer to `program --help` and exits 2, any

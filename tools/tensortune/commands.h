@@ -10,11 +10,6 @@
 
 namespace tensortune::cli {
 
-/// Parses `args` (the words after the subcommand). On -h/--help prints the help on stdout and
-/// returns nullopt; otherwise applies -v/-vv to the log settings. Throws UsageError.
-std::optional<ArgParser::Parsed> parse_command_line(const ArgParser& parser,
-                                                    const std::vector<std::string>& args);
-
 /// `tensortune show`: prints a schedule's steps, lowered loop IR, LLVM IR or assembly.
 ArgParser show_parser();
 int run_show(const std::vector<std::string>& args);

@@ -4,7 +4,6 @@
 #include "args.h"
 #include "commands.h"
 #include "tensortune/support/error.h"
-#include "tensortune/support/log.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -58,12 +57,6 @@ std::string program_help() {
   return text;
 }
 
-void set_verbosity(int verbosity) {
-  if (verbosity > 0) {
-    support::set_log_spec(std::to_string(verbosity));
-  }
-}
-
 int dispatch(const std::vector<std::string>& args) {
   size_t i = 0;
   int verbosity = 0;
@@ -83,7 +76,7 @@ int dispatch(const std::vector<std::string>& args) {
     }
     throw UsageError("unknown option '" + arg + "'", "");
   }
-  set_verbosity(std::min(verbosity, 3));
+  apply_verbosity(std::min(verbosity, 3));
   if (i == args.size()) {
     throw UsageError(
         "missing command (one of: tune, show, bench, compile, tune-model, compile-model, "
@@ -104,17 +97,6 @@ int dispatch(const std::vector<std::string>& args) {
 }
 
 }  // namespace
-
-std::optional<ArgParser::Parsed> parse_command_line(const ArgParser& parser,
-                                                    const std::vector<std::string>& args) {
-  ArgParser::Parsed parsed = parser.parse(args);
-  if (parsed.help) {
-    std::cout << parser.help_text();
-    return std::nullopt;
-  }
-  set_verbosity(parsed.verbosity);
-  return parsed;
-}
 
 }  // namespace tensortune::cli
 
