@@ -65,6 +65,31 @@ PairBreakdown break_down(const std::vector<tt::cost_model::Sample>& test,
   return out;
 }
 
+/// The model's accuracy on the pairs of one group whose two records share a sketch (one line per
+/// sketch) and on the pairs of two different sketches.
+void print_per_sketch(const std::vector<tt::cost_model::Sample>& test,
+                      const std::vector<std::string>& sketches,
+                      const std::vector<float>& predicted) {
+  std::map<std::string, std::pair<double, double>> tally;  // sketch -> (pairs, correct)
+  for (size_t a = 0; a < test.size(); ++a) {
+    for (size_t b = a + 1; b < test.size(); ++b) {
+      const float sa = test[a].score;
+      const float sb = test[b].score;
+      if (test[a].group != test[b].group || sa == sb) {
+        continue;
+      }
+      const float guess = predicted[a] - predicted[b];
+      auto& t = tally[sketches[a] == sketches[b] ? sketches[a] : "(two sketches)"];
+      t.first += 1;
+      t.second += guess == 0 ? 0.5 : ((guess > 0) == (sa > sb) ? 1.0 : 0.0);
+    }
+  }
+  for (const auto& [name, t] : tally) {
+    std::cout << fmt::format("  split 0: {:7.0f} pairs, pairwise {:.3f}  {}\n", t.first,
+                             t.second / t.first, name);
+  }
+}
+
 tt::cli::ArgParser parser() {
   tt::cli::ArgParser p("cost_model_quality", "cost_model_quality DB [DB...] [options]",
                        "The cost model's pairwise ranking accuracy and top-5 peak score on "
@@ -76,6 +101,8 @@ tt::cli::ArgParser parser() {
       .option("splits", "N", "random 75/25 splits (default 10)")
       .option("margin", "X", "the breakdown's 'far apart' (default 0.05)")
       .flag("per-workload", "the first split's accuracy per workload")
+      .flag("per-sketch",
+            "the first split's accuracy on pairs within each sketch and on pairs of two sketches")
       .option("rounds", "N", fmt::format("XGBoost boosting rounds (default {})", d.rounds))
       .option("depth", "N", fmt::format("XGBoost max_depth (default {})", d.max_depth))
       .option("eta", "X", fmt::format("XGBoost eta (default {})", d.eta))
@@ -101,6 +128,7 @@ int quality(const std::vector<std::string>& args) {
   const int splits = static_cast<int>(given.get_int("splits", 10, 1, 1000));
   const double margin = given.get_double("margin", 0.05, 0, 1);  // the breakdown's "far apart"
   const bool per_workload = given.has("per-workload");  // the first split's accuracy per workload
+  const bool per_sketch = given.has("per-sketch");
   xgb.rounds = static_cast<int>(given.get_int("rounds", xgb.rounds, 1, 100000));
   xgb.max_depth = static_cast<int>(given.get_int("depth", xgb.max_depth, 1, 64));
   xgb.eta = given.get_double("eta", xgb.eta, 0, 1);
@@ -108,6 +136,7 @@ int quality(const std::vector<std::string>& args) {
   xgb.pair_samples = static_cast<int>(given.get_int("pair-samples", xgb.pair_samples, 1, 10000));
   xgb.objective = given.get("objective", xgb.objective);
   std::vector<tt::cost_model::Sample> samples;
+  std::vector<std::string> sketches;  // samples[i]'s sketch ("?" when its knobs name none)
   std::vector<tt::cost_model::Sample> prior_samples;  // the records with a configuration
   std::vector<float> priors;
   for (const std::string& arg : given.positionals()) {
@@ -134,6 +163,8 @@ int quality(const std::vector<std::string>& args) {
             config = space.from_json(tt::support::Json::parse(r.knobs));
           } catch (const std::exception&) {  // knobs of an older space
           }
+          sketches.push_back(config ? space.sketches()[static_cast<size_t>(config->sketch)].name
+                                    : "?");
           if (config) {
             prior_samples.push_back(samples.back());
             priors.push_back(static_cast<float>(space.prior(*config)));
@@ -151,8 +182,15 @@ int quality(const std::vector<std::string>& args) {
   tt::support::Rng rng(42);
   for (int s = 0; s < splits; ++s) {
     std::vector<tt::cost_model::Sample> train, test;
-    for (const auto& x : samples)
-      (rng.uniform() < 0.75 ? train : test).push_back(x);
+    std::vector<std::string> test_sketches;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      if (rng.uniform() < 0.75) {
+        train.push_back(samples[i]);
+      } else {
+        test.push_back(samples[i]);
+        test_sketches.push_back(sketches[i]);
+      }
+    }
     tt::cost_model::XGBoostOptions o = xgb;
     o.seed = static_cast<uint64_t>(s);
     tt::cost_model::XGBoostModel model(o);
@@ -185,6 +223,9 @@ int quality(const std::vector<std::string>& args) {
             tt::cost_model::pairwise_accuracy(data.first, data.second),
             tt::cost_model::top_k_score(data.first, data.second, 5), group);
       }
+    }
+    if (per_sketch && s == 0) {
+      print_per_sketch(test, test_sketches, p);
     }
     top5.push_back(tt::cost_model::top_k_score(test, p, 5));
     tt::cost_model::RandomModel random(static_cast<uint64_t>(s));
