@@ -40,10 +40,12 @@ struct PairBreakdown {
   double pairs = 0;
 };
 
-PairBreakdown break_down(const std::vector<tt::cost_model::Sample>& test,
-                         const std::vector<float>& predicted,
-                         double margin) {
-  PairBreakdown out;
+/// Calls `visit(a, b, correct)` for every pair of test records of one group with different
+/// scores; `correct` is 1 when the prediction orders them as the scores do, 0.5 on a tie, else 0.
+template <typename Visit>
+void for_each_scored_pair(const std::vector<tt::cost_model::Sample>& test,
+                          const std::vector<float>& predicted,
+                          Visit visit) {
   for (size_t a = 0; a < test.size(); ++a) {
     for (size_t b = a + 1; b < test.size(); ++b) {
       const float sa = test[a].score;
@@ -51,17 +53,28 @@ PairBreakdown break_down(const std::vector<tt::cost_model::Sample>& test,
       if (test[a].group != test[b].group || sa == sb) {
         continue;
       }
-      out.pairs += 1;
-      if (test[a].features == test[b].features) {
-        out.same_features += 1;
-      }
-      if (std::max(sa, sb) > (1 + margin) * std::min(sa, sb)) {
-        out.wide_pairs += 1;
-        const float guess = predicted[a] - predicted[b];
-        out.wide_correct += guess == 0 ? 0.5 : ((guess > 0) == (sa > sb) ? 1.0 : 0.0);
-      }
+      const float guess = predicted[a] - predicted[b];
+      visit(a, b, guess == 0 ? 0.5 : ((guess > 0) == (sa > sb) ? 1.0 : 0.0));
     }
   }
+}
+
+PairBreakdown break_down(const std::vector<tt::cost_model::Sample>& test,
+                         const std::vector<float>& predicted,
+                         double margin) {
+  PairBreakdown out;
+  for_each_scored_pair(test, predicted, [&](size_t a, size_t b, double correct) {
+    out.pairs += 1;
+    if (test[a].features == test[b].features) {
+      out.same_features += 1;
+    }
+    const float sa = test[a].score;
+    const float sb = test[b].score;
+    if (std::max(sa, sb) > (1 + margin) * std::min(sa, sb)) {
+      out.wide_pairs += 1;
+      out.wide_correct += correct;
+    }
+  });
   return out;
 }
 
@@ -71,19 +84,11 @@ void print_per_sketch(const std::vector<tt::cost_model::Sample>& test,
                       const std::vector<std::string>& sketches,
                       const std::vector<float>& predicted) {
   std::map<std::string, std::pair<double, double>> tally;  // sketch -> (pairs, correct)
-  for (size_t a = 0; a < test.size(); ++a) {
-    for (size_t b = a + 1; b < test.size(); ++b) {
-      const float sa = test[a].score;
-      const float sb = test[b].score;
-      if (test[a].group != test[b].group || sa == sb) {
-        continue;
-      }
-      const float guess = predicted[a] - predicted[b];
-      auto& t = tally[sketches[a] == sketches[b] ? sketches[a] : "(two sketches)"];
-      t.first += 1;
-      t.second += guess == 0 ? 0.5 : ((guess > 0) == (sa > sb) ? 1.0 : 0.0);
-    }
-  }
+  for_each_scored_pair(test, predicted, [&](size_t a, size_t b, double correct) {
+    auto& t = tally[sketches[a] == sketches[b] ? sketches[a] : "(two sketches)"];
+    t.first += 1;
+    t.second += correct;
+  });
   for (const auto& [name, t] : tally) {
     std::cout << fmt::format("  split 0: {:7.0f} pairs, pairwise {:.3f}  {}\n", t.first,
                              t.second / t.first, name);
