@@ -4,7 +4,6 @@
 
 #include "args.h"
 
-#include <optional>
 #include <string>
 #include <vector>
 

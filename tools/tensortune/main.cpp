@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <exception>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <vector>
 
