@@ -192,12 +192,28 @@ TEST(Cli, CommandLineMistakesAreUsageErrors) {
         Case{"show --target native --emit ir", "missing required option"},
         Case{"show --workload matmul:M=4,N=4,K=4 --target native --emit wasm", "expects one of"},
         Case{"bench --workload matmul:M=4,N=4,K=4 --target native --repeat x", "--repeat"},
-        Case{"frobnicate", "unknown command 'frobnicate'"}, Case{"", "missing command"}}) {
+        Case{"frobnicate",
+             "unknown command 'frobnicate' (one of: tune, show, bench, compile, tune-model, "
+             "compile-model, run-model, report, db)"},
+        Case{"", "missing command (one of: tune, show, bench, compile, tune-model"},
+        Case{"-vx show", "unknown option '-vx'"}}) {
     CliResult r = run_cli(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << ": " << r.err;
     EXPECT_EQ(r.err.rfind("tensortune: error: ", 0), 0U) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find("--help"), std::string::npos) << c.args << ": " << r.err;
+  }
+}
+
+// The program-level -v, -vv, ... read as the subcommands' do (cli::verbosity_of): any number of
+// v's, repeated flags adding up, --verbose as -v.
+TEST(Cli, ProgramLevelVerbositySpellingsMatchTheSubcommands) {
+  for (const char* flags : {"-v", "-vv", "-vvvv", "-v -v", "--verbose"}) {
+    CliResult r = run_cli(std::string(flags) +
+                          " show --workload matmul:M=4,N=4,K=4 --target native --emit steps");
+    EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.err;
+    EXPECT_NE(r.out.find("# the default schedule: no steps"), std::string::npos)
+        << flags << ": " << r.out;
   }
 }
 

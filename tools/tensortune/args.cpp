@@ -26,18 +26,6 @@ bool is_help(const std::string& arg) {
   return arg == "-h" || arg == "--help";
 }
 
-/// "-v" -> 1, "-vv" -> 2, ...; 0 when `arg` is not a verbosity flag.
-int verbosity_of(const std::string& arg) {
-  if (arg == "--verbose") {
-    return 1;
-  }
-  if (arg.size() < 2 || arg[0] != '-' || arg[1] != 'v') {
-    return 0;
-  }
-  bool all_v = std::all_of(arg.begin() + 1, arg.end(), [](char c) { return c == 'v'; });
-  return all_v ? static_cast<int>(arg.size()) - 1 : 0;
-}
-
 /// `text` broken into lines of at most `width` columns at spaces.
 std::string wrap(const std::string& text, size_t width) {
   std::istringstream words(text);
@@ -71,6 +59,17 @@ int64_t parse_int(const std::string& command,
 }
 
 }  // namespace
+
+int verbosity_of(const std::string& arg) {
+  if (arg == "--verbose") {
+    return 1;
+  }
+  if (arg.size() < 2 || arg[0] != '-' || arg[1] != 'v') {
+    return 0;
+  }
+  bool all_v = std::all_of(arg.begin() + 1, arg.end(), [](char c) { return c == 'v'; });
+  return all_v ? static_cast<int>(arg.size()) - 1 : 0;
+}
 
 ArgParser::ArgParser(std::string command,
                      std::string usage,

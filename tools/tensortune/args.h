@@ -111,6 +111,9 @@ class ArgParser {
   Positional positional_;  // max 0: none accepted
 };
 
+/// "-v" -> 1, "-vv" -> 2, ... and "--verbose" -> 1; 0 when `arg` is not a verbosity flag.
+int verbosity_of(const std::string& arg);
+
 /// -v / -vv (1, 2, ...) as the log settings' level; 0 leaves them as they are.
 void apply_verbosity(int verbosity);
 

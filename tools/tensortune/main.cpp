@@ -56,6 +56,16 @@ std::string program_help() {
   return text;
 }
 
+/// "tune, show, ..." in the order of commands().
+std::string command_names() {
+  std::string names;
+  for (const Command& c : commands()) {
+    names += names.empty() ? "" : ", ";
+    names += c.name;
+  }
+  return names;
+}
+
 int dispatch(const std::vector<std::string>& args) {
   size_t i = 0;
   int verbosity = 0;
@@ -69,18 +79,15 @@ int dispatch(const std::vector<std::string>& args) {
       std::cout << "tensortune " << TT_VERSION << "\n";
       return 0;
     }
-    if (arg == "-v" || arg == "-vv" || arg == "-vvv" || arg == "--verbose") {
-      verbosity += arg == "--verbose" ? 1 : static_cast<int>(arg.size()) - 1;
+    if (int v = verbosity_of(arg); v > 0) {
+      verbosity += v;
       continue;
     }
     throw UsageError("unknown option '" + arg + "'", "");
   }
   apply_verbosity(std::min(verbosity, 3));
   if (i == args.size()) {
-    throw UsageError(
-        "missing command (one of: tune, show, bench, compile, tune-model, compile-model, "
-        "run-model, report, db)",
-        "");
+    throw UsageError("missing command (one of: " + command_names() + ")", "");
   }
   std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
   if (args[i] == "help") {
@@ -92,7 +99,7 @@ int dispatch(const std::vector<std::string>& args) {
       return c.run(rest);
     }
   }
-  throw UsageError("unknown command '" + args[i] + "' (commands: show, bench, db)", "");
+  throw UsageError("unknown command '" + args[i] + "' (one of: " + command_names() + ")", "");
 }
 
 }  // namespace
