@@ -6,15 +6,19 @@
 // whose knobs still name a configuration of the space.
 // The xgb line's breakdown: accuracy on the pairs more than --margin (0.05) apart, and the share
 // of pairs whose feature vectors are identical.
+// --dump FILE writes every scored record as a tab-separated row (its group, record id, sketch,
+// score, knobs and program features, under a header of names) for analysis outside this program.
 // `cost_model_quality --help` lists the options.
 #include "args.h"
 #include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/cost_model/features.h"
 #include "tensortune/cost_model/random_model.h"
 #include "tensortune/cost_model/xgboost_model.h"
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/search/search_space.h"
+#include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/support/rng.h"
 #include "tensortune/te/operators.h"
@@ -22,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -95,6 +100,36 @@ void print_per_sketch(const std::vector<tt::cost_model::Sample>& test,
   }
 }
 
+/// Where a sample came from, for --dump.
+struct SampleOrigin {
+  int64_t record = 0;
+  std::string sketch;  // "?" when the record's knobs name no configuration of the space
+  std::string knobs;
+};
+
+/// --dump: one tab-separated row per sample under a header line of column names.
+void dump_samples(const std::string& path,
+                  const std::vector<tt::cost_model::Sample>& samples,
+                  const std::vector<SampleOrigin>& origins) {
+  std::ofstream out(path);
+  TT_USER_CHECK(out.good()) << "cannot write --dump file '" << path << "'";
+  out << "group\trecord\tsketch\tscore\tknobs";
+  for (const std::string& name : tt::cost_model::program_feature_names()) {
+    out << '\t' << name;
+  }
+  out << '\n';
+  for (size_t i = 0; i < samples.size(); ++i) {
+    out << fmt::format("{}\t{}\t{}\t{}\t{}", samples[i].group, origins[i].record, origins[i].sketch,
+                       samples[i].score, origins[i].knobs);
+    for (float x : samples[i].features) {
+      out << fmt::format("\t{}", x);
+    }
+    out << '\n';
+  }
+  out.close();
+  TT_USER_CHECK(out.good()) << "writing --dump file '" << path << "' failed";
+}
+
 tt::cli::ArgParser parser() {
   tt::cli::ArgParser p("cost_model_quality", "cost_model_quality DB [DB...] [options]",
                        "The cost model's pairwise ranking accuracy and top-5 peak score on "
@@ -108,6 +143,9 @@ tt::cli::ArgParser parser() {
       .flag("per-workload", "the first split's accuracy per workload")
       .flag("per-sketch",
             "the first split's accuracy on pairs within each sketch and on pairs of two sketches")
+      .option("dump", "FILE",
+              "also write every scored record (group, id, sketch, score, knobs, features) as "
+              "tab-separated rows")
       .option("rounds", "N", fmt::format("XGBoost boosting rounds (default {})", d.rounds))
       .option("depth", "N", fmt::format("XGBoost max_depth (default {})", d.max_depth))
       .option("eta", "X", fmt::format("XGBoost eta (default {})", d.eta))
@@ -141,7 +179,7 @@ int quality(const std::vector<std::string>& args) {
   xgb.pair_samples = static_cast<int>(given.get_int("pair-samples", xgb.pair_samples, 1, 10000));
   xgb.objective = given.get("objective", xgb.objective);
   std::vector<tt::cost_model::Sample> samples;
-  std::vector<std::string> sketches;  // samples[i]'s sketch ("?" when its knobs name none)
+  std::vector<SampleOrigin> origins;                  // where samples[i] came from
   std::vector<tt::cost_model::Sample> prior_samples;  // the records with a configuration
   std::vector<float> priors;
   for (const std::string& arg : given.positionals()) {
@@ -168,8 +206,9 @@ int quality(const std::vector<std::string>& args) {
             config = space.from_json(tt::support::Json::parse(r.knobs));
           } catch (const std::exception&) {  // knobs of an older space
           }
-          sketches.push_back(config ? space.sketches()[static_cast<size_t>(config->sketch)].name
-                                    : "?");
+          origins.push_back(
+              {r.id, config ? space.sketches()[static_cast<size_t>(config->sketch)].name : "?",
+               r.knobs});
           if (config) {
             prior_samples.push_back(samples.back());
             priors.push_back(static_cast<float>(space.prior(*config)));
@@ -177,6 +216,9 @@ int quality(const std::vector<std::string>& args) {
         }
       }
     }
+  }
+  if (given.has("dump")) {
+    dump_samples(given.get("dump", ""), samples, origins);
   }
   std::cout << fmt::format(
       "cost_model_quality: {} samples, {} random 75/25 splits; xgb {} rounds, "
@@ -193,7 +235,7 @@ int quality(const std::vector<std::string>& args) {
         train.push_back(samples[i]);
       } else {
         test.push_back(samples[i]);
-        test_sketches.push_back(sketches[i]);
+        test_sketches.push_back(origins[i].sketch);
       }
     }
     tt::cost_model::XGBoostOptions o = xgb;
