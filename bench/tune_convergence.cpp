@@ -12,6 +12,7 @@
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/search/tuner.h"
+#include "tensortune/support/error.h"
 #include "tensortune/te/operators.h"
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
@@ -52,7 +54,10 @@ tt::cli::ArgParser parser() {
               "(default 64,200,1000)")
       .option("threads", "N", "threads of the kernels (default 2)")
       .option("batch", "N", "trials per round (default: the tuner's)")
-      .option("keep", "DIR", "keep the databases in DIR (default: a temporary directory, removed)")
+      .option("keep", "DIR",
+              "keep the databases in DIR, named OP_TUNER_SEED.db (the workload's full name for "
+              "OP where two workloads share an operator); DIR must not hold them yet (default: a "
+              "temporary directory, removed)")
       .option("remeasure", "N",
               "after each run, each checkpoint's best measured again N times round-robin with "
               "the others: the 'again' lines, free of the upward bias of the best of many noisy "
@@ -168,7 +173,6 @@ Run tune_once(const std::string& spec,
               int measure_rounds) {
   std::vector<tt::search::TuneTask> tasks{tt::search::TuneTask::from_spec(spec)};
   const std::string name = tasks[0].op;
-  fs::remove(db_path);
   tt::database::Database db = tt::database::Database::open(db_path);
   const tt::database::TargetKey key =
       tt::driver::target_key(tt::target::Target::parse(target_text));
@@ -232,6 +236,50 @@ double seconds_at(const Run& run, int64_t trials) {
   return run.seconds;
 }
 
+/// The stem of each workload's database files ("<stem>_<tuner>_<seed>.db"): its operator's name,
+/// or its full name where two workloads share an operator. Throws UserError for a workload given
+/// twice.
+std::vector<std::string> database_stems(const std::vector<std::string>& specs) {
+  std::map<std::string, int> per_op;
+  for (const std::string& spec : specs) {
+    ++per_op[tt::te::parse_workload_spec(spec).name];
+  }
+  std::vector<std::string> stems;
+  std::set<std::string> names;
+  for (const std::string& spec : specs) {
+    const tt::te::Workload workload = tt::te::make_workload(spec);
+    TT_USER_CHECK(names.insert(workload.name()).second)
+        << "--workloads names " << workload.name() << " twice ('" << spec << "')";
+    const std::string op = tt::te::parse_workload_spec(spec).name;
+    stems.push_back(per_op[op] > 1 ? workload.name() : op);
+  }
+  return stems;
+}
+
+/// --keep DIR must not hold a database a job would write: a run never deletes earlier results.
+void check_keep_folder(const fs::path& dir,
+                       const std::vector<std::string>& stems,
+                       const std::vector<std::string>& tuners,
+                       const std::vector<int64_t>& seeds) {
+  std::vector<std::string> taken;
+  for (const std::string& stem : stems) {
+    for (const std::string& tuner : tuners) {
+      for (const int64_t seed : seeds) {
+        const std::string file = fmt::format("{}_{}_{}.db", stem, tuner, seed);
+        if (fs::exists(dir / file) || fs::exists(dir / (file + "-wal"))) {
+          taken.push_back(file);
+        }
+      }
+    }
+  }
+  TT_USER_CHECK(taken.empty()) << "--keep " << dir.string() << " already holds " << taken.front()
+                               << (taken.size() > 1
+                                       ? fmt::format(" and {} more of this run's databases",
+                                                     taken.size() - 1)
+                                       : std::string())
+                               << ": choose another folder, or move the earlier databases away";
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -269,25 +317,31 @@ int convergence(const std::vector<std::string>& args) {
   const int remeasure_rounds = static_cast<int>(p.get_int("remeasure", 5, 0, 1000));
   const int measure_rounds = static_cast<int>(p.get_int("measure-rounds", 3, 1, 1000));
   const int confirm = static_cast<int>(p.get_int("confirm", 5, 0, 1000));
+  const std::vector<std::string> stems = database_stems(workloads);
+  if (!keep.empty()) {
+    check_keep_folder(keep, stems, tuners, seeds);
+  }
   const std::string target_text = "llvm -cores=" + std::to_string(threads);
   const tt::target::Target target = tt::cli::resolve_target(target_text);
   const double peak = tt::cli::measure_fma_peak(threads, 200).gflops;
   const fs::path dir = keep.empty()
                            ? fs::temp_directory_path() / ("tt_conv_" + std::to_string(getpid()))
                            : fs::path(keep);
+  if (keep.empty()) {
+    fs::remove_all(dir);  // this process's own temporary folder
+  }
   fs::create_directories(dir);
   std::cout << fmt::format("tune_convergence: {} threads, FMA peak {:.1f} GFLOP/s, {} trials\n",
                            threads, peak, trials);
-  for (const std::string& spec : workloads) {
+  for (size_t w = 0; w < workloads.size(); ++w) {
+    const std::string& spec = workloads[w];
     std::map<std::string, std::map<int64_t, std::vector<double>>>
         best;  // tuner -> trials -> per seed
     std::map<std::string, std::map<int64_t, std::vector<double>>> wall;
     std::map<std::string, std::map<int64_t, std::vector<double>>> again;  // re-measured bests
     for (const std::string& tuner : tuners) {
       for (const int64_t seed : seeds) {
-        const std::string db =
-            (dir / fmt::format("{}_{}_{}.db", tt::te::parse_workload_spec(spec).name, tuner, seed))
-                .string();
+        const std::string db = (dir / fmt::format("{}_{}_{}.db", stems[w], tuner, seed)).string();
         const Run run =
             tune_once(spec, tuner, static_cast<uint64_t>(seed), trials, target_text, target, batch,
                       db, checkpoints, remeasure_rounds, confirm, measure_rounds);
