@@ -240,18 +240,19 @@ double seconds_at(const Run& run, int64_t trials) {
 /// or its full name where two workloads share an operator. Throws UserError for a workload given
 /// twice.
 std::vector<std::string> database_stems(const std::vector<std::string>& specs) {
+  std::vector<std::string> ops;
   std::map<std::string, int> per_op;
   for (const std::string& spec : specs) {
-    ++per_op[tt::te::parse_workload_spec(spec).name];
+    ops.push_back(tt::te::parse_workload_spec(spec).name);
+    ++per_op[ops.back()];
   }
   std::vector<std::string> stems;
   std::set<std::string> names;
-  for (const std::string& spec : specs) {
-    const tt::te::Workload workload = tt::te::make_workload(spec);
-    TT_USER_CHECK(names.insert(workload.name()).second)
-        << "--workloads names " << workload.name() << " twice ('" << spec << "')";
-    const std::string op = tt::te::parse_workload_spec(spec).name;
-    stems.push_back(per_op[op] > 1 ? workload.name() : op);
+  for (size_t w = 0; w < specs.size(); ++w) {
+    const std::string name = tt::te::make_workload(specs[w]).name();
+    TT_USER_CHECK(names.insert(name).second)
+        << "--workloads names " << name << " twice ('" << specs[w] << "')";
+    stems.push_back(per_op[ops[w]] > 1 ? name : ops[w]);
   }
   return stems;
 }
