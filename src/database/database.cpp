@@ -11,7 +11,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 namespace tensortune::database {
 
@@ -44,6 +46,24 @@ Database::~Database() {
 }
 
 namespace {
+
+/// Switches the connection to WAL. Processes that create one database at once race here: one
+/// that read the empty file before another switched it asks for the exclusive lock while the
+/// other's WAL connection holds a shared one, and SQLite answers SQLITE_BUSY at once, without
+/// running the busy handler. The next try reads the header again and finds WAL already set, so
+/// busy answers are retried for as long as the busy timeout would have waited.
+void enable_wal(sqlite3* db, const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline) {
+      TT_USER_CHECK(rc == SQLITE_OK)
+          << "database '" << path << "': cannot switch to WAL mode: " << sqlite3_errmsg(db);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
 
 /// Opens the file and sets the connection up; the schema is not touched.
 sqlite3* open_connection(const std::string& path, bool read_only) {
@@ -87,7 +107,7 @@ sqlite3* open_connection(const std::string& path, bool read_only) {
     if (!read_only) {
       // WAL: readers never block the writer, and a killed writer loses at most its open
       // transaction. synchronous=NORMAL is durable across process crashes in WAL mode.
-      exec(db, "PRAGMA journal_mode = WAL");
+      enable_wal(db, path);
       exec(db, "PRAGMA synchronous = NORMAL");
     }
   } catch (...) {

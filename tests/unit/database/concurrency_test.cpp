@@ -4,9 +4,10 @@
 #include "db_test_util.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <csignal>
-#include <sqlite3.h>
+#include <cstdio>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +78,51 @@ TEST(Concurrency, FourWriterProcessesLoseNothing) {
   EXPECT_EQ(db.count_records(), kWriters * kBatches * kBatch);
   EXPECT_EQ(db.measured_schedules(wl.key, cpu()).size(), size_t{kWriters * kBatches * kBatch});
   EXPECT_EQ(integrity(path), "ok");
+}
+
+TEST(Concurrency, WritersThatCreateTheFileTogetherAllStart) {
+  // Two tuning jobs started at once on a new database path: the one that reads the empty file
+  // before the other switches it to WAL must not fail ("database is locked").
+  TempDir dir("create");
+  WorkloadInfo wl = workload("matmul", 64);
+  constexpr int kRounds = 12;
+  constexpr int kWriters = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    std::string path = dir.file("new" + std::to_string(round) + ".db");
+    int gate[2];
+    ASSERT_EQ(::pipe(gate), 0);
+    std::vector<pid_t> children;
+    for (int w = 0; w < kWriters; ++w) {
+      pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        ::close(gate[1]);
+        char c = 0;
+        (void)!::read(gate[0], &c, 1);  // EOF when the parent opens the gate: all start at once
+        int status = 0;
+        try {
+          Database db = Database::open(path);
+          db.put_workload(wl);
+          db.add_records(batch(wl, w, 0));
+          ::usleep(20000);  // stay connected while the others open
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "writer %d: %s\n", w, e.what());
+          status = 1;
+        }
+        ::_exit(status);
+      }
+      children.push_back(pid);
+    }
+    ::close(gate[0]);
+    ::close(gate[1]);
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    Database db = Database::open(path);
+    EXPECT_EQ(db.count_records(), kWriters * kBatch) << "round " << round;
+  }
 }
 
 TEST(Concurrency, AWriterKilledMidRunLosesAtMostTheBatchInFlight) {
