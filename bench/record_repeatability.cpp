@@ -135,7 +135,8 @@ int repeatability(const std::vector<std::string>& args) {
           tt::measure::Tolerance::for_reduction(workload.max_reduction_length()));
       std::vector<std::vector<double>> passes(2), min_passes(2);
       for (size_t p = 0; p < passes.size(); ++p) {
-        for (const tt::measure::MeasureResult& m : measurer.measure(*reference, funcs)) {
+        for (const tt::measure::MeasureResult& m :
+             measurer.measure(*reference, funcs, tt::measure::Measurer::Protocol::Full)) {
           passes[p].push_back(m.ok() ? 1 / m.median_seconds : 0.0);
           min_passes[p].push_back(m.ok() ? min_rate(m.repeats) : 0.0);
         }

@@ -143,7 +143,8 @@ std::map<int64_t, double> remeasure(const tt::database::Database& db,
   std::vector<std::vector<double>> seconds(funcs.size());
   for (int r = 0; r < rounds; ++r) {
     for (size_t f = 0; f < funcs.size(); ++f) {
-      const tt::measure::MeasureResult m = measurer.measure(*reference, {funcs[f]}).at(0);
+      const tt::measure::MeasureResult m =
+          measurer.measure(*reference, {funcs[f]}, tt::measure::Measurer::Protocol::Full).at(0);
       if (m.ok())
         seconds[f].push_back(m.median_seconds);
     }

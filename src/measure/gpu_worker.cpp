@@ -42,7 +42,8 @@ Message run_image(runtime::CudaDevice& device,
     return result_reply(result, std::move(outputs));
   }
   const TimingOptions timing = TimingOptions::from_json(h.at("timing"));
-  if (timed_by_check_call(warmup_seconds, timing, &result)) {
+  if (timed_by_single_call(
+          &warmup_seconds, timing, [&] { return device.time_events(1, call); }, &result)) {
     return result_reply(result, std::move(outputs));
   }
   double start = now_seconds();

@@ -138,7 +138,8 @@ std::shared_ptr<const Reference> Measurer::make_reference(const ir::LoweredFunc&
 }
 
 std::vector<MeasureResult> Measurer::measure(const Reference& reference,
-                                             const std::vector<ir::LoweredFunc>& candidates) {
+                                             const std::vector<ir::LoweredFunc>& candidates,
+                                             Protocol protocol) {
   TT_USER_CHECK(!stopped()) << stop_reason_;
   double start = now_seconds();
   std::vector<BuildResult> builds = builder_.build(candidates);
@@ -149,7 +150,8 @@ std::vector<MeasureResult> Measurer::measure(const Reference& reference,
   runner_.set_timing(round_timing(options_.run.timing, 0, rounds));
   for (const BuildResult& build : builds) {
     auto best = best_seconds_.find(reference.id);
-    runner_.set_single_call_limit(options_.single_call_factor > 0 && best != best_seconds_.end()
+    runner_.set_single_call_limit(protocol == Protocol::Search && options_.single_call_factor > 0 &&
+                                          best != best_seconds_.end()
                                       ? options_.single_call_factor * best->second
                                       : 0.0);
     results.push_back(runner_.run(build, reference));

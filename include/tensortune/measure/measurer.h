@@ -26,9 +26,10 @@ struct MeasurerOptions {
   /// The reference kernel is checked against ir::eval when its loop nest executes at most this
   /// many stores (the interpreter is slow); larger workloads skip that check with a log line.
   int64_t interpreter_check_max_stores = int64_t{1} << 25;
-  /// A candidate whose check call is this many times slower than the best candidate measured so
-  /// far against the same reference is timed by that one call (TimingOptions::
-  /// single_call_above_s); 0 = always the full protocol.
+  /// A candidate whose check call and one more call are this many times slower than the best
+  /// candidate measured so far against the same reference is timed by that second call
+  /// (TimingOptions::single_call_above_s); 0 = always the full protocol. Not applied by
+  /// measure(..., Protocol::Full).
   double single_call_factor = 0;
   /// A batch is timed in this many round-robin rounds: run.timing.repeat and its budget are
   /// shared out among the rounds (5 repeats in 3 rounds: 2, 2, 1; never more rounds than
@@ -72,11 +73,18 @@ class Measurer {
   std::shared_ptr<const Reference> make_reference(const ir::LoweredFunc& default_func,
                                                   const Tolerance& tolerance);
 
+  /// Search: hopeless candidates are cut short (MeasurerOptions::single_call_factor). Full: every
+  /// candidate gets the whole protocol, for measuring known records again (the side-by-side
+  /// confirmation of a tuning job's best): a cut there would store one call's time as a record's
+  /// confirmed speed.
+  enum class Protocol { Search, Full };
+
   /// Builds the candidates in parallel, then runs them one at a time against `reference`, in
   /// MeasurerOptions::rounds round-robin rounds. One result per candidate, in order. Throws
   /// UserError when called after the stop rule fired.
   std::vector<MeasureResult> measure(const Reference& reference,
-                                     const std::vector<ir::LoweredFunc>& candidates);
+                                     const std::vector<ir::LoweredFunc>& candidates,
+                                     Protocol protocol = Protocol::Search);
 
   /// True once max_consecutive_errors trials in a row failed; stop_reason() says why.
   bool stopped() const { return !stop_reason_.empty(); }

@@ -183,7 +183,7 @@ TEST(Runner, CacheFlushTimesOneCallPerRepeat) {
   EXPECT_EQ(r.repeats.size(), 4U);
 }
 
-TEST(Measurer, ACandidateFarSlowerThanTheBestIsTimedByItsCheckCallAlone) {
+TEST(Measurer, ACandidateFarSlowerThanTheBestIsTimedByOneWarmCall) {
   te::Workload w = matmul_workload(kN);
   MeasurerOptions options = quick_options();
   options.single_call_factor = 1e-9;  // every candidate after the first Ok one is "far slower"
@@ -200,6 +200,13 @@ TEST(Measurer, ACandidateFarSlowerThanTheBestIsTimedByItsCheckCallAlone) {
     EXPECT_EQ(r.number, 1);
     EXPECT_DOUBLE_EQ(r.median_seconds, r.repeats[0]);
     EXPECT_GT(r.median_seconds, 0);
+  }
+  // Measuring known records again (Protocol::Full) never takes the shortcut.
+  for (const MeasureResult& r :
+       measurer.measure(*reference, {k, default_kernel(w)}, Measurer::Protocol::Full)) {
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(r.repeats.size(), static_cast<size_t>(options.run.timing.repeat));
+    EXPECT_GT(r.run_seconds, 0);
   }
   // Another reference starts without a best: the full protocol again.
   auto other = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(kN));
@@ -259,7 +266,7 @@ TEST(Measurer, RoundsShareTheRepeatsAndTimeEveryPassingCandidateInEachRound) {
   EXPECT_THROW(Measurer(target::Target(), options), UserError);
 }
 
-TEST(Measurer, InRoundsACandidateTimedByItsCheckCallAloneIsNotRunAgain) {
+TEST(Measurer, InRoundsACandidateTimedByOneCallIsNotRunAgain) {
   te::Workload w = matmul_workload(kN);
   MeasurerOptions options = quick_options();
   options.rounds = 3;

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// The single-call shortcut for hopeless candidates (TimingOptions::single_call_above_s): a slow
+// check call alone never decides it, a second (warm) call does.
+#include "measure/worker_reply.h"
+
+#include <gtest/gtest.h>
+
+namespace tensortune::measure::detail {
+namespace {
+
+TimingOptions limit(double seconds) {
+  TimingOptions t;
+  t.single_call_above_s = seconds;
+  return t;
+}
+
+TEST(SingleCall, ACheckCallUnderTheLimitMakesNoSecondCall) {
+  int calls = 0;
+  auto again = [&] {
+    ++calls;
+    return 1.0;
+  };
+  MeasureResult r;
+  double warmup = 0.5e-3;
+  EXPECT_FALSE(timed_by_single_call(&warmup, limit(1e-3), again, &r));
+  EXPECT_EQ(calls, 0);
+  EXPECT_DOUBLE_EQ(warmup, 0.5e-3);
+  EXPECT_TRUE(r.repeats.empty());
+  // No limit: never a shortcut, however slow the check call.
+  warmup = 100;
+  EXPECT_FALSE(timed_by_single_call(&warmup, limit(0), again, &r));
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(SingleCall, ASlowColdCallOfAFastKernelGetsTheFullProtocol) {
+  // A 9 us kernel whose first call took 130 us (threads waking, cold caches), limit 90 us.
+  int calls = 0;
+  auto again = [&] {
+    ++calls;
+    return 9e-6;
+  };
+  MeasureResult r;
+  double warmup = 130e-6;
+  EXPECT_FALSE(timed_by_single_call(&warmup, limit(90e-6), again, &r));
+  EXPECT_EQ(calls, 1);
+  EXPECT_DOUBLE_EQ(warmup, 9e-6);  // the timing loop's first guess is the warm call
+  EXPECT_TRUE(r.repeats.empty());
+}
+
+TEST(SingleCall, AKernelSlowTwiceIsTimedByItsWarmCall) {
+  int calls = 0;
+  auto again = [&] {
+    ++calls;
+    return 2e-3;
+  };
+  MeasureResult r;
+  double warmup = 3e-3;
+  EXPECT_TRUE(timed_by_single_call(&warmup, limit(1e-3), again, &r));
+  EXPECT_EQ(calls, 1);
+  ASSERT_EQ(r.repeats.size(), 1U);
+  EXPECT_DOUBLE_EQ(r.repeats[0], 2e-3);
+  EXPECT_DOUBLE_EQ(r.median_seconds, 2e-3);
+  EXPECT_EQ(r.number, 1);
+}
+
+}  // namespace
+}  // namespace tensortune::measure::detail
