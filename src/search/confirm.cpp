@@ -58,7 +58,8 @@ void confirm_best(TaskState& state,
   // confirmation hits them alike.
   std::vector<std::vector<double>> times(funcs.size());
   for (int round = 0; round < rounds && !measurer.stopped(); ++round) {
-    const std::vector<measure::MeasureResult> results = measurer.measure(*state.reference, funcs);
+    const std::vector<measure::MeasureResult> results =
+        measurer.measure(*state.reference, funcs, measure::Measurer::Protocol::Full);
     for (size_t i = 0; i < funcs.size(); ++i) {
       if (results[i].ok()) {
         times[i].push_back(results[i].median_seconds);

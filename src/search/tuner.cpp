@@ -440,6 +440,12 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
       break;
     }
   }
+  if (!out.interrupted && stop != nullptr && stop->load()) {
+    // Asked to stop during the last batch: the trials are done, but a stop skips the
+    // confirmation as it would anywhere else.
+    out.interrupted = true;
+    out.stop_reason = "stopped on request";
+  }
   if (!out.interrupted) {
     const measure::MeasureTotals before = measurer.totals();
     for (const auto& s : states) {

@@ -246,6 +246,23 @@ TEST_F(TunerTest, StopFlagEndsTheRunAfterTheBatchInFlightIsSaved) {
     EXPECT_DOUBLE_EQ(rec.confirmed_seconds, 0);  // a stop ends it at once: nothing confirmed
 }
 
+TEST_F(TunerTest, AStopDuringTheLastBatchSkipsTheConfirmation) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Random, 4, 4);
+  o.confirm_top = 3;
+  std::atomic<bool> stop{false};
+  const TuneResult r = tune(
+      {task("matmul:M=32,N=32,K=32")}, target_, key_, db, measurer, o,
+      [&](const TuneProgress&) { stop.store(true); }, &stop);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.stop_reason, "stopped on request");
+  EXPECT_EQ(r.trials, 4);
+  EXPECT_EQ(r.tasks.at(0).confirmed, 0);
+  for (const database::Record& rec : db.all_records())
+    EXPECT_DOUBLE_EQ(rec.confirmed_seconds, 0);
+}
+
 TEST_F(TunerTest, TheBestRecordsAreMeasuredAgainSideBySideAtTheEnd) {
   const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"), task("relu:M=64,N=64")};
   database::Database db = database::Database::open(db_path());
