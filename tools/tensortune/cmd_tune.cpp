@@ -82,8 +82,8 @@ ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
       .option("build-timeout", "S", "seconds per candidate build (default 10)")
       .option("run-timeout", "S", "seconds per candidate run (default 10)")
       .option("single-call-factor", "F",
-              "time a candidate by its check call alone when that call is F times slower than "
-              "the best so far (default 10; 0 = always the full protocol)")
+              "time a candidate by one warm call when its check call and that call are F times "
+              "slower than the best so far (default 10; 0 = always the full protocol)")
       .option("timing-budget", "S",
               "stop repeating a candidate's timed calls once they took S seconds in all "
               "(default 1; 0 = always every repeat)")
