@@ -303,6 +303,17 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
   run.started = unix_now();
   out.run_id = db.start_run(run);
 
+  // Tasks still owed their first batch (a resumed one with a best has had it). While the
+  // trials left cannot give each a whole batch, each takes an even share of them, so a small
+  // budget over many workloads reaches every one instead of the first few.
+  std::vector<bool> owed(states.size());
+  for (size_t i = 0; i < states.size(); ++i)
+    owed[i] = states[i]->result.best_seconds <= 0;
+  if (options.trials - done < static_cast<int64_t>(std::count(owed.begin(), owed.end(), true))) {
+    TT_LOG(0) << "tune: " << std::max<int64_t>(0, options.trials - done) << " trials left for "
+              << std::count(owed.begin(), owed.end(), true)
+              << " workloads never measured: the last ones get none";
+  }
   int64_t round = 0, ok_total = 0;
   while (done < options.trials) {
     if (stop != nullptr && stop->load()) {
@@ -327,6 +338,11 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
       const double part = options.first_batch_share * static_cast<double>(size);
       const auto starts = static_cast<int64_t>(state.transfer_starts.size()) + 1;
       size = std::max(static_cast<int64_t>(std::ceil(part)), std::min(size, starts));
+    }
+    if (owed[static_cast<size_t>(ti)]) {
+      const auto owing = std::count(owed.begin(), owed.end(), true);
+      size = std::min(size, std::max<int64_t>(1, (options.trials - done) / owing));
+      owed[static_cast<size_t>(ti)] = false;
     }
     const auto n = static_cast<size_t>(std::min<int64_t>(size, options.trials - done));
     if (options.transfer && model)  // only the model-guided tuners start from them

@@ -246,6 +246,20 @@ TEST_F(TunerTest, StopFlagEndsTheRunAfterTheBatchInFlightIsSaved) {
     EXPECT_DOUBLE_EQ(rec.confirmed_seconds, 0);  // a stop ends it at once: nothing confirmed
 }
 
+TEST_F(TunerTest, ABudgetSmallerThanABatchPerTaskReachesEveryTask) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Random, 12, 8);
+  o.confirm_top = 0;
+  const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"), task("relu:M=64,N=64"),
+                                    task("matmul:M=16,N=16,K=16")};
+  const TuneResult r = tune(tasks, target_, key_, db, measurer, o);
+  EXPECT_EQ(r.trials, 12);
+  ASSERT_EQ(r.tasks.size(), 3U);
+  for (const TaskResult& t : r.tasks)
+    EXPECT_EQ(t.trials, 4) << t.workload_name;  // 12 / 3, not 8 + 4 + 0
+}
+
 TEST_F(TunerTest, AStopDuringTheLastBatchSkipsTheConfirmation) {
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
