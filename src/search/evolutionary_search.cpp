@@ -169,6 +169,8 @@ std::vector<const std::vector<float>*> CandidateEvaluator::features(
   std::vector<std::string> keys;
   std::vector<size_t> todo;  // the configurations to evaluate, each key once
   std::unordered_set<std::string> seen;
+  if (cache_.size() + configs.size() > cache_limit_)
+    cache_.clear();  // no pointer handed out earlier is still in use (see features())
   for (size_t i = 0; i < configs.size(); ++i) {
     keys.push_back(space_.key(configs[i]));
     if (cache_.count(keys[i]) == 0 && seen.insert(keys[i]).second)

@@ -428,5 +428,37 @@ TEST(CandidateEvaluator, ParallelBatchEvaluationGivesTheFeaturesOfSerialEvaluati
   EXPECT_EQ(parallel.invalid(), serial.invalid());
 }
 
+TEST(CandidateEvaluator, TheCacheStaysWithinItsLimitAndGivesTheSameFeaturesAfterEmptying) {
+  te::Workload w = te::make_workload("matmul:M=32,N=32,K=32");
+  SearchSpace space = SearchSpace::generate(w, target::Target{});
+  support::Rng rng(5);
+  std::vector<Config> configs;
+  for (int n = 0; n < 30; ++n) {
+    configs.push_back(space.sample(rng));
+  }
+  CandidateEvaluator evaluator(w, space, target::Target{});
+  evaluator.set_cache_limit(12);
+  std::vector<std::optional<std::vector<float>>> first;
+  for (size_t i = 0; i < 10; ++i) {
+    const std::vector<float>* f = evaluator.features(configs[i]);
+    first.push_back(f ? std::optional<std::vector<float>>(*f) : std::nullopt);
+  }
+  EXPECT_EQ(evaluator.cached(), 10U);
+  // A batch of 8 would take it to 18: the cache is emptied first, then holds the batch.
+  const std::vector<const std::vector<float>*> batch =
+      evaluator.features(std::vector<Config>(configs.begin() + 10, configs.begin() + 18));
+  EXPECT_EQ(batch.size(), 8U);
+  EXPECT_EQ(evaluator.cached(), 8U);
+  for (size_t i = 0; i < 10; ++i) {  // evaluated again, alike
+    const std::vector<float>* f = evaluator.features(configs[i]);
+    ASSERT_EQ(f == nullptr, !first[i].has_value()) << space.describe(configs[i]);
+    if (f != nullptr) {
+      EXPECT_EQ(*f, *first[i]);
+    }
+    EXPECT_LE(evaluator.cached(), 12U);
+  }
+  EXPECT_GE(evaluator.evaluated(), 28);
+}
+
 }  // namespace
 }  // namespace tensortune::search
