@@ -65,8 +65,46 @@ void enable_wal(sqlite3* db, const std::string& path) {
   }
 }
 
-/// Opens the file and sets the connection up; the schema is not touched.
+/// `path` as an SQLite URI that opens it immutable (no locks, no -shm file).
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char* const kHex = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+      uri += kHex[static_cast<unsigned char>(c) & 0xF];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+sqlite3* connect(const std::string& path, bool read_only, bool immutable);
+
+/// Opens the file and sets the connection up; the schema is not touched. A WAL database read
+/// from a folder this process cannot write (a read-only mount, another user's folder) cannot
+/// get the -shm file an SQLite reader needs, so a reader that fails there and finds no -wal
+/// file with content opens it immutable instead: nothing there can be written by this process,
+/// and a writer elsewhere would have created the -shm file, which the first try would use.
 sqlite3* open_connection(const std::string& path, bool read_only) {
+  try {
+    return connect(path, read_only, false);
+  } catch (const UserError&) {
+    std::error_code ec;
+    const auto wal = std::filesystem::file_size(path + "-wal", ec);
+    if (!read_only || (!ec && wal > 0) || !std::filesystem::is_regular_file(path, ec))
+      throw;
+    try {
+      return connect(path, true, true);
+    } catch (const UserError&) {
+    }
+    throw;  // the first error is the one to show
+  }
+}
+
+sqlite3* connect(const std::string& path, bool read_only, bool immutable) {
   TT_USER_CHECK(!path.empty()) << "database: no path given";
   if (!read_only) {
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -81,7 +119,9 @@ sqlite3* open_connection(const std::string& path, bool read_only) {
   }
   sqlite3* db = nullptr;
   int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  const std::string name = immutable ? immutable_uri(path) : path;
+  int rc = sqlite3_open_v2(
+      name.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0), nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);

@@ -3,8 +3,13 @@
 #include "tensortune/database/jsonl_io.h"
 
 #include "tensortune/support/error.h"
+#include "tensortune/support/hash.h"
 #include "tensortune/support/json.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -78,6 +83,13 @@ WorkloadInfo parse_workload(const Json& line) {
   w.canonical_text = text(line, "canonical_text");
   w.flop_count = number(line, "flop_count");
   TT_USER_CHECK(!w.key.empty()) << "a workload with an empty key";
+  const std::string expected = w.name + "_" + support::hash_hex(w.canonical_text);
+  TT_USER_CHECK(w.key == expected)
+      << "workload key '" << w.key << "' is not its name and the hash of its canonical text ('"
+      << expected << "')";
+  TT_USER_CHECK(std::isfinite(w.flop_count) && w.flop_count > 0)
+      << "workload '" << w.key << "' has a FLOP count of " << w.flop_count
+      << " (it must be positive)";
   return w;
 }
 
@@ -132,10 +144,9 @@ int64_t export_jsonl(const Database& db, std::ostream& out) {
   return lines;
 }
 
-ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& name) {
-  std::vector<WorkloadInfo> workloads;
-  std::vector<Record> records;
-  std::set<std::string> known;
+ImportData read_jsonl(std::istream& in, const std::string& name) {
+  ImportData data;
+  data.name = name;
   std::string line_text;
   int64_t line_number = 0;
   while (std::getline(in, line_text)) {
@@ -152,14 +163,11 @@ ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& na
           << kRecordFormat << ")";
       const std::string& kind = text(line, "kind");
       if (kind == "workload") {
-        workloads.push_back(parse_workload(line));
-        known.insert(workloads.back().key);
+        data.workloads.push_back(parse_workload(line));
+        data.workload_lines.push_back(line_number);
       } else if (kind == "record") {
-        records.push_back(parse_record(line));
-        const std::string& key = records.back().workload_key;
-        TT_USER_CHECK(known.count(key) != 0 || db.workload(key))
-            << "record of unknown workload '" << key
-            << "' (its workload line must come first, or be in the database)";
+        data.records.push_back(parse_record(line));
+        data.record_lines.push_back(line_number);
       } else {
         throw UserError("unknown kind '" + kind + "' (expected workload or record)");
       }
@@ -169,11 +177,50 @@ ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& na
     }
   }
   TT_USER_CHECK(!in.bad()) << name << ": read error; nothing was imported";
+  return data;
+}
+
+ImportSummary import_jsonl(Database& db, const ImportData& data) {
+  auto fail = [&](int64_t line, const std::string& what) {
+    throw UserError(data.name + ":" + std::to_string(line) + ": " + what +
+                    "; nothing was imported");
+  };
+  std::map<std::string, int64_t> first_line;  // workload key -> the line that declares it
+  std::vector<WorkloadInfo> fresh;
+  for (size_t i = 0; i < data.workloads.size(); ++i) {
+    const WorkloadInfo& w = data.workloads[i];
+    const int64_t line = data.workload_lines[i];
+    first_line.emplace(w.key, line);
+    if (std::optional<WorkloadInfo> stored = db.workload(w.key)) {
+      const bool same = stored->name == w.name && stored->op == w.op &&
+                        std::abs(stored->flop_count - w.flop_count) <=
+                            1e-9 * std::max(std::abs(stored->flop_count), 1.0);
+      if (!same)
+        fail(line, "workload '" + w.key + "' differs from the one the database holds (name '" +
+                       stored->name + "', operator '" + stored->op + "', " +
+                       std::to_string(stored->flop_count) + " FLOP)");
+    } else {
+      fresh.push_back(w);
+    }
+  }
+  for (size_t i = 0; i < data.records.size(); ++i) {
+    const std::string& key = data.records[i].workload_key;
+    auto declared = first_line.find(key);
+    const bool before = declared != first_line.end() && declared->second < data.record_lines[i];
+    if (!before && !db.workload(key))
+      fail(data.record_lines[i], "record of unknown workload '" + key +
+                                     "' (its workload line must come first, or be in the "
+                                     "database)");
+  }
   ImportSummary summary;
-  summary.workloads = static_cast<int64_t>(workloads.size());
-  summary.skipped = db.merge(workloads, records);
-  summary.imported = static_cast<int64_t>(records.size()) - summary.skipped;
+  summary.workloads = static_cast<int64_t>(data.workloads.size());
+  summary.skipped = db.merge(fresh, data.records);
+  summary.imported = static_cast<int64_t>(data.records.size()) - summary.skipped;
   return summary;
+}
+
+ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& name) {
+  return import_jsonl(db, read_jsonl(in, name));
 }
 
 }  // namespace tensortune::database

@@ -3,6 +3,7 @@
 // the exit codes and messages of mistakes (DESIGN.md, "The command line").
 #include "cli_runner.h"
 #include "tensortune/database/database.h"
+#include "tensortune/support/hash.h"
 #include "tensortune/support/json.h"
 
 #include <gtest/gtest.h>
@@ -270,12 +271,15 @@ TEST(Cli, AStepThatDoesNotApplyIsAUserErrorNamingTheFile) {
   std::remove(path.c_str());
 }
 
-/// A database with one workload (key "mm_key"), two records on one target and a failure.
+/// The key of seeded_database()'s workload: its name and the hash of its canonical text.
+const std::string kSeedKey = "matmul_8x8x8_float32_" + support::hash_hex("compute");
+
+/// A database with one workload (kSeedKey), two records on one target and a failure.
 std::string seeded_database() {
   std::string path = temp_path("seed.db");
   database::Database db = database::Database::open(path);
   database::WorkloadInfo w;
-  w.key = "mm_key";
+  w.key = kSeedKey;
   w.name = "matmul_8x8x8_float32";
   w.op = "matmul";
   w.canonical_text = "compute";
@@ -304,7 +308,7 @@ TEST(CliDb, StatsBestExportAndImportRoundTrip) {
   support::Json s = support::Json::parse(stats.out);
   EXPECT_EQ(s.at("records").as_int(), 3);
   EXPECT_EQ(s.at("workloads").as_array().at(0).at("by_status").at("WrongResult").as_int(), 1);
-  CliResult best = run_cli("db best --db '" + a + "' --key mm_key --k 1 --json");
+  CliResult best = run_cli("db best --db '" + a + "' --key " + kSeedKey + " --k 1 --json");
   ASSERT_EQ(best.exit_code, 0) << best.err;
   support::Json b = support::Json::parse(best.out);
   ASSERT_EQ(b.at("records").as_array().size(), 1U);
@@ -339,6 +343,124 @@ TEST(CliDb, BadInputIsAOneLineErrorAndStoredDataSurvives) {
   EXPECT_EQ(run_cli("db import --db '" + db + "' '" + temp_path("none.jsonl") + "'").exit_code, 1);
   EXPECT_EQ(run_cli("db frobnicate --db '" + db + "'").exit_code, 2);
   EXPECT_EQ(run_cli("db best --db '" + db + "' --workload 'matmul:M=0'").exit_code, 1);
+}
+
+std::string replaced_once(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+int64_t records_in(const std::string& db) {
+  CliResult stats = run_cli("db stats --db '" + db + "' --json");
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  return stats.exit_code == 0 ? support::Json::parse(stats.out).at("records").as_int() : -1;
+}
+
+TEST(CliDb, NoOutputOverwritesTheDatabaseAndMaintenanceNeverCreatesOne) {
+  std::string db = seeded_database();
+  // The database, another spelling of it, a link to it, its -wal file: refused, data intact.
+  std::string link = temp_path("link.db");
+  std::remove(link.c_str());
+  ASSERT_EQ(::symlink(db.c_str(), link.c_str()), 0);
+  const std::string respelled = replaced_once(db, "/tmp/", "/tmp/./");
+  for (const std::string& out : {db, respelled, link, db + "-wal"}) {
+    CliResult e = run_cli("db export --db '" + db + "' --out '" + out + "'");
+    EXPECT_EQ(e.exit_code, 1) << out;
+    EXPECT_NE(e.err.find("would destroy the records"), std::string::npos) << e.err;
+    CliResult r = run_cli("report --db '" + db + "' --out '" + out + "'");
+    EXPECT_EQ(r.exit_code, 1) << out;
+    EXPECT_EQ(records_in(db), 3) << out;
+  }
+  std::string other = seeded_database();
+  EXPECT_EQ(
+      run_cli("report --db '" + other + "' --compare '" + db + "' --out '" + db + "'").exit_code,
+      1);
+  EXPECT_EQ(records_in(db), 3);
+  std::remove(link.c_str());
+
+  // prune and vacuum of a path that does not exist: an error, and no file appears.
+  std::string typo = temp_path("typo.db");
+  std::remove(typo.c_str());
+  for (const std::string& action : {std::string("prune --k 5"), std::string("vacuum")}) {
+    CliResult r = run_cli("db " + action + " --db '" + typo + "'");
+    EXPECT_EQ(r.exit_code, 1) << action;
+    EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::ifstream(typo).good()) << action;
+  }
+  // A missing required value is a usage error (exit 2), and changes nothing.
+  EXPECT_EQ(run_cli("db prune --db '" + db + "'").exit_code, 2);
+  EXPECT_EQ(run_cli("db export --db '" + db + "'").exit_code, 2);
+  EXPECT_EQ(run_cli("db best --db '" + db + "'").exit_code, 2);
+  EXPECT_EQ(run_cli("db import --db '" + db + "'").exit_code, 2);
+  EXPECT_EQ(records_in(db), 3);
+}
+
+TEST(CliDb, ImportChecksTheWholeFileBeforeTheDatabaseIsOpened) {
+  std::string db = seeded_database();
+  const std::string workload =
+      "{\"canonical_text\":\"compute\",\"flop_count\":1024.0,\"format\":1,\"key\":\"" + kSeedKey +
+      "\",\"kind\":\"workload\",\"name\":\"matmul_8x8x8_float32\",\"op\":\"matmul\","
+      "\"spec\":\"\"}";
+  auto record = [&](const std::string& target) {
+    return "{\"build_seconds\":0.0,\"error\":\"\",\"fingerprint\":\"fp\",\"format\":1,\"git_"
+           "revision\":"
+           "\"\",\"kind\":\"record\",\"knobs\":\"{}\",\"median_seconds\":1e-06,\"repeats\":[1e-06],"
+           "\"run_seconds\":0.0,\"schedule\":\"{\\\"steps\\\":[9]}\",\"seed\":0,\"status\":\"Ok\","
+           "\"target\":\"" +
+           target +
+           "\",\"timestamp\":1700000009,\"tool_version\":\"\",\"wall_seconds\":0.0,\"workload\":"
+           "\"" +
+           kSeedKey + "\"}";
+  };
+  auto import = [&](const std::string& into, const std::string& text) {
+    std::string file = temp_path("in.jsonl");
+    write_text(file, text);
+    return run_cli("db import --db '" + into + "' '" + file + "'");
+  };
+  // A good file imports (and a target written as tune writes it, "llvm" for native, is found by
+  // report --target native).
+  CliResult ok = import(db, workload + "\n" + record("llvm") + "\n");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(records_in(db), 4);
+  CliResult report = run_cli("report --db '" + db + "' --target native --json");
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(support::Json::parse(report.out).at("workloads").as_array().size(), 1U) << report.out;
+
+  struct Bad {
+    std::string text, says;
+  };
+  const std::string renamed = replaced_once(workload, "\"name\":\"matmul_8x8x8_float32\"",
+                                            "\"name\":\"evil_8x8x8_float32\"");
+  const std::string no_flops = replaced_once(workload, "1024.0", "-5.0");
+  const std::string other_op = replaced_once(workload, "\"op\":\"matmul\"", "\"op\":\"conv2d\"");
+  for (const Bad& bad :
+       {Bad{renamed, "is not its name and the hash"}, Bad{no_flops, "must be positive"},
+        Bad{other_op, "differs from the one the database holds"},
+        Bad{workload + "\n" + record("bogus target!!"), "does not parse"},
+        Bad{workload + "\n" + record("  llvm "), "not written as the database"}}) {
+    CliResult r = import(db, bad.text + "\n");
+    EXPECT_EQ(r.exit_code, 1) << bad.text;
+    EXPECT_NE(r.err.find(bad.says), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nothing was imported"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(records_in(db), 4);
+  // A bad file does not create the database (nor its folder).
+  std::string folder = temp_path("never");
+  CliResult r = import(folder + "/sub/x.db", renamed + "\n");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(std::ifstream(folder + "/sub/x.db").good());
+}
+
+TEST(CliDb, MaintenanceAndExportPrintJsonWhenAsked) {
+  std::string db = seeded_database();
+  for (const std::string& action : {std::string("prune --k 1"), std::string("vacuum"),
+                                    "export --out '" + temp_path("j.jsonl") + "'"}) {
+    CliResult r = run_cli("db " + action + " --db '" + db + "' --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const support::Json j = support::Json::parse(r.out);
+    EXPECT_TRUE(j.is_object()) << r.out;
+  }
+  EXPECT_EQ(records_in(db), 1);  // prune --k 1 kept the best
 }
 
 // The CUDA driver and NVRTC are loaded with dlopen when a GPU target asks for them: linking either

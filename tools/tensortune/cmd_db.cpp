@@ -2,6 +2,7 @@
 // `tensortune db ACTION`: queries and maintains the tuning database (list, stats, best, history,
 // export, import, prune, vacuum).
 #include "commands.h"
+#include "output_file.h"
 #include "tensortune/database/database.h"
 #include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
@@ -9,9 +10,11 @@
 #include "tensortune/target/target.h"
 #include "tensortune/te/operators.h"
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 namespace tensortune::cli {
 namespace {
@@ -41,7 +44,8 @@ std::string workload_key(const ArgParser::Parsed& p) {
   if (p.has("key")) {
     return p.get("key");
   }
-  TT_USER_CHECK(p.has("workload")) << "db: give --workload SPEC or --key KEY";
+  if (!p.has("workload"))
+    throw UsageError("give --workload SPEC or --key KEY", "db");
   return te::make_workload(p.get("workload")).key();
 }
 
@@ -128,22 +132,59 @@ int stats(const ArgParser::Parsed& p) {
 }
 
 int export_db(const ArgParser::Parsed& p) {
+  if (!p.has("out"))
+    throw UsageError("export: give --out FILE.jsonl", "db");
+  const std::string path = p.get("out");
+  check_not_database(path, p.get("db"), "db export");
   database::Database db = database::Database::open(p.get("db"), true);
-  TT_USER_CHECK(p.has("out")) << "db export: give --out FILE.jsonl";
-  std::string path = p.get("out");
-  std::ofstream out(path, std::ios::trunc);
-  TT_USER_CHECK(out.good()) << "db export: cannot write '" << path << "'";
-  int64_t lines = database::export_jsonl(db, out);
+  AtomicFile out(path, "db export");
+  int64_t lines = database::export_jsonl(db, out.stream());
+  out.commit();
+  if (p.has("json")) {
+    support::Json j = support::Json::object();
+    j["out"] = path;
+    j["lines"] = lines;
+    std::cout << j.dump() << "\n";
+  }
   std::cerr << "db export: " << lines << " lines to " << path << "\n";
   return 0;
 }
 
+/// Every record's target string must be one `tune` could have written: a target that parses and
+/// is written the way the database writes it (else no --target could ever select it).
+void check_targets(const database::ImportData& data) {
+  std::map<std::string, std::string> checked;  // target -> why not ("" = fine)
+  for (size_t i = 0; i < data.records.size(); ++i) {
+    const std::string& text = data.records[i].target.target;
+    auto it = checked.find(text);
+    if (it == checked.end()) {
+      std::string why;
+      try {
+        const std::string canonical = target::Target::parse(text).to_string();
+        if (canonical != text)
+          why = "is not written as the database writes it ('" + canonical + "')";
+      } catch (const UserError& e) {
+        why = std::string("does not parse: ") + e.what();
+      }
+      it = checked.emplace(text, why).first;
+    }
+    if (!it->second.empty())
+      throw UserError(data.name + ":" + std::to_string(data.record_lines[i]) + ": target '" + text +
+                      "' " + it->second + "; nothing was imported");
+  }
+}
+
 int import_db(const ArgParser::Parsed& p, const std::string& file) {
-  TT_USER_CHECK(!file.empty()) << "db import: give the file to import (db import --db PATH FILE)";
+  if (file.empty())
+    throw UsageError("import: give the file to import (db import --db PATH FILE)", "db");
   std::ifstream in(file);
   TT_USER_CHECK(in.good()) << "db import: cannot read '" << file << "'";
+  // The whole file is read and checked before the database is opened (and so created or
+  // migrated): a bad file changes nothing.
+  const database::ImportData data = database::read_jsonl(in, file);
+  check_targets(data);
   database::Database db = database::Database::open(p.get("db"));
-  database::ImportSummary s = database::import_jsonl(db, in, file);
+  database::ImportSummary s = database::import_jsonl(db, data);
   if (p.has("json")) {
     support::Json out = support::Json::object();
     out["workloads"] = s.workloads;
@@ -218,15 +259,28 @@ int run_db(const std::vector<std::string>& args) {
     return import_db(*p, file);
   }
   if (action == "prune" || action == "vacuum") {
-    database::Database db = database::Database::open(p->get("db"));
+    const std::string path = p->get("db");
+    if (action == "prune" && !p->has("k"))
+      throw UsageError("prune: give --k N (the records kept per workload and target)", "db");
+    const int64_t k = action == "prune" ? p->get_int("k", 1, 0, INT64_MAX) : 0;
+    // Maintenance never creates a database: a mistyped path is an error, not a new empty file.
+    TT_USER_CHECK(std::filesystem::is_regular_file(path))
+        << "database '" << path << "' does not exist";
+    database::Database db = database::Database::open(path);
+    support::Json j = support::Json::object();
+    j["db"] = path;
     if (action == "vacuum") {
       db.vacuum();
-      std::cout << "vacuumed " << p->get("db") << "\n";
-      return 0;
+      j["vacuumed"] = true;
+    } else {
+      j["pruned"] = db.prune(k);
     }
-    TT_USER_CHECK(p->has("k")) << "db prune: give --k N (the records kept per workload and target)";
-    int64_t deleted = db.prune(p->get_int("k", 1, 0, INT64_MAX));
-    std::cout << "pruned " << deleted << " records\n";
+    if (p->has("json"))
+      std::cout << j.dump() << "\n";
+    else if (action == "vacuum")
+      std::cout << "vacuumed " << path << "\n";
+    else
+      std::cout << "pruned " << j.at("pruned").as_int() << " records\n";
     return 0;
   }
   throw UsageError("unknown db action '" + action + "' (one of: " + kActions + ")", "db");

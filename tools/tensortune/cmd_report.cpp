@@ -2,12 +2,13 @@
 // `tensortune report`: one self-contained HTML report of a tuning database (optionally against a
 // second one) and a plain-text summary on the terminal.
 #include "commands.h"
+#include "output_file.h"
 #include "report.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
+#include "tensortune/target/target.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 namespace tensortune::cli {
@@ -35,7 +36,8 @@ ArgParser report_parser() {
 namespace {
 
 database::Database open_existing(const std::string& path) {
-  TT_USER_CHECK(std::filesystem::is_regular_file(path)) << "report: no database file '" << path << "'";
+  TT_USER_CHECK(std::filesystem::is_regular_file(path))
+      << "report: no database file '" << path << "'";
   return database::Database::open(path, true);
 }
 
@@ -43,12 +45,24 @@ database::Database open_existing(const std::string& path) {
 
 int run_report(const std::vector<std::string>& args) {
   std::optional<ArgParser::Parsed> parsed = parse_command_line(report_parser(), args);
-  if (!parsed) return 0;
+  if (!parsed)
+    return 0;
   const ArgParser::Parsed& p = *parsed;
   ReportOptions options;
   options.workloads = p.get_all("workload");
   options.target_filter = p.get("target");
+  if (!options.target_filter.empty()) {
+    try {  // "native" is stored as the host's llvm target: match that too
+      options.target_exact = target::Target::parse(options.target_filter).to_string();
+    } catch (const UserError&) {  // a fragment such as "znver4": substring only
+    }
+  }
   options.record_id = p.get_int("record", 0, 0, INT64_MAX);
+  if (p.has("out")) {
+    check_not_database(p.get("out"), p.get("db"), "report");
+    if (p.has("compare"))
+      check_not_database(p.get("out"), p.get("compare"), "report");
+  }
   const database::Database db = open_existing(p.get("db"));
   const std::vector<ReportEntry> entries = collect_entries(db, options);
   std::vector<ReportEntry> compare;
@@ -61,15 +75,14 @@ int run_report(const std::vector<std::string>& args) {
   std::optional<database::Record> chosen;
   if (options.record_id > 0) {
     chosen = db.record(options.record_id);
-    TT_USER_CHECK(chosen.has_value()) << "report: no record " << options.record_id << " in '" << p.get("db") << "'";
+    TT_USER_CHECK(chosen.has_value())
+        << "report: no record " << options.record_id << " in '" << p.get("db") << "'";
   }
   if (p.has("out")) {
     const std::string html = render_html(entries, compare, options, chosen);
-    std::ofstream out(p.get("out"), std::ios::binary);
-    TT_USER_CHECK(out.good()) << "report: cannot write '" << p.get("out") << "'";
-    out << html;
-    out.close();
-    TT_USER_CHECK(out.good()) << "report: failed while writing '" << p.get("out") << "'";
+    AtomicFile out(p.get("out"), "report");
+    out.stream() << html;
+    out.commit();
   }
   if (p.has("json")) {
     support::Json j = support::Json::object();
@@ -91,7 +104,8 @@ int run_report(const std::vector<std::string>& args) {
     return 0;
   }
   std::cout << render_text(entries, compare);
-  if (p.has("out")) std::cout << "report written to " << p.get("out") << "\n";
+  if (p.has("out"))
+    std::cout << "report written to " << p.get("out") << "\n";
   return 0;
 }
 

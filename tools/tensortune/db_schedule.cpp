@@ -6,6 +6,7 @@
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/support/error.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 
@@ -17,8 +18,10 @@ ScheduleChoice exact_record(const database::Database& db,
                             const std::string& id_text,
                             const te::Workload& workload) {
   char* end = nullptr;
+  errno = 0;
   int64_t id = std::strtoll(id_text.c_str(), &end, 10);
-  TT_USER_CHECK(!id_text.empty() && end == id_text.c_str() + id_text.size() && id > 0)
+  TT_USER_CHECK(!id_text.empty() && end == id_text.c_str() + id_text.size() && id > 0 &&
+                errno != ERANGE)
       << "--record: expected a record id or 'best', got '" << id_text << "'";
   std::optional<database::Record> record = db.record(id);
   TT_USER_CHECK(record) << "--record: no record #" << id << " in '" << db.path() << "'";

@@ -110,7 +110,12 @@ int main(int argc, char** argv) {
   using tensortune::cli::UsageError;
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    return tensortune::cli::dispatch(args);
+    const int rc = tensortune::cli::dispatch(args);
+    // What a command printed is its result: a full disk or a closed pipe is an error, not a
+    // silent success with nothing written.
+    std::cout.flush();
+    TT_USER_CHECK(std::cout.good() || rc != 0) << "cannot write to standard output";
+    return rc;
   } catch (const UsageError& e) {
     std::string help =
         e.command().empty() ? "tensortune --help" : "tensortune " + e.command() + " --help";

@@ -69,7 +69,9 @@ std::vector<ReportEntry> collect_entries(const database::Database& db, const Rep
   for (const database::WorkloadInfo& info : db.workloads()) {
     if (!wanted.empty() && wanted.count(info.key) == 0) continue;
     for (const database::TargetKey& target : db.targets()) {
-      if (!options.target_filter.empty() && target.target.find(options.target_filter) == std::string::npos) {
+      if (!options.target_filter.empty() &&
+          target.target.find(options.target_filter) == std::string::npos &&
+          target.target != options.target_exact) {
         continue;
       }
       std::vector<database::Record> history = db.history(info.key, target);

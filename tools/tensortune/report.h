@@ -34,6 +34,9 @@ struct ReportOptions {
   std::vector<std::string> workloads;
   /// Keep only targets whose string contains this text (empty = all).
   std::string target_filter;
+  /// The filter read as a target ("native", "llvm -cores=2"): its canonical string, which tune
+  /// stores, also matches (empty when the filter does not parse as a target).
+  std::string target_exact;
   /// A record shown beside the best and the default (0 = none).
   int64_t record_id = 0;
 };

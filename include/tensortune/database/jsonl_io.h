@@ -8,6 +8,7 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace tensortune::database {
 
@@ -22,9 +23,28 @@ struct ImportSummary {
   int64_t skipped = 0;
 };
 
-/// Reads a whole export, validates every line first, then writes it in one transaction. A
-/// malformed line (bad JSON, a missing field, a wrong type, an unknown format version, a record
-/// of an unknown workload) throws UserError "NAME:LINE: ..." and nothing is written.
+/// An export read and checked line by line, not written anywhere yet.
+struct ImportData {
+  std::string name;  ///< the file, for messages
+  std::vector<WorkloadInfo> workloads;
+  std::vector<int64_t> workload_lines;
+  std::vector<Record> records;
+  std::vector<int64_t> record_lines;
+};
+
+/// Reads a whole export and checks every line without touching a database, so a bad file fails
+/// before a database is opened (created, migrated) at all. A malformed line (bad JSON, a missing
+/// field, a wrong type, an unknown format version or status, a workload whose key is not its
+/// name and the hash of its canonical text, a FLOP count that is not positive) throws UserError
+/// "NAME:LINE: ...; nothing was imported".
+ImportData read_jsonl(std::istream& in, const std::string& name);
+
+/// Checks `data` against `db` (every record's workload is in the file or the database; a
+/// workload the database holds already must have the same name, operator and FLOP count: its
+/// stored definition is kept) and writes it in one transaction; on an error nothing is written.
+ImportSummary import_jsonl(Database& db, const ImportData& data);
+
+/// read_jsonl, then import_jsonl.
 ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& name);
 
 }  // namespace tensortune::database

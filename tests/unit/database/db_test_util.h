@@ -5,6 +5,7 @@
 
 #include "common/temp_dir.h"
 #include "tensortune/database/database.h"
+#include "tensortune/support/hash.h"
 
 #include <sqlite3.h>
 
@@ -19,10 +20,10 @@ using test::TempDir;
 inline WorkloadInfo workload(const std::string& op, int n) {
   WorkloadInfo w;
   w.name = op + "_" + std::to_string(n) + "x" + std::to_string(n) + "_float32";
-  w.key = w.name + "_0123456789abcdef";
   w.op = op;
   w.spec = op + ":M=" + std::to_string(n);
   w.canonical_text = "compute " + w.name;
+  w.key = w.name + "_" + support::hash_hex(w.canonical_text);  // as te::Workload::key makes it
   w.flop_count = 2.0 * n * n * n;
   return w;
 }
@@ -32,7 +33,10 @@ inline TargetKey cpu(const std::string& fingerprint = "{\"cpu\":\"zen4\",\"cores
 }
 
 /// An Ok record (status "Ok" when seconds > 0) or a failure with `status`.
-inline Record record(const WorkloadInfo& w, const TargetKey& t, int tile, double seconds,
+inline Record record(const WorkloadInfo& w,
+                     const TargetKey& t,
+                     int tile,
+                     double seconds,
                      const std::string& status = "Ok") {
   Record r;
   r.workload_key = w.key;
