@@ -60,17 +60,33 @@ std::string executable_dir() {
   return llvm::sys::path::parent_path(llvm::StringRef(self.data(), static_cast<size_t>(n))).str();
 }
 
-/// Runs `cc -shared -o path object runtime.a ...`; UserError with the linker's output on failure.
-void link_shared(const std::string& object, const std::string& runtime, const std::string& path) {
+/// Runs `cc -shared -o path object runtime.a ...`; UserError with the linker's output on failure
+/// (`path` is the file written; messages name `shown`, the library the user asked for.)
+void link_shared(const std::string& object,
+                 const std::string& runtime,
+                 const std::string& path,
+                 const std::string& shown) {
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
   TT_USER_CHECK(bool(cc)) << "export_shared_library: no system C compiler 'cc' on PATH";
   // The runtime's symbols stay private to the library (its own thread pool), and libstdc++
   // is needed by the runtime's threads. -z defs turns a symbol missing from the runtime into a
   // link error here rather than a dlopen failure in the user's process; no rpath is set, so the
   // library depends on system libraries only.
-  std::vector<llvm::StringRef> args = {
-      *cc,           "-shared",  "-o",  path,       object, runtime, "-Wl,--exclude-libs,ALL",
-      "-Wl,-z,defs", "-lstdc++", "-lm", "-lpthread"};
+  // -Bsymbolic: the library's own calls (a model's entry point calling its kernel_i) bind to its
+  // own definitions, so two models loaded RTLD_GLOBAL into one process never call each other's
+  // kernels (session 27 found one model's entry running another's kernel_0: wrong outputs).
+  std::vector<llvm::StringRef> args = {*cc,
+                                       "-shared",
+                                       "-o",
+                                       path,
+                                       object,
+                                       runtime,
+                                       "-Wl,--exclude-libs,ALL",
+                                       "-Wl,-Bsymbolic",
+                                       "-Wl,-z,defs",
+                                       "-lstdc++",
+                                       "-lm",
+                                       "-lpthread"};
   TempFile log("tensortune-link", "txt");
   std::string log_path = log.path();
   std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log_path),
@@ -80,7 +96,7 @@ void link_shared(const std::string& object, const std::string& runtime, const st
   if (rc != 0) {
     llvm::sys::fs::remove(path);
     std::ostringstream os;
-    os << "export_shared_library: linking '" << path << "' failed (cc exit status " << rc << ")";
+    os << "export_shared_library: linking '" << shown << "' failed (cc exit status " << rc << ")";
     if (!error.empty()) {
       os << ": " << error;
     }
@@ -109,11 +125,25 @@ void write_library(const std::vector<ir::LoweredFunc>& funcs,
   }
   detail::optimize_module(*module, *tm);
   std::string object_code = detail::emit_machine_code(*module, *tm, false);
-  // Fail early, with a clear message, when the destination cannot be written.
-  write_file(path, "");
-  TempFile object("tensortune", "o");
-  write_file(object.path(), object_code);
-  link_shared(object.path(), runtime, path);
+  // Linked under a temporary name beside `path`, then renamed over it: a library a running
+  // process has loaded is replaced, never rewritten under it (that process would die of SIGBUS),
+  // and a failed link leaves the previous library as it was. Creating the temporary file first
+  // fails early, with a clear message, when the folder cannot be written.
+  const llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  const std::string temp = (dir.empty() ? std::string() : dir.str() + "/") + "." +
+                           llvm::sys::path::filename(path).str() + ".tmp-" +
+                           std::to_string(::getpid());
+  write_file(temp, "");
+  try {
+    TempFile object("tensortune", "o");
+    write_file(object.path(), object_code);
+    link_shared(object.path(), runtime, temp, path);
+    std::error_code ec = llvm::sys::fs::rename(temp, path);
+    TT_USER_CHECK(!ec) << "export_shared_library: cannot write '" << path << "': " << ec.message();
+  } catch (...) {
+    llvm::sys::fs::remove(temp);
+    throw;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tensortune::codegen {
@@ -64,6 +65,57 @@ TEST(ExportSharedLibrary, UnwritableDestinationIsAUserError) {
   ir::LoweredFunc f = make_func("tt_fill", {out}, 0, loop(i, 4, store(out, i, i)));
   EXPECT_THROW(export_shared_library({f}, host(), "/nonexistent-dir/x/libk.so"), UserError);
   EXPECT_THROW(export_shared_library({}, host(), temp_path("none")), UserError);
+}
+
+/// out = a + `add` (n floats).
+ir::LoweredFunc shift_by(float add) {
+  ir::Buffer a = buffer("a", DataType::float32(), 16);
+  ir::Buffer out = buffer("out", DataType::float32(), 16);
+  ir::Var i("i");
+  return make_func("tt_shift", {a, out}, 1, loop(i, 16, store(out, load(a, i) + add, i)));
+}
+
+float shifted_one(KernelFn f) {
+  std::vector<float> a(16, 1.0f), out(16, 0.0f);
+  std::vector<void*> args = {a.data(), out.data()};
+  EXPECT_EQ(f(args.data()), 0);
+  return out[0];
+}
+
+TEST(ExportSharedLibrary, ALibraryIsReplacedNotRewrittenAndAFailedLinkKeepsTheOldOne) {
+  std::string path = temp_path("replace");
+  export_shared_library({shift_by(0.5f)}, host(), path);
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto old_shift = reinterpret_cast<KernelFn>(dlsym(lib, "tt_shift"));
+  ASSERT_NE(old_shift, nullptr);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  // Rewriting the loaded file in place would change the code under the running process.
+  export_shared_library({shift_by(2.5f)}, host(), path);
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_NE(before.st_ino, after.st_ino);
+  EXPECT_EQ(shifted_one(old_shift), 1.5f);
+  dlclose(lib);
+
+  // A link that fails (a runtime archive that is not one) leaves the previous library whole.
+  std::string garbage = temp_path("garbage") + ".a";
+  {
+    std::FILE* f = std::fopen(garbage.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("not an archive\n", f);
+    std::fclose(f);
+  }
+  EXPECT_THROW(export_shared_library({shift_by(9.0f)}, host(), path, garbage), UserError);
+  void* again = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(again, nullptr) << dlerror();
+  auto shift = reinterpret_cast<KernelFn>(dlsym(again, "tt_shift"));
+  ASSERT_NE(shift, nullptr);
+  EXPECT_EQ(shifted_one(shift), 3.5f);
+  dlclose(again);
+  std::remove(garbage.c_str());
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -26,16 +26,17 @@ std::string temp_path(const std::string& stem) {
   return "/tmp/tensortune_entry_" + std::to_string(::getpid()) + "_" + stem + ".so";
 }
 
-/// k_mul: out = a * b; k_add: out = a + b (kN floats each).
-std::vector<ir::LoweredFunc> kernels() {
+/// k_mul: out = a * b; k_add: out = a + b (kN floats each); `swapped`: the other way round (a
+/// second model whose kernels have the same names).
+std::vector<ir::LoweredFunc> kernels(bool swapped = false) {
   std::vector<ir::LoweredFunc> funcs;
   for (const char* name : {"k_mul", "k_add"}) {
     ir::Buffer a = buffer("a", DataType::float32(), kN);
     ir::Buffer b = buffer("b", DataType::float32(), kN);
     ir::Buffer out = buffer("out", DataType::float32(), kN);
     ir::Var i("i");
-    ir::Expr value =
-        std::string(name) == "k_mul" ? load(a, i) * load(b, i) : load(a, i) + load(b, i);
+    ir::Expr value = (std::string(name) == "k_mul") != swapped ? load(a, i) * load(b, i)
+                                                               : load(a, i) + load(b, i);
     funcs.push_back(make_func(name, {a, b, out}, 2, loop(i, kN, store(out, value, i))));
   }
   return funcs;
@@ -105,6 +106,42 @@ TEST(ModelEntry, RunMakesEveryCallOverTheCallersBuffers) {
   std::free(arena);
   dlclose(lib);
   std::remove(path.c_str());
+}
+
+TEST(ModelEntry, TwoModelsLoadedGloballyEachCallTheirOwnKernels) {
+  // Both export k_mul and k_add; with RTLD_GLOBAL the first one's would interpose on the second
+  // one's calls unless the library binds its own calls to its own kernels.
+  std::string first = temp_path("first");
+  std::string second = temp_path("second");
+  export_shared_library(kernels(), host(), first, "", entry());
+  export_shared_library(kernels(true), host(), second, "", entry());
+  void* a = dlopen(first.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  ASSERT_NE(a, nullptr) << dlerror();
+  void* b = dlopen(second.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  ASSERT_NE(b, nullptr) << dlerror();
+  std::vector<float> x = random_floats(kN, 7);
+  std::vector<float> w = random_floats(kN, 8);
+  auto* weights = static_cast<float*>(std::aligned_alloc(64, 512));
+  auto* arena = static_cast<float*>(std::aligned_alloc(64, 512));
+  std::copy(w.begin(), w.end(), weights + 16);
+  for (bool swapped : {false, true}) {
+    std::vector<float> y0(kN), y1(kN);
+    void* inputs[] = {x.data()};
+    void* outputs[] = {y0.data(), y1.data()};
+    ASSERT_EQ(symbol<RunFn>(swapped ? b : a, kModelRun)(inputs, outputs, arena, weights), 0);
+    for (int i = 0; i < kN; ++i) {
+      // The second model's k_mul adds and its k_add multiplies.
+      const float first_call = swapped ? x[i] + w[i] : x[i] * w[i];
+      const float second_call = swapped ? first_call * x[i] : first_call + x[i];
+      ASSERT_EQ(y0[i], second_call) << "swapped " << swapped << " at " << i;
+    }
+  }
+  std::free(weights);
+  std::free(arena);
+  dlclose(b);
+  dlclose(a);
+  std::remove(first.c_str());
+  std::remove(second.c_str());
 }
 
 TEST(ModelEntry, AModelWithoutCallsOnlyAnswersItsSizes) {
