@@ -312,9 +312,25 @@ Graph import_onnx(const std::string& path) {
 Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
   onnx::ModelProto model = parse_and_check(bytes, what);
   reject_unsupported(model.graph(), what);
+  int64_t opset = 0;  // of the default domain
+  for (const onnx::OperatorSetIdProto& set : model.opset_import()) {
+    if (set.domain().empty() || set.domain() == "ai.onnx")
+      opset = set.version();
+  }
   for (onnx::NodeProto& node : *model.mutable_graph()->mutable_node()) {
     if (node.op_type() == "Constant") {
       detail::normalize_constant(&node);
+    }
+    // Before opset 13 Softmax's axis defaulted to 1 (and flattened the axes from it on); from 13
+    // it is -1. The lowering reads a missing axis as -1, so an old model gets its default
+    // written out: right on a rank-2 input, refused on a higher rank (the last axis only).
+    if (node.op_type() == "Softmax" && opset < 13 &&
+        std::none_of(node.attribute().begin(), node.attribute().end(),
+                     [](const onnx::AttributeProto& a) { return a.name() == "axis"; })) {
+      onnx::AttributeProto* axis = node.add_attribute();
+      axis->set_name("axis");
+      axis->set_type(onnx::AttributeProto::INT);
+      axis->set_i(1);
     }
   }
   infer_shapes(&model, what);

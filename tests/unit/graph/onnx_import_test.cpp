@@ -294,6 +294,21 @@ TEST(OnnxImport, RejectsRawDataOfTheWrongSize) {
   EXPECT_TRUE(contains(msg, "'w'")) << msg;
 }
 
+TEST(OnnxImport, SoftmaxWithoutAnAxisTakesItsOpsetsDefault) {
+  for (int64_t opset : {11, 13}) {
+    onnx::ModelProto model = test::onnx_model("softmax", opset);
+    onnx::GraphProto* g = model.mutable_graph();
+    test::add_input(g, "x", {2, 3, 4});
+    test::add_node(g, "Softmax", {"x"}, {"y"}, "s");
+    test::add_output(g, "y", {2, 3, 4});
+    const Graph graph = import_onnx_bytes(model.SerializeAsString(), "softmax.onnx");
+    ASSERT_EQ(graph.nodes.size(), 1U);
+    // Opset 11: axis 1 (then refused by the lowering: it flattens axes 1 and 2); opset 13: none,
+    // the last axis.
+    EXPECT_EQ(graph.nodes[0].attr_int("axis", -1), opset < 13 ? 1 : -1) << opset;
+  }
+}
+
 #endif  // ONNX headers
 
 }  // namespace
