@@ -15,7 +15,8 @@ namespace tensortune::driver {
 /// float16/bfloat16 bits). Throws UserError for a type with no C equivalent (bool, vectors).
 std::string c_type(ir::DataType dtype);
 
-/// True when `name` is a C identifier ([A-Za-z_][A-Za-z0-9_]*).
+/// True when `name` is a C identifier ([A-Za-z_][A-Za-z0-9_]*) that is no C or C++ keyword
+/// (nor int32_t / int64_t, which the header uses).
 bool is_c_identifier(const std::string& name);
 
 /// A model input or output as a header documents it.

@@ -36,6 +36,9 @@ TEST(IsCIdentifier, AcceptsIdentifiersOnly) {
   EXPECT_TRUE(is_c_identifier("matmul_64x48x32_float32"));
   EXPECT_TRUE(is_c_identifier("_k1"));
   EXPECT_FALSE(is_c_identifier(""));
+  for (const char* keyword : {"int", "float", "class", "restrict", "_Bool", "int32_t"})
+    EXPECT_FALSE(is_c_identifier(keyword)) << keyword;  // the header would not compile
+  EXPECT_TRUE(is_c_identifier("int8"));
   EXPECT_FALSE(is_c_identifier("1k"));
   EXPECT_FALSE(is_c_identifier("my-kernel"));
   EXPECT_FALSE(is_c_identifier("a b"));
