@@ -324,6 +324,13 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
     // Before opset 13 Softmax's axis defaulted to 1 (and flattened the axes from it on); from 13
     // it is -1. The lowering reads a missing axis as -1, so an old model gets its default
     // written out: right on a rank-2 input, refused on a higher rank (the last axis only).
+    // A Gemm with beta 0 ignores C: dropped here, so no kernel takes an input it never reads.
+    if (node.op_type() == "Gemm" && node.input_size() == 3) {
+      for (const onnx::AttributeProto& a : node.attribute()) {
+        if (a.name() == "beta" && a.f() == 0.0f)
+          node.mutable_input()->RemoveLast();
+      }
+    }
     if (node.op_type() == "Softmax" && opset < 13 &&
         std::none_of(node.attribute().begin(), node.attribute().end(),
                      [](const onnx::AttributeProto& a) { return a.name() == "axis"; })) {

@@ -309,6 +309,18 @@ TEST(OnnxImport, SoftmaxWithoutAnAxisTakesItsOpsetsDefault) {
   }
 }
 
+TEST(OnnxImport, AGemmWithBetaZeroDropsItsC) {
+  for (float beta : {0.0f, 1.0f}) {
+    onnx::ModelProto model = test::gemm_model();
+    onnx::NodeProto* gemm = model.mutable_graph()->mutable_node(0);
+    test::add_attr(gemm, "beta", onnx::AttributeProto::FLOAT)->set_f(beta);
+    const Graph graph = import_onnx_bytes(test::serialize(model), "gemm.onnx");
+    ASSERT_EQ(graph.nodes.size(), 1U);
+    // beta 0: C is never read, so no kernel may take it as an input.
+    EXPECT_EQ(graph.nodes[0].inputs.size(), beta == 0.0f ? 2U : 3U) << beta;
+  }
+}
+
 #endif  // ONNX headers
 
 }  // namespace
