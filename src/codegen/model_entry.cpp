@@ -6,6 +6,7 @@
 
 #include "codegen/codegen_llvm_internal.h"
 #include "tensortune/codegen/artifact.h"
+#include "tensortune/support/hash.h"
 
 #include <algorithm>
 #include <map>
@@ -225,6 +226,24 @@ void add_model_entry(llvm::Module& module,
                static_cast<int64_t>(entry.output_bytes.size()));
   add_size_table(module, t, kModelInputBytes, entry.input_bytes);
   add_size_table(module, t, kModelOutputBytes, entry.output_bytes);
+  add_constant(module, t, kModelCallsHash, llvm::Type::getInt64Ty(ctx), calls_hash(entry.calls));
 }
 
 }  // namespace tensortune::codegen::detail
+
+namespace tensortune::codegen {
+
+int64_t calls_hash(const std::vector<EntryCall>& calls) {
+  uint64_t h = support::fnv1a64("tensortune-model-calls-1");
+  for (const EntryCall& c : calls) {
+    h = support::hash_combine(h, support::fnv1a64(c.function));
+    h = support::hash_combine(h, c.args.size());
+    for (const EntryArg& a : c.args) {
+      h = support::hash_combine(h, static_cast<uint64_t>(a.kind));
+      h = support::hash_combine(h, static_cast<uint64_t>(a.index));
+    }
+  }
+  return static_cast<int64_t>(h);
+}
+
+}  // namespace tensortune::codegen

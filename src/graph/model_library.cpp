@@ -48,6 +48,8 @@ F symbol(void* library, const std::string& path, const std::string& name) {
 
 /// UserError unless the entry point of the library at `path` has the sizes of `plan` (read from
 /// `plan_path`): the library and the plan must come from one compile-model run.
+driver::ModelDecl model_decl(const RunPlan& plan);
+
 void check_entry_point(void* library,
                        const std::string& path,
                        const RunPlan& plan,
@@ -70,6 +72,14 @@ void check_entry_point(void* library,
     match = match && output_bytes(static_cast<int32_t>(i)) == plan.outputs[i].bytes();
   TT_USER_CHECK(match) << "'" << path << "' and '" << plan_path
                        << "' do not belong together (their sizes differ): compile the model again";
+  // The calls too: the plan's are the ones --profile makes one by one, so a plan that is not the
+  // library's (edited, or from another build of the model) would call kernels with wrong buffers.
+  void* hash = dlsym(library, codegen::kModelCallsHash);
+  TT_USER_CHECK(hash != nullptr) << "'" << path << "' predates the check of its calls against '"
+                                 << plan_path << "': compile the model again";
+  TT_USER_CHECK(reinterpret_cast<Size>(hash)() == codegen::calls_hash(model_decl(plan).entry.calls))
+      << "'" << path << "' and '" << plan_path
+      << "' do not belong together (their kernel calls differ): compile the model again";
 }
 
 /// The entry point of `plan` and what model.h documents of it.

@@ -15,7 +15,8 @@ namespace tensortune::codegen {
 ///   int64_t tt_model_arena_bytes(void);      int64_t tt_model_weight_bytes(void);
 ///   int32_t tt_model_num_inputs(void);       int32_t tt_model_num_outputs(void);
 ///   int64_t tt_model_input_bytes(int32_t i); int64_t tt_model_output_bytes(int32_t i);
-/// (the last two return -1 for an index out of range).
+///   int64_t tt_model_calls_hash(void);       (calls_hash of the calls tt_model_run makes)
+/// (the input and output sizes return -1 for an index out of range).
 inline constexpr const char* kModelRun = "tt_model_run";
 inline constexpr const char* kModelArenaBytes = "tt_model_arena_bytes";
 inline constexpr const char* kModelWeightBytes = "tt_model_weight_bytes";
@@ -23,6 +24,7 @@ inline constexpr const char* kModelNumInputs = "tt_model_num_inputs";
 inline constexpr const char* kModelNumOutputs = "tt_model_num_outputs";
 inline constexpr const char* kModelInputBytes = "tt_model_input_bytes";
 inline constexpr const char* kModelOutputBytes = "tt_model_output_bytes";
+inline constexpr const char* kModelCallsHash = "tt_model_calls_hash";
 
 /// One buffer passed to a kernel by the entry point.
 struct EntryArg {
@@ -51,5 +53,10 @@ struct ModelEntry {
   int64_t arena_bytes = 0;            ///< the scratch the caller passes as `arena`
   int64_t weight_bytes = 0;           ///< the size of the constants passed as `weights`
 };
+
+/// A hash of `calls` (functions, argument kinds and indices, in order): what a library's
+/// tt_model_calls_hash returns, so a plan read back from disk can be checked against the calls
+/// compiled into the library before anything runs them.
+int64_t calls_hash(const std::vector<EntryCall>& calls);
 
 }  // namespace tensortune::codegen

@@ -195,6 +195,18 @@ TEST(ModelLibrary, BrokenFoldersAreUserErrors) {
   std::filesystem::copy_file(dir.file("other") + "/model.so", d + "/model.so",
                              std::filesystem::copy_options::overwrite_existing);
   expect_error([&] { LoadedModel::load(d); }, "do not belong together");
+  // A plan whose sizes match but whose calls were edited (one argument fewer): --profile would
+  // call the kernel with a buffer array one short.
+  export_model(small_model(), compiler, d);
+  std::ifstream in(d + "/model.json");
+  const support::Json plan = support::Json::parse(
+      std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  support::Json edited = plan;
+  edited["calls"].as_array_mut()[0]["args"].as_array_mut().pop_back();
+  { std::ofstream(d + "/model.json") << edited.dump(); }
+  expect_error([&] { LoadedModel::load(d); }, "their kernel calls differ");
+  { std::ofstream(d + "/model.json") << plan.dump(); }
+  LoadedModel::load(d);  // the plan as written loads
 }
 
 }  // namespace
