@@ -17,6 +17,8 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 
 namespace tensortune::codegen {
@@ -45,16 +47,33 @@ const llvm::Target& lookup_target(const std::string& triple) {
   return *t;
 }
 
+/// UserError unless LLVM knows `cpu` and every feature of `features` ("+a,-b"): LLVM itself only
+/// warns on stderr about an unknown one, and ignores it.
+void check_subtarget(const std::string& triple,
+                     const std::string& cpu,
+                     const std::string& features) {
+  const llvm::Target& t = lookup_target(triple);
+  // Check on a generic subtarget: a subtarget of an unknown CPU warns on stderr.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(t.createMCSubtargetInfo(triple, "", ""));
+  TT_CHECK(generic != nullptr) << "codegen: no subtarget info for '" << triple << "'";
+  TT_USER_CHECK(generic->isCPUStringValid(cpu))
+      << "codegen: LLVM does not know the CPU '" << cpu << "' (target option -mcpu)";
+  std::set<std::string> known;
+  for (const llvm::SubtargetFeatureKV& kv : generic->getAllProcessorFeatures())
+    known.insert(kv.Key);
+  std::istringstream items(features);
+  for (std::string item; std::getline(items, item, ',');) {
+    const std::string name = item.empty() ? item : item.substr(1);
+    TT_USER_CHECK(name.empty() || known.count(name) != 0)
+        << "codegen: LLVM does not know the CPU feature '" << name << "' (target option -mattr)";
+  }
+}
+
 /// The widest vector register `cpu` + `features` has, asked from LLVM's subtarget tables.
 int widest_vector_bits(const std::string& triple,
                        const std::string& cpu,
                        const std::string& features) {
   const llvm::Target& t = lookup_target(triple);
-  // Check the name on a generic subtarget first: LLVM warns on stderr about unknown CPUs.
-  std::unique_ptr<llvm::MCSubtargetInfo> generic(t.createMCSubtargetInfo(triple, "", ""));
-  TT_CHECK(generic != nullptr) << "codegen: no subtarget info for '" << triple << "'";
-  TT_USER_CHECK(generic->isCPUStringValid(cpu))
-      << "codegen: LLVM does not know the CPU '" << cpu << "' (target option -mcpu)";
   std::unique_ptr<llvm::MCSubtargetInfo> sti(t.createMCSubtargetInfo(triple, cpu, features));
   if (llvm::Triple(triple).isX86()) {
     if (sti->checkFeatures("+avx512f")) {
@@ -124,6 +143,7 @@ target::Target resolve_host(const target::Target& base) {
     std::string host = detail::host_features();
     t.mattr = t.mattr.empty() ? host : host + "," + t.mattr;
   }
+  detail::check_subtarget(triple, t.mcpu, t.mattr);
   if (t.vector_bits == 0) {
     t.vector_bits = detail::widest_vector_bits(triple, t.mcpu, t.mattr);
   }

@@ -63,6 +63,12 @@ TEST(ResolveHost, UnknownCpuIsAUserError) {
   target::Target base;
   base.mcpu = "no-such-cpu";
   EXPECT_THROW(resolve_host(base), UserError);
+  // An unknown -mattr feature too (LLVM would only warn on stderr and ignore it).
+  target::Target features = target::Target::parse("llvm -mattr=+avx2,+no-such-feature");
+  EXPECT_THROW(resolve_host(features), UserError);
+  EXPECT_THROW(resolve_host(target::Target::parse("llvm -mattr=+no-such-feature -vector-bits=256")),
+               UserError);
+  EXPECT_NO_THROW(resolve_host(target::Target::parse("llvm -mattr=+avx2,-avx512f")));
 }
 
 TEST(EmitLlvmIr, HasTheKernelAbiAndTargetAttributes) {
