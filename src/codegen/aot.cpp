@@ -4,6 +4,7 @@
 // model entry point (model_entry.cpp) in the same module when one is given.
 #include "codegen/codegen_llvm_internal.h"
 #include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/support/file.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -129,10 +130,7 @@ void write_library(const std::vector<ir::LoweredFunc>& funcs,
   // process has loaded is replaced, never rewritten under it (that process would die of SIGBUS),
   // and a failed link leaves the previous library as it was. Creating the temporary file first
   // fails early, with a clear message, when the folder cannot be written.
-  const llvm::StringRef dir = llvm::sys::path::parent_path(path);
-  const std::string temp = (dir.empty() ? std::string() : dir.str() + "/") + "." +
-                           llvm::sys::path::filename(path).str() + ".tmp-" +
-                           std::to_string(::getpid());
+  const std::string temp = support::temp_path_beside(path);
   write_file(temp, "");
   try {
     TempFile object("tensortune", "o");

@@ -7,6 +7,7 @@
 #include "tensortune/driver/c_header.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 
 #include <filesystem>
 #include <fstream>
@@ -27,10 +28,7 @@ void make_directory(const std::string& dir) {
 }
 
 void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  TT_USER_CHECK(out.good()) << "export: cannot write '" << path << "'";
+  support::write_file_atomically(path, text, "export");
 }
 
 }  // namespace detail

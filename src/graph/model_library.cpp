@@ -3,6 +3,7 @@
 #include "tensortune/graph/model_library.h"
 
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/stats.h"
 
 #include <algorithm>
@@ -16,10 +17,8 @@ namespace tensortune::graph {
 namespace {
 
 void write_file(const std::string& path, const void* data, size_t bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  out.close();
-  TT_USER_CHECK(out.good()) << "cannot write '" << path << "'";
+  support::write_file_atomically(path, std::string_view(static_cast<const char*>(data), bytes),
+                                 "compile-model");
 }
 
 std::string read_file(const std::string& path) {

@@ -3,13 +3,13 @@
 #include "output_file.h"
 
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
-#include <unistd.h>
 
 namespace tensortune::cli {
 
@@ -42,9 +42,7 @@ void check_not_database(const std::string& out, const std::string& db, const std
 
 AtomicFile::AtomicFile(std::string path, std::string what)
     : path_(std::move(path)), what_(std::move(what)) {
-  const fs::path p(path_);
-  temp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid())))
-              .string();
+  temp_ = support::temp_path_beside(path_);
   out_.open(temp_, std::ios::binary | std::ios::trunc);
   TT_USER_CHECK(out_.good()) << what_ << ": cannot write '" << path_
                              << "': " << std::strerror(errno);
