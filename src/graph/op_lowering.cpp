@@ -374,6 +374,10 @@ te::Tensor lower_node(const Graph& graph,
                       int64_t winograd) {
   const std::string& op = node.op;
   const Value& out = graph.value(node.outputs[0]);
+  TT_USER_CHECK(!out.shape.empty() || op_class(op) == OpClass::ShapeOf)
+      << node.describe() << ": its output '" << out.name
+      << "' is a scalar (rank 0), which tensortune's kernels do not produce (keep a dimension, "
+         "e.g. keepdims=1)";
   te::Tensor y;
   switch (op_class(op)) {
     case OpClass::Elementwise:

@@ -10,6 +10,7 @@
 #include "tensortune/support/error.h"
 #include "tensortune/target/target.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -88,7 +89,10 @@ void fold_by_kernel(Graph& g, size_t index, driver::Compiler& compiler) {
   k.output = node.outputs[0];
   k.label = "fold";
   for (size_t j = 0; j < node.inputs.size(); ++j) {
-    if (!detail::input_is_parameter(g, node, j))
+    // Each value once: Mul(c, c) reads one input twice (a second copy would be an input the
+    // kernel never reads).
+    if (!detail::input_is_parameter(g, node, j) &&
+        std::find(k.inputs.begin(), k.inputs.end(), node.inputs[j]) == k.inputs.end())
       k.inputs.push_back(node.inputs[j]);
   }
   te::Workload w = kernel_workload(g, k);

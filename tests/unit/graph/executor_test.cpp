@@ -4,6 +4,7 @@
 // outputs must match PyTorch's. Plus the run-time input checks.
 #include "tensortune/graph/executor.h"
 
+#include "graph_builder.h"
 #include "model_files.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/graph/npy.h"
@@ -19,6 +20,7 @@
 namespace tensortune::graph {
 namespace {
 
+using testing::Builder;
 using testing::model_path;
 
 class RealModel : public ::testing::TestWithParam<std::string> {};
@@ -81,6 +83,22 @@ TEST(Executable, WrongInputsAreUserErrors) {
     FAIL() << "expected an error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("needs 128"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Executable, AScalarOutputIsAUserErrorNamingTheNode) {
+  Builder b;
+  b.input("x", {2, 3});
+  b.output(b.node("ReduceMean", {"x"}, "m", {}));  // every axis, keepdims=0: rank 0
+  b.g.nodes.back().name = "mean_all";
+  b.g.nodes.back().attrs["keepdims"].i = 0;
+  driver::Compiler compiler(nullptr, target::Target::parse("llvm"));
+  try {
+    Executable::build(b.g, compiler);
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'mean_all'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("scalar (rank 0)"), std::string::npos) << e.what();
   }
 }
 

@@ -178,6 +178,22 @@ TEST(GraphPasses, FloatConstantsFoldThroughAKernel) {
   }
 }
 
+TEST(GraphPasses, AConstantReadTwiceByOneNodeFolds) {
+  // Mul(c, c): one value, both inputs (its fold kernel once took two inputs and read one).
+  Builder b;
+  b.input("x", {4});
+  b.constant("c", {4}, 0.5, 1.0);
+  b.node("Mul", {"c", "c"}, "cc", {4});
+  b.output(b.node("Add", {"x", "cc"}, "y", {4}));
+  Graph g = b.g;
+  EXPECT_EQ(optimize(g).folded_constants, 1);
+  ASSERT_TRUE(g.value("cc").is_constant());
+  const auto& c = data(b.g, "c");
+  const auto& cc = data(g, "cc");
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(cc[i], c[i] * c[i]) << i;
+}
+
 TEST(GraphPasses, IdentitiesAndDeadNodesAreRemoved) {
   Builder b;
   b.input("x", {4});
