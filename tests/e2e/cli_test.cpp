@@ -451,6 +451,36 @@ TEST(CliDb, ImportChecksTheWholeFileBeforeTheDatabaseIsOpened) {
   EXPECT_FALSE(std::ifstream(folder + "/sub/x.db").good());
 }
 
+TEST(CliDb, VerbosityBeforeTheActionAndAReportRecordOfAnotherWorkload) {
+  std::string db = seeded_database();
+  CliResult list = run_cli("db -vv list --db '" + db + "'");
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("3 records"), std::string::npos) << list.out;
+  // A record the report would not show (its workload filtered out) is an error, not ignored.
+  database::WorkloadInfo other;
+  other.name = "relu_4_float32";
+  other.op = "relu";
+  other.canonical_text = "relu";
+  other.key = other.name + "_" + support::hash_hex(other.canonical_text);
+  other.flop_count = 4;
+  {
+    database::Database d = database::Database::open(db);
+    d.put_workload(other);
+    database::Record r;
+    r.workload_key = other.key;
+    r.target = {"llvm -cores=2", "fp"};
+    r.schedule = "{\"steps\":[]}";
+    r.median_seconds = 1e-6;
+    r.repeats = {1e-6};
+    r.timestamp = 1700000100;
+    d.add_records({r});
+  }
+  CliResult report = run_cli("report --db '" + db + "' --record 1 --workload " + other.key);
+  EXPECT_EQ(report.exit_code, 1) << report.err;
+  EXPECT_NE(report.err.find("does not include"), std::string::npos) << report.err;
+  EXPECT_EQ(run_cli("report --db '" + db + "' --record 1 --workload " + kSeedKey).exit_code, 0);
+}
+
 TEST(CliDb, MaintenanceAndExportPrintJsonWhenAsked) {
   std::string db = seeded_database();
   for (const std::string& action : {std::string("prune --k 1"), std::string("vacuum"),

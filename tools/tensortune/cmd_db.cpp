@@ -224,8 +224,13 @@ int run_db(const std::vector<std::string>& args) {
     std::cout << db_parser().help_text();
     return 0;
   }
-  const std::string& action = args[0];
-  std::vector<std::string> rest(args.begin() + 1, args.end());
+  // The action is the first word; -v / -vv given before it (db -vv list) are kept for the parser.
+  size_t first = 0;
+  while (first + 1 < args.size() && verbosity_of(args[first]) > 0)
+    ++first;
+  const std::string& action = args[first];
+  std::vector<std::string> rest(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(first));
+  rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(first) + 1, args.end());
   std::string file;
   if (action == "import") {
     // The one word that is neither an option nor an option's value is the file.

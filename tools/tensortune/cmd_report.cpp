@@ -8,6 +8,7 @@
 #include "tensortune/support/json.h"
 #include "tensortune/target/target.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -77,6 +78,12 @@ int run_report(const std::vector<std::string>& args) {
     chosen = db.record(options.record_id);
     TT_USER_CHECK(chosen.has_value())
         << "report: no record " << options.record_id << " in '" << p.get("db") << "'";
+    const bool shown = std::any_of(entries.begin(), entries.end(), [&](const ReportEntry& e) {
+      return e.workload.key == chosen->workload_key;
+    });
+    TT_USER_CHECK(shown) << "report: record " << options.record_id << " is of workload '"
+                         << chosen->workload_key
+                         << "', which this report does not include (see --workload, --target)";
   }
   if (p.has("out")) {
     const std::string html = render_html(entries, compare, options, chosen);
