@@ -15,7 +15,10 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cctype>
+#include <dlfcn.h>
+#include <iterator>
 
 namespace tensortune::codegen {
 namespace detail {
@@ -63,6 +66,16 @@ void CodeGenLLVM::add_function(const ir::LoweredFunc& func) {
 void CodeGenLLVM::add_entry(const ir::LoweredFunc& func) {
   TT_USER_CHECK(is_c_identifier(func.name))
       << "codegen: function name '" << func.name << "' is not a C identifier";
+  // A kernel named like a function the generated code calls would be called in its place (a
+  // float64 workload named "exp" recursed into itself until the stack overflowed): tensortune's
+  // runtime entry points, and every symbol the process already resolves (the C library, libm).
+  static const char* const kRuntime[] = {"tt_alloc", "tt_free", "tt_parallel_for"};
+  const bool reserved = std::any_of(std::begin(kRuntime), std::end(kRuntime),
+                                    [&](const char* r) { return func.name == r; }) ||
+                        ::dlsym(RTLD_DEFAULT, func.name.c_str()) != nullptr;
+  TT_USER_CHECK(!reserved) << "codegen: function name '" << func.name
+                           << "' is taken by the C library or tensortune's runtime, which the "
+                              "generated code calls; give the workload another name";
   TT_USER_CHECK(module_.getFunction(func.name) == nullptr)
       << "codegen: two functions are named '" << func.name << "'";
   TT_CHECK(func.body.defined()) << "codegen: function '" << func.name << "' has no body";

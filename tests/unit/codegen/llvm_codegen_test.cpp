@@ -170,6 +170,12 @@ TEST(BuildCpu, GpuTargetAndBadNamesAreUserErrors) {
   EXPECT_THROW(build_cpu(f, cuda), UserError);
   f.name = "not a name";
   EXPECT_THROW(build_cpu(f, host()), UserError);
+  // Names of functions the generated code calls (libm, the C library, the runtime): a kernel
+  // named "exp" would be called in their place.
+  for (const char* taken : {"exp", "expf", "tanh", "memset", "tt_alloc", "tt_parallel_for"}) {
+    f.name = taken;
+    EXPECT_THROW(build_cpu(f, host()), UserError) << taken;
+  }
 }
 
 }  // namespace
