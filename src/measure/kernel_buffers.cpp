@@ -32,19 +32,35 @@ void with_element_type(ir::DataType dtype, const std::string& name, Fn&& fn) {
     fn(int32_t{});
   } else if (dtype == ir::DataType::int64()) {
     fn(int64_t{});
-  } else if (dtype == ir::DataType::boolean()) {
-    fn(uint8_t{});  // stored as one byte, 0 or 1
+  } else if (dtype == ir::DataType::boolean() ||
+             dtype == ir::DataType(ir::DataType::Code::UInt, 8)) {
+    fn(uint8_t{});  // bool: one byte, 0 or 1 (fill_random tells them apart)
+  } else if (dtype == ir::DataType(ir::DataType::Code::Int, 8)) {
+    fn(int8_t{});
+  } else if (dtype == ir::DataType(ir::DataType::Code::Int, 16)) {
+    fn(int16_t{});
+  } else if (dtype == ir::DataType(ir::DataType::Code::UInt, 16)) {
+    fn(uint16_t{});
+  } else if (dtype == ir::DataType(ir::DataType::Code::UInt, 32)) {
+    fn(uint32_t{});
+  } else if (dtype == ir::DataType(ir::DataType::Code::UInt, 64)) {
+    fn(uint64_t{});
   } else {
     throw UserError("tensor '" + name + "' has dtype " + dtype.to_string() +
-                    ", which the measurer cannot fill yet (float32, float64, int32, int64, bool)");
+                    ", which the measurer cannot fill yet (float32, float64, signed and unsigned "
+                    "integers of 8 to 64 bits, bool)");
   }
 }
 
+/// Random inputs: floats of magnitude 0.1 to 1 and either sign, integers 1 to 4 (unsigned) or
+/// -4 to 4 without 0 (signed), bools 0 or 1.
 template <class T>
-void fill_random(T* data, int64_t count, support::Rng& rng) {
+void fill_random(T* data, int64_t count, support::Rng& rng, bool is_bool) {
   for (int64_t i = 0; i < count; ++i) {
-    if constexpr (std::is_same_v<T, uint8_t>) {
+    if (is_bool) {
       data[i] = rng.uniform() < 0.5 ? 1 : 0;
+    } else if constexpr (std::is_unsigned_v<T>) {
+      data[i] = static_cast<T>(rng.uniform_int(1, 4));
     } else {
       T sign = rng.uniform() < 0.5 ? T(-1) : T(1);
       if constexpr (std::is_floating_point_v<T>) {
@@ -76,7 +92,7 @@ template <class T>
 std::string number_text(T value) {
   std::ostringstream out;
   out.precision(9);
-  if constexpr (std::is_same_v<T, uint8_t>) {
+  if constexpr (sizeof(T) == 1) {  // int8, uint8 and bool print as numbers, not characters
     out << static_cast<int>(value);
   } else {
     out << value;
@@ -148,7 +164,7 @@ void KernelBuffers::fill_inputs(uint64_t seed) {
     const BufferSpec& spec = signature_.params[p];
     with_element_type(spec.dtype, spec.name, [&](auto zero) {
       using T = decltype(zero);
-      fill_random(static_cast<T*>(pointers_[p]), spec.num_elements(), rng);
+      fill_random(static_cast<T*>(pointers_[p]), spec.num_elements(), rng, spec.dtype.is_bool());
     });
   }
 }

@@ -87,6 +87,43 @@ TEST(CompareOutputs, IntegersMustMatchExactly) {
   EXPECT_NE(diff->find("x[2] = 3, expected 2; 1 of 4 elements differ"), std::string::npos) << *diff;
 }
 
+TEST(KernelBuffers, NarrowAndUnsignedIntegersAreFilledAndCompared) {
+  using Code = ir::DataType::Code;
+  KernelSignature sig;
+  sig.name = "k";
+  sig.params = {BufferSpec{"a", ir::DataType(Code::Int, 8), {64}},
+                BufferSpec{"b", ir::DataType(Code::UInt, 8), {64}},
+                BufferSpec{"c", ir::DataType(Code::Int, 16), {64}},
+                BufferSpec{"d", ir::DataType(Code::UInt, 32), {64}},
+                BufferSpec{"flag", ir::DataType::boolean(), {64}},
+                BufferSpec{"out", ir::DataType(Code::Int, 8), {4}}};
+  sig.num_inputs = 5;
+  KernelBuffers buffers(sig);
+  buffers.fill_inputs(3);
+  auto* a = static_cast<int8_t*>(buffers.data(0));
+  auto* b = static_cast<uint8_t*>(buffers.data(1));
+  auto* d = static_cast<uint32_t*>(buffers.data(3));
+  auto* flag = static_cast<uint8_t*>(buffers.data(4));
+  bool negative = false;
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_TRUE(a[i] != 0 && a[i] >= -4 && a[i] <= 4) << int(a[i]);
+    negative = negative || a[i] < 0;
+    EXPECT_TRUE(b[i] >= 1 && b[i] <= 4) << int(b[i]);  // unsigned: no wrapped negatives
+    EXPECT_TRUE(d[i] >= 1 && d[i] <= 4) << d[i];
+    EXPECT_LE(flag[i], 1);
+  }
+  EXPECT_TRUE(negative);
+  auto* out = static_cast<int8_t*>(buffers.data(5));
+  for (int i = 0; i < 4; ++i)
+    out[i] = static_cast<int8_t>(-i);
+  const std::string expected = buffers.bytes(5);
+  EXPECT_FALSE(compare_outputs(buffers, {expected}, Tolerance{}));
+  out[1] = 7;
+  std::optional<std::string> diff = compare_outputs(buffers, {expected}, Tolerance{});
+  ASSERT_TRUE(diff);
+  EXPECT_NE(diff->find("out[1] = 7, expected -1"), std::string::npos) << *diff;  // numbers
+}
+
 TEST(KernelBuffers, UnsupportedDtypesAreUserErrors) {
   KernelSignature sig;
   sig.name = "k";
