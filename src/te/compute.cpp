@@ -149,6 +149,10 @@ std::vector<OperationRef> check_body(const std::string& name,
 Tensor placeholder(std::vector<int64_t> shape, ir::DataType dtype, std::string name) {
   TT_USER_CHECK(!name.empty()) << "placeholder: empty name";
   check_shape(shape, "placeholder", name);
+  // A compute may be rank 0 here (the lowering refuses it, saying what to do), but a rank-0
+  // input could not even be read.
+  TT_USER_CHECK(!shape.empty()) << "placeholder '" << name
+                                << "' has no dimensions (rank 0); give it shape {1}";
   TT_USER_CHECK(dtype.is_scalar() && !dtype.is_bool())
       << "placeholder '" << name << "': element type must be a scalar number, got "
       << dtype.to_string();

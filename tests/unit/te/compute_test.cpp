@@ -191,6 +191,11 @@ TEST(Compute, AllowsZeroDimensionalOutput) {
   EXPECT_EQ(s.op()->reduce()->reducer, ir::ReduceKind::Prod);
 }
 
+TEST(Placeholder, ARankZeroInputIsAUserError) {
+  const std::string msg = user_error([] { placeholder({}, DataType::float32(), "P"); });
+  EXPECT_NE(msg.find("'P' has no dimensions"), std::string::npos) << msg;
+}
+
 TEST(Reduce, ChecksAxesAndSource) {
   Tensor a = placeholder({5}, DataType::float32(), "A");
   ir::IterVar data_axis{Var("x"), 5, ir::IterKind::DataPar};
