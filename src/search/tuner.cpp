@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace tensortune::search {
 
@@ -68,6 +69,7 @@ double now() {
 
 void check_options(const std::vector<TuneTask>& tasks, const TuneOptions& o) {
   TT_USER_CHECK(!tasks.empty()) << "tune: no workloads to tune";
+  check_distinct_workloads(tasks);
   TT_USER_CHECK(o.trials >= 0) << "tune: --trials must be >= 0 (got " << o.trials << ")";
   TT_USER_CHECK(o.batch_size >= 1) << "tune: --batch must be >= 1 (got " << o.batch_size << ")";
   TT_USER_CHECK(o.eps_greedy >= 0 && o.eps_greedy <= 1)
@@ -309,10 +311,10 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
   std::vector<bool> owed(states.size());
   for (size_t i = 0; i < states.size(); ++i)
     owed[i] = states[i]->result.best_seconds <= 0;
-  if (options.trials - done < static_cast<int64_t>(std::count(owed.begin(), owed.end(), true))) {
+  const auto never_measured = static_cast<int64_t>(std::count(owed.begin(), owed.end(), true));
+  if (never_measured > 0 && options.trials - done < never_measured) {
     TT_LOG(0) << "tune: " << std::max<int64_t>(0, options.trials - done) << " trials left for "
-              << std::count(owed.begin(), owed.end(), true)
-              << " workloads never measured: the last ones get none";
+              << never_measured << " workloads never measured: the last ones get none";
   }
   int64_t round = 0, ok_total = 0;
   while (done < options.trials) {
@@ -475,6 +477,15 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
     out.tasks.push_back(s->result);
   out.wall_seconds = now() - start;
   return out;
+}
+
+void check_distinct_workloads(const std::vector<TuneTask>& tasks) {
+  std::set<std::string> seen;
+  for (const TuneTask& t : tasks) {
+    TT_USER_CHECK(seen.insert(t.workload.key()).second)
+        << "tune: workload '" << t.workload.name()
+        << "' is given twice; give it once, with --weight for its share";
+  }
 }
 
 }  // namespace tensortune::search

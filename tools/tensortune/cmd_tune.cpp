@@ -182,6 +182,7 @@ std::vector<search::TuneTask> make_tasks(const ArgParser::Parsed& p) {
     }
     tasks.push_back(std::move(t));
   }
+  search::check_distinct_workloads(tasks);  // before the database is opened
   return tasks;
 }
 

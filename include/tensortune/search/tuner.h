@@ -162,6 +162,11 @@ struct TuneResult {
 
 using ProgressFn = std::function<void(const TuneProgress&)>;
 
+/// UserError when two tasks are one workload (same key: matmul:M=64,N=64,K=64 and
+/// matmul:K=64,N=64,M=64): the second would measure the same schedules again and report a second
+/// best. tune() checks it; a caller can check before it opens anything.
+void check_distinct_workloads(const std::vector<TuneTask>& tasks);
+
 /// Tunes `tasks` for `target`, writing every measured candidate to `db` under `target_key` (one
 /// transaction per batch) and never measuring a configuration already stored. `stop`, when set to
 /// true from another thread or a signal handler, ends the run after the batch in flight is saved.

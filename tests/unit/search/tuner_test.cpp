@@ -260,6 +260,17 @@ TEST_F(TunerTest, ABudgetSmallerThanABatchPerTaskReachesEveryTask) {
     EXPECT_EQ(t.trials, 4) << t.workload_name;  // 12 / 3, not 8 + 4 + 0
 }
 
+TEST_F(TunerTest, OneWorkloadGivenTwiceIsAUserError) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"),
+                                    task("matmul:K=32,N=32,M=32")};  // the same workload
+  EXPECT_THROW(check_distinct_workloads(tasks), UserError);
+  EXPECT_THROW(tune(tasks, target_, key_, db, measurer, run_options(TunerKind::Random, 8, 4)),
+               UserError);
+  EXPECT_EQ(db.count_records(), 0);
+}
+
 TEST_F(TunerTest, AStopDuringTheLastBatchSkipsTheConfirmation) {
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
