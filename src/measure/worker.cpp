@@ -18,6 +18,7 @@
 #include "tensortune/support/log.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -165,6 +166,12 @@ void apply_memory_limit(int64_t mb) {
 }  // namespace
 
 int worker_main(int argc, char** argv) {
+  // A terminal's Ctrl-C (or kill -TERM to the job's process group) reaches the workers too; the
+  // tuner stops after its batch by itself, so a worker must finish the candidate it is on. Killed
+  // here, a good candidate was stored as a failure and never measured again. A worker whose
+  // parent is gone exits by itself (watch_parent); the measurer stops a runaway with SIGKILL.
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
   int fd = -1;
   int64_t memory_mb = 0;
   int threads = 0;

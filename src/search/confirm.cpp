@@ -13,15 +13,19 @@
 
 namespace tensortune::search::detail {
 
-void confirm_best(TaskState& state,
+bool confirm_best(TaskState& state,
                   database::Database& db,
                   const database::TargetKey& target_key,
                   measure::Measurer& measurer,
                   int top,
                   int rounds,
-                  int64_t run_id) {
+                  int64_t run_id,
+                  const std::atomic<bool>* stop) {
+  auto stopping = [&] {
+    return stop != nullptr && stop->load();
+  };
   if (top < 2 || rounds < 1 || state.result.trials == 0 || !state.reference || measurer.stopped())
-    return;
+    return true;
   std::vector<database::Record> best = db.best(state.result.workload_key, target_key, top);
   // This run's best, unless the database's best already holds them.
   std::vector<database::Record> run;
@@ -53,11 +57,13 @@ void confirm_best(TaskState& state,
     }
   }
   if (funcs.size() < 2)
-    return;
+    return true;
   // Round-robin: every round measures each record once, so drift of the machine during the
   // confirmation hits them alike.
   std::vector<std::vector<double>> times(funcs.size());
   for (int round = 0; round < rounds && !measurer.stopped(); ++round) {
+    if (stopping())
+      return false;
     const std::vector<measure::MeasureResult> results =
         measurer.measure(*state.reference, funcs, measure::Measurer::Protocol::Full);
     for (size_t i = 0; i < funcs.size(); ++i) {
@@ -69,6 +75,8 @@ void confirm_best(TaskState& state,
       }
     }
   }
+  if (stopping())  // the last round ran while the stop came: its times are suspect too
+    return false;
   std::vector<int64_t> kept;
   std::vector<double> seconds;
   for (size_t i = 0; i < funcs.size(); ++i) {
@@ -87,6 +95,7 @@ void confirm_best(TaskState& state,
     state.result.best_seconds = first.median_seconds;
     state.result.best_gflops = state.flops / first.median_seconds * 1e-9;
   }
+  return true;
 }
 
 }  // namespace tensortune::search::detail

@@ -11,6 +11,7 @@
 #include "tensortune/search/search_space.h"
 #include "tensortune/search/tuner.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -121,13 +122,16 @@ database::Record make_record(const TaskState& state,
 /// result then names the confirmed best. A resumed job's new records were timed on the machine
 /// as it is now, the old best when it may have been faster: only side by side do they compare.
 /// Does nothing for a task that measured nothing in this run or has fewer than 2 working
-/// records.
-void confirm_best(TaskState& state,
+/// records. A stop requested through `stop` (when not null) before the last round ends it
+/// without storing anything (a partial confirmation would rank records by fewer rounds than
+/// the rest); returns false then, true otherwise.
+bool confirm_best(TaskState& state,
                   database::Database& db,
                   const database::TargetKey& target_key,
                   measure::Measurer& measurer,
                   int top,
                   int rounds,
-                  int64_t run_id);
+                  int64_t run_id,
+                  const std::atomic<bool>* stop);
 
 }  // namespace tensortune::search::detail

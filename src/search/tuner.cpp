@@ -467,8 +467,12 @@ TuneResult tune(const std::vector<TuneTask>& tasks,
   if (!out.interrupted) {
     const measure::MeasureTotals before = measurer.totals();
     for (const auto& s : states) {
-      detail::confirm_best(*s, db, target_key, measurer, options.confirm_top,
-                           options.confirm_rounds, out.run_id);
+      if (!detail::confirm_best(*s, db, target_key, measurer, options.confirm_top,
+                                options.confirm_rounds, out.run_id, stop)) {
+        out.interrupted = true;  // stopped during the confirmation: none stored from then on
+        out.stop_reason = "stopped on request";
+        break;
+      }
     }
     add_measure_times(total, before, measurer.totals());
   }

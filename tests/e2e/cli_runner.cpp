@@ -59,10 +59,12 @@ Background start_cli(const std::vector<std::string>& argv) {
   std::vector<std::string> words{TT_TENSORTUNE_PATH};
   words.insert(words.end(), argv.begin(), argv.end());
   std::vector<char*> args;
-  for (std::string& w : words) args.push_back(w.data());
+  for (std::string& w : words)
+    args.push_back(w.data());
   args.push_back(nullptr);
   b.pid = fork();
   if (b.pid == 0) {
+    setpgid(0, 0);  // its own process group, as a shell starts a job: kill(-pid) reaches it all
     const int out = open(b.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = open(b.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
@@ -76,8 +78,10 @@ Background start_cli(const std::vector<std::string>& argv) {
 
 int wait_cli(const Background& process) {
   int status = 0;
-  if (waitpid(process.pid, &status, 0) != process.pid) return -1;
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  if (waitpid(process.pid, &status, 0) != process.pid)
+    return -1;
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

@@ -121,6 +121,22 @@ TEST(TuneCli, CacheFlushIsRecordedWithTheRunsOptions) {
   EXPECT_NE(zero.err.find("measure-rounds"), std::string::npos) << zero.err;
 }
 
+TEST(TuneCli, CtrlCToTheWholeJobStoresNoCandidateAsAFailure) {
+  // A terminal's Ctrl-C reaches every process of the job, the measurer's workers too: they must
+  // finish the candidate in hand (killed, it was stored as a failure, never measured again).
+  const std::string db = temp_path("ctrlc.db");
+  const e2e::Background p =
+      e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db, "--trials",
+                      "100000", "--batch", "4", "--tuner", "random", "--progress", "lines"});
+  ASSERT_TRUE(wait_for_records(db, 8));
+  kill(-p.pid, SIGINT);
+  EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
+  const database::Database d = database::Database::open(db, true);
+  EXPECT_EQ(d.count_records() % 4, 0);
+  for (const database::Record& r : d.all_records())
+    EXPECT_TRUE(r.ok()) << r.status << ": " << r.error;
+}
+
 TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {
   const std::string db = temp_path("term.db");
   const e2e::Background p =
