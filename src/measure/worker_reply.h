@@ -93,8 +93,9 @@ inline MeasureResult check_outputs(const KernelBuffers& buffers,
 /// TimingOptions::single_call_above_s. The check call is the kernel's first: it pays for cold
 /// caches and TLBs and for waking the threads, which can make a 9 us kernel take 130 us. So a
 /// check call over the limit is followed by one more call (`again`, returning its seconds); only
-/// when that one is over the limit too is the candidate hopeless, timed by that warm call alone
-/// (repeats = {its time}, number = 1). Returns true (and fills `result`) then; otherwise
+/// when that one is over the limit too, and lasts a repeat (min_repeat_ms) on its own, is the
+/// candidate hopeless, timed by that warm call alone (repeats = {its time}, number = 1). Returns
+/// true (and fills `result`) then; otherwise
 /// `*warmup_seconds` is the faster of the two calls, the timing loop's first guess.
 template <typename Again>
 bool timed_by_single_call(double* warmup_seconds,
@@ -105,7 +106,10 @@ bool timed_by_single_call(double* warmup_seconds,
     return false;
   }
   const double warm = again();
-  if (warm <= timing.single_call_above_s) {
+  // A call shorter than a repeat is no measurement on its own: a few ns of kernel read as the
+  // timer's 30 ns, a small parallel kernel as the 100 us of waking its threads. The full
+  // protocol (bounded by budget_s) times those.
+  if (warm <= timing.single_call_above_s || warm * 1e3 < timing.min_repeat_ms) {
     *warmup_seconds = std::min(*warmup_seconds, warm);
     return false;
   }

@@ -23,10 +23,10 @@ struct TimingOptions {
   /// Flush the caches before every repeat (number is then 1).
   bool cache_flush = false;
   /// When the check call (the warm-up) and one more call both took longer than this many
-  /// seconds, the second is the only timed call: repeats = {its time}, number = 1 (0 = always run
-  /// the full protocol). A tuner sets it to a multiple of the best time so far, so hopeless
-  /// candidates cost two calls; the second is warm, so a fast kernel whose first call was slow
-  /// (cold caches, sleeping threads) still gets the full protocol.
+  /// seconds, and the second lasted min_repeat_ms, the second is the only timed call: repeats =
+  /// {its time}, number = 1 (0 = always run the full protocol). A tuner sets it to a multiple of
+  /// the best time so far, so hopeless candidates cost two calls; the second is warm, so a fast
+  /// kernel whose first call was slow (cold caches, sleeping threads) still gets the full protocol.
   double single_call_above_s = 0;
   /// Once the timed repeats have taken this many seconds in all, no more are added (at least one
   /// is kept; 0 = no budget). A tuner sets it so that a slow candidate costs a few calls, not

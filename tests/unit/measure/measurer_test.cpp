@@ -187,6 +187,7 @@ TEST(Measurer, ACandidateFarSlowerThanTheBestIsTimedByOneWarmCall) {
   te::Workload w = matmul_workload(kN);
   MeasurerOptions options = quick_options();
   options.single_call_factor = 1e-9;  // every candidate after the first Ok one is "far slower"
+  options.run.timing.min_repeat_ms = 1e-6;  // and any one call lasts a repeat
   Measurer measurer(target::Target(), options);
   auto reference = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(kN));
   const ir::LoweredFunc k = tiled_matmul(w, 4, 8);
@@ -271,6 +272,7 @@ TEST(Measurer, InRoundsACandidateTimedByOneCallIsNotRunAgain) {
   MeasurerOptions options = quick_options();
   options.rounds = 3;
   options.single_call_factor = 1e-9;  // every candidate after the first Ok one is "far slower"
+  options.run.timing.min_repeat_ms = 1e-6;  // and any one call lasts a repeat
   Measurer measurer(target::Target(), options);
   auto reference = measurer.make_reference(default_kernel(w), Tolerance::for_reduction(kN));
   const std::vector<MeasureResult> first = measurer.measure(*reference, {tiled_matmul(w, 4, 8)});

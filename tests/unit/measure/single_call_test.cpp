@@ -11,6 +11,7 @@ namespace {
 TimingOptions limit(double seconds) {
   TimingOptions t;
   t.single_call_above_s = seconds;
+  t.min_repeat_ms = 20;
   return t;
 }
 
@@ -51,16 +52,28 @@ TEST(SingleCall, AKernelSlowTwiceIsTimedByItsWarmCall) {
   int calls = 0;
   auto again = [&] {
     ++calls;
-    return 2e-3;
+    return 40e-3;
   };
   MeasureResult r;
-  double warmup = 3e-3;
+  double warmup = 50e-3;
   EXPECT_TRUE(timed_by_single_call(&warmup, limit(1e-3), again, &r));
   EXPECT_EQ(calls, 1);
   ASSERT_EQ(r.repeats.size(), 1U);
-  EXPECT_DOUBLE_EQ(r.repeats[0], 2e-3);
-  EXPECT_DOUBLE_EQ(r.median_seconds, 2e-3);
+  EXPECT_DOUBLE_EQ(r.repeats[0], 40e-3);
+  EXPECT_DOUBLE_EQ(r.median_seconds, 40e-3);
   EXPECT_EQ(r.number, 1);
+}
+
+TEST(SingleCall, ACallShorterThanARepeatIsNeverTheMeasurement) {
+  // relu 4x4: a 3 ns kernel whose calls read as the timer's 30 ns, ten times the best; and a
+  // small parallel kernel whose call is 100 us of waking threads. Both get the full protocol.
+  for (double call : {30e-9, 100e-6}) {
+    MeasureResult r;
+    double warmup = call;
+    EXPECT_FALSE(timed_by_single_call(
+        &warmup, limit(call / 10), [&] { return call; }, &r));
+    EXPECT_TRUE(r.repeats.empty());
+  }
 }
 
 }  // namespace
