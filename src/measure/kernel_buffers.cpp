@@ -140,8 +140,11 @@ std::optional<std::string> compare(const BufferSpec& spec,
 /// it is backed by 2 MiB transparent huge pages where the kernel allows it (physically contiguous
 /// memory maps to the caches the same way in every trial, so a kernel's time does not depend on
 /// which 4 KiB pages it happened to get), and freed blocks are kept for the next trial.
-std::shared_ptr<void> allocate(int64_t bytes) {
-  return std::shared_ptr<void>(tt_alloc(bytes), tt_free);
+std::shared_ptr<void> allocate(int64_t bytes, const std::string& name) {
+  void* p = tt_try_alloc(bytes);
+  TT_USER_CHECK(p != nullptr) << "cannot allocate " << bytes << " bytes for tensor '" << name
+                              << "' (out of memory)";
+  return std::shared_ptr<void>(p, tt_free);
 }
 
 }  // namespace
@@ -152,7 +155,7 @@ KernelBuffers::KernelBuffers(KernelSignature signature) : signature_(std::move(s
   for (const BufferSpec& param : all) {
     with_element_type(param.dtype, param.name, [](auto) {});
     int64_t bytes = std::max<int64_t>(1, param.num_bytes());
-    storage_.push_back(allocate(bytes));
+    storage_.push_back(allocate(bytes, param.name));
     std::memset(storage_.back().get(), 0, static_cast<size_t>(bytes));
     pointers_.push_back(storage_.back().get());
   }

@@ -131,6 +131,16 @@ BlockCache& cache() {
 extern "C" {
 
 void* tt_alloc(int64_t bytes) {
+  void* p = tt_try_alloc(bytes);
+  if (p == nullptr && bytes > 0) {
+    std::fprintf(stderr, "tensortune: tt_alloc: out of memory allocating %lld bytes\n",
+                 static_cast<long long>(bytes));
+    std::abort();
+  }
+  return p;
+}
+
+void* tt_try_alloc(int64_t bytes) {
   if (bytes < 0) {
     std::fprintf(stderr, "tensortune: tt_alloc of %lld bytes\n", static_cast<long long>(bytes));
     std::abort();
@@ -156,9 +166,7 @@ void* tt_alloc(int64_t bytes) {
     p = std::aligned_alloc(static_cast<size_t>(kAlign), static_cast<size_t>(size));
   }
   if (p == nullptr) {
-    std::fprintf(stderr, "tensortune: tt_alloc: out of memory allocating %lld bytes\n",
-                 static_cast<long long>(bytes));
-    std::abort();
+    return nullptr;
   }
   if (cached) {
     tensortune::runtime::cache().note_allocated(p, block);

@@ -23,6 +23,9 @@ int32_t tt_get_num_threads(void);
 /// Blocks of 64 KiB and more are kept when freed (up to 1 GiB in all) and handed out again for
 /// the same size, so a kernel's scratch stays mapped from one call to the next (thread-safe).
 void* tt_alloc(int64_t bytes);
+/// tt_alloc, but null when the memory is not there: for the host side (the measurer's buffers),
+/// which can say so instead of aborting.
+void* tt_try_alloc(int64_t bytes);
 void tt_free(void* ptr);
 
 }  // extern "C"

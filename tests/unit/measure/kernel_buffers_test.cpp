@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace tensortune::measure {
 namespace {
@@ -122,6 +125,32 @@ TEST(KernelBuffers, NarrowAndUnsignedIntegersAreFilledAndCompared) {
   std::optional<std::string> diff = compare_outputs(buffers, {expected}, Tolerance{});
   ASSERT_TRUE(diff);
   EXPECT_NE(diff->find("out[1] = 7, expected -1"), std::string::npos) << *diff;  // numbers
+}
+
+TEST(KernelBuffers, BuffersBeyondTheMemoryAreAUserErrorNotAnAbort) {
+  // In a child limited to 1 GiB of address space: a 4 GiB output cannot be had.
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    rlimit limit{};
+    limit.rlim_cur = limit.rlim_max = rlim_t{1} << 30;
+    ::setrlimit(RLIMIT_AS, &limit);
+    KernelSignature sig;
+    sig.name = "k";
+    sig.params = {BufferSpec{"big", ir::DataType::float32(), {int64_t{1} << 30}}};
+    int code = 2;
+    try {
+      KernelBuffers buffers(sig);
+      code = 3;
+    } catch (const UserError& e) {
+      code = std::string(e.what()).find("'big'") != std::string::npos ? 0 : 4;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of a signal: " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(KernelBuffers, UnsupportedDtypesAreUserErrors) {
