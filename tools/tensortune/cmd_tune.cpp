@@ -83,7 +83,8 @@ ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
       .option("run-timeout", "S", "seconds per candidate run (default 10)")
       .option("single-call-factor", "F",
               "time a candidate by one warm call when its check call and that call are F times "
-              "slower than the best so far (default 10; 0 = always the full protocol)")
+              "slower than the best so far and that call lasts a repeat (20 ms) "
+              "(default 10; 0 = always the full protocol)")
       .option("timing-budget", "S",
               "stop repeating a candidate's timed calls once they took S seconds in all "
               "(default 1; 0 = always every repeat)")
