@@ -68,6 +68,13 @@ bool wait_for_records(const std::string& db, int64_t n) {
   return false;
 }
 
+/// Starts a tune job in the background that only a signal ends (random tuner, batches of 4).
+e2e::Background start_endless_tune(const std::string& db) {
+  return e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db,
+                         "--trials", "100000", "--batch", "4", "--tuner", "random", "--progress",
+                         "lines"});
+}
+
 TEST(TuneCli, TunesIntoTheDatabaseAndReportsJson) {
   const std::string db = temp_path("tune.db");
   const e2e::CliResult r = run_cli(tune_args(db, 8, 4) + " --json");
@@ -125,9 +132,7 @@ TEST(TuneCli, CtrlCToTheWholeJobStoresNoCandidateAsAFailure) {
   // A terminal's Ctrl-C reaches every process of the job, the measurer's workers too: they must
   // finish the candidate in hand (killed, it was stored as a failure, never measured again).
   const std::string db = temp_path("ctrlc.db");
-  const e2e::Background p =
-      e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db, "--trials",
-                      "100000", "--batch", "4", "--tuner", "random", "--progress", "lines"});
+  const e2e::Background p = start_endless_tune(db);
   ASSERT_TRUE(wait_for_records(db, 8));
   kill(-p.pid, SIGINT);
   EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
@@ -139,9 +144,7 @@ TEST(TuneCli, CtrlCToTheWholeJobStoresNoCandidateAsAFailure) {
 
 TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {
   const std::string db = temp_path("term.db");
-  const e2e::Background p =
-      e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db, "--trials",
-                      "100000", "--batch", "4", "--tuner", "random", "--progress", "lines"});
+  const e2e::Background p = start_endless_tune(db);
   ASSERT_TRUE(wait_for_records(db, 4));
   kill(p.pid, SIGTERM);
   EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
@@ -156,9 +159,7 @@ TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {
 
 TEST(TuneCli, KillNineLosesNothingCommittedAndTheRerunResumes) {
   const std::string db = temp_path("kill.db");
-  const e2e::Background p =
-      e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db, "--trials",
-                      "100000", "--batch", "4", "--tuner", "random", "--progress", "lines"});
+  const e2e::Background p = start_endless_tune(db);
   ASSERT_TRUE(wait_for_records(db, 8));
   const int64_t committed = count_records(db);
   kill(p.pid, SIGKILL);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace tensortune::measure::detail {
 namespace {
 
@@ -15,12 +17,17 @@ TimingOptions limit(double seconds) {
   return t;
 }
 
+/// A warm call that takes `seconds` and counts itself in `*calls`.
+std::function<double()> counting_call(double seconds, int* calls) {
+  return [seconds, calls] {
+    ++*calls;
+    return seconds;
+  };
+}
+
 TEST(SingleCall, ACheckCallUnderTheLimitMakesNoSecondCall) {
   int calls = 0;
-  auto again = [&] {
-    ++calls;
-    return 1.0;
-  };
+  auto again = counting_call(1.0, &calls);
   MeasureResult r;
   double warmup = 0.5e-3;
   EXPECT_FALSE(timed_by_single_call(&warmup, limit(1e-3), again, &r));
@@ -36,10 +43,7 @@ TEST(SingleCall, ACheckCallUnderTheLimitMakesNoSecondCall) {
 TEST(SingleCall, ASlowColdCallOfAFastKernelGetsTheFullProtocol) {
   // A 9 us kernel whose first call took 130 us (threads waking, cold caches), limit 90 us.
   int calls = 0;
-  auto again = [&] {
-    ++calls;
-    return 9e-6;
-  };
+  auto again = counting_call(9e-6, &calls);
   MeasureResult r;
   double warmup = 130e-6;
   EXPECT_FALSE(timed_by_single_call(&warmup, limit(90e-6), again, &r));
@@ -50,10 +54,7 @@ TEST(SingleCall, ASlowColdCallOfAFastKernelGetsTheFullProtocol) {
 
 TEST(SingleCall, AKernelSlowTwiceIsTimedByItsWarmCall) {
   int calls = 0;
-  auto again = [&] {
-    ++calls;
-    return 40e-3;
-  };
+  auto again = counting_call(40e-3, &calls);
   MeasureResult r;
   double warmup = 50e-3;
   EXPECT_TRUE(timed_by_single_call(&warmup, limit(1e-3), again, &r));
