@@ -65,6 +65,11 @@ ExportedLibrary Compiler::write_library(const std::vector<ExportItem>& items,
                                         const std::string& runtime_archive,
                                         const ModelDecl* model) {
   TT_CHECK(items.size() == lowered.size()) << "export: one lowered kernel per item";
+  // Before the output folder is made: a GPU target left an empty one behind.
+  TT_USER_CHECK(!resolved_.is_gpu())
+      << "export: target '" << resolved_.to_string()
+      << "' is a GPU target; shared libraries and models are built for CPU targets (single "
+         "CUDA kernels are exported by `tensortune compile --target cuda ...`)";
   TT_USER_CHECK(!items.empty()) << "export: no workloads to export";
   TT_USER_CHECK(is_c_identifier(name))
       << "export: library name '" << name << "' is not a C identifier";

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 namespace tensortune {
@@ -138,6 +139,13 @@ TEST(ModelCli, ModelMistakesAreClearErrors) {
   EXPECT_NE(unknown.err.find("no input 'nope'"), std::string::npos) << unknown.err;
   EXPECT_EQ(run_cli("run-model " + temp_path("nothing")).exit_code, 1);
   EXPECT_EQ(run_cli("compile-model --target native --out " + dir).exit_code, 2);
+  // Models are CPU libraries: a CUDA target is refused before the output folder is made.
+  const std::string gpu_dir = temp_path("gpu_model");
+  CliResult gpu = run_cli("compile-model " + model("mlp.onnx") +
+                          " --target 'cuda -arch=sm_80' --out " + gpu_dir);
+  EXPECT_EQ(gpu.exit_code, 1);
+  EXPECT_NE(gpu.err.find("is a GPU target"), std::string::npos) << gpu.err;
+  EXPECT_FALSE(std::filesystem::exists(gpu_dir));
 }
 
 }  // namespace
