@@ -184,6 +184,7 @@ TEST(CliCompile, AppliesTheBestRecordAndReportsItInJson) {
   EXPECT_EQ(f.at("record_id").as_int(), best);
   EXPECT_EQ(f.at("steps").as_int(), 5);
   EXPECT_EQ(json.at("untuned").size(), 0U);
+  EXPECT_EQ(json.at("warnings").size(), 0U);
   // The parallel loop pulls tensortune's runtime (its thread pool) into the library.
   auto [rc, text] = load(out + "/my_matmul.so", "my_matmul", 64, 48, 32);
   EXPECT_EQ(rc, 0) << text;
@@ -208,6 +209,15 @@ TEST(CliCompile, AdaptsARecordOfAnotherShape) {
   auto [rc, text] =
       load(out + "/matmul_16x48x20_float32.so", "matmul_16x48x20_float32", 16, 48, 20);
   EXPECT_EQ(rc, 0) << text;
+  // --json lists the warning stderr gave: the workload without a record of its own.
+  CliResult j = run_cli("compile --workload matmul:M=16,N=48,K=20 --target native --db '" + db +
+                        "' --out '" + out + "' --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const support::Json warnings = support::Json::parse(j.out).at("warnings");
+  ASSERT_EQ(warnings.size(), 1U) << j.out;
+  EXPECT_NE(warnings.as_array().at(0).as_string().find("matmul_16x48x20_float32"),
+            std::string::npos)
+      << j.out;
 }
 
 // For a CUDA target: CUDA C and PTX per function and a manifest of buffers and launches, the

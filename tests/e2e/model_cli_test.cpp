@@ -44,6 +44,8 @@ TEST(ModelCli, TuneCompileAndRunAModel) {
   support::Json cj = support::Json::parse(c.out);
   EXPECT_EQ(cj.at("kernels").as_int(), 8);
   EXPECT_LT(cj.at("untuned").size(), 8u);  // the tuned tasks come from records
+  // Any untuned kernel is named in the one summary warning stderr gave too.
+  EXPECT_EQ(cj.at("warnings").size(), cj.at("untuned").size() > 0 ? 1u : 0u) << c.out;
   EXPECT_LT(cj.at("arena_bytes").as_int(), cj.at("activation_bytes").as_int());
   CliResult r = run_cli("run-model " + dir + " --input x=" + model("cnn.input.0.npy") +
                         " --output-dir " + out + " --json");

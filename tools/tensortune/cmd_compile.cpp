@@ -92,7 +92,7 @@ void print_result(bool json,
   }
   out["untuned"] = std::move(untuned);
   support::Json warnings = support::Json::array();
-  for (const std::string& w : compiler.warnings()) {
+  for (const std::string& w : driver_warnings(compiler)) {
     warnings.push_back(w);
   }
   out["warnings"] = std::move(warnings);

@@ -3,6 +3,7 @@
 // extracted as tuning tasks (weighted by how often they occur) and tuned with the task
 // scheduler, or built with the database's best records into a model folder.
 #include "commands.h"
+#include "db_schedule.h"
 #include "model_common.h"
 #include "pipeline.h"
 #include "progress.h"
@@ -194,7 +195,8 @@ ArgParser compile_model_parser() {
   parser.option("target", "T", kTargetHelp, {}, true)
       .option("db", "PATH", "the tuning database, read only (without it: default schedules)")
       .option("out", "DIR", "the output directory (created when missing)", {}, true)
-      .flag("json", "print one JSON document {dir, kernels, calls, untuned, arena_bytes, ...}");
+      .flag("json",
+            "print one JSON document {dir, kernels, calls, untuned, arena_bytes, ..., warnings}");
   return parser;
 }
 
@@ -217,9 +219,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
   std::map<std::string, int> sources;
   for (const driver::Compiled& c : m.functions)
     ++sources[driver::source_name(c.lookup.source)];
-  std::string summary = compiler.summary_warning();
-  if (!summary.empty())
-    std::cerr << "tensortune: warning: " << summary << "\n";
+  print_driver_warnings(compiler);
   if (p.has("json")) {
     support::Json out = support::Json::object();
     out["dir"] = m.dir;
@@ -233,6 +233,10 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     for (const std::string& u : compiler.untuned())
       untuned.push_back(u);
     out["untuned"] = std::move(untuned);
+    support::Json warnings = support::Json::array();
+    for (const std::string& w : driver_warnings(compiler))
+      warnings.push_back(w);
+    out["warnings"] = std::move(warnings);
     std::cout << out.dump() << "\n";
     return 0;
   }

@@ -43,13 +43,18 @@ ScheduleChoice exact_record(const database::Database& db,
 
 }  // namespace
 
-void print_driver_warnings(const driver::Compiler& compiler) {
-  for (const std::string& w : compiler.warnings()) {
-    std::cerr << "tensortune: warning: " << w << "\n";
-  }
+std::vector<std::string> driver_warnings(const driver::Compiler& compiler) {
+  std::vector<std::string> all = compiler.warnings();
   std::string summary = compiler.summary_warning();
   if (!summary.empty()) {
-    std::cerr << "tensortune: warning: " << summary << "\n";
+    all.push_back(std::move(summary));
+  }
+  return all;
+}
+
+void print_driver_warnings(const driver::Compiler& compiler) {
+  for (const std::string& w : driver_warnings(compiler)) {
+    std::cerr << "tensortune: warning: " << w << "\n";
   }
 }
 

@@ -7,6 +7,9 @@
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
 
+#include <string>
+#include <vector>
+
 namespace tensortune::cli {
 
 /// The schedule a kernel command uses. `--schedule default|FILE` as pipeline's load_schedule;
@@ -25,8 +28,10 @@ ScheduleChoice best_schedule(const ArgParser::Parsed& args,
                              const te::Workload& workload,
                              const std::string& command);
 
-/// Prints each stale-record warning and the summary of untuned workloads on stderr, each as
-/// "tensortune: warning: ...".
+/// The compiler's warnings: each stale-record warning, then the summary of untuned workloads.
+std::vector<std::string> driver_warnings(const driver::Compiler& compiler);
+
+/// Prints driver_warnings on stderr, each as "tensortune: warning: ...".
 void print_driver_warnings(const driver::Compiler& compiler);
 
 }  // namespace tensortune::cli
