@@ -126,6 +126,8 @@ driver::ModelDecl model_decl(const RunPlan& plan) {
 ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir) {
   graph.validate();
   Partition partition = graph::partition(graph);
+  TT_USER_CHECK(!partition.kernels.empty())
+      << "model: no kernel to build: every output is a constant or one of the model's inputs";
   std::vector<driver::ExportItem> items;
   std::vector<size_t> item_of(partition.kernels.size());  // the function each kernel calls
   for (const Task& task : built_tasks(graph, partition, compiler)) {

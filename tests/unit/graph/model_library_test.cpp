@@ -209,5 +209,33 @@ TEST(ModelLibrary, BrokenFoldersAreUserErrors) {
   LoadedModel::load(d);  // the plan as written loads
 }
 
+TEST(ModelLibrary, AModelWithNoKernelIsAClearErrorAndWritesNothing) {
+  tensortune::test::TempDir dir("tt_model_library_empty");
+  driver::Compiler compiler(nullptr, target::Target::parse("llvm"));
+  Builder constant;  // the output is a weight: nothing is computed from the input
+  constant.input("x", {4, 16});
+  constant.output(constant.constant("w", {8, 16}));
+  expect_error([&] { export_model(constant.g, compiler, dir.file("constant")); },
+               "no kernel to build");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("constant")));
+  Builder passthrough;  // the output is the input
+  passthrough.output(passthrough.input("x", {4, 16}));
+  expect_error([&] { export_model(passthrough.g, compiler, dir.file("passthrough")); },
+               "no kernel to build");
+  // Beside a computed output, a constant one is filled from the weights.
+  Builder both;
+  both.input("x", {4, 16});
+  both.output(both.node("Relu", {"x"}, "r", {4, 16}));
+  both.output(both.constant("w", {8, 16}));
+  export_model(both.g, compiler, dir.file("both"));
+  LoadedModel loaded = LoadedModel::load(dir.file("both"));
+  std::vector<float> x = testing::wave(64), r(64), w(128);
+  loaded.run({x.data()}, {r.data(), w.data()});
+  std::vector<std::vector<float>> want = Executable::build(both.g, compiler).run({x});
+  ASSERT_EQ(want.size(), 2U);
+  EXPECT_EQ(want[0], r);
+  EXPECT_EQ(want[1], w);
+}
+
 }  // namespace
 }  // namespace tensortune::graph
