@@ -248,6 +248,7 @@ TEST(CliCompile, CudaTargetWritesSourcePtxAndALaunchManifest) {
   EXPECT_EQ(f.at("record_id").as_int(), id);
   EXPECT_EQ(f.at("cuda_source").as_string(), out + "/mm.cu");
   EXPECT_EQ(json.at("untuned").size(), 0U);
+  EXPECT_EQ(json.at("warnings").size(), 0U);
 
   std::ifstream manifest_file(out + "/mm.json");
   std::stringstream manifest_text;

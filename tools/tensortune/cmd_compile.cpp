@@ -86,16 +86,7 @@ void print_result(bool json,
     functions.push_back(function_json(items[i], lib.functions[i]));
   }
   out["functions"] = std::move(functions);
-  support::Json untuned = support::Json::array();
-  for (const std::string& name : compiler.untuned()) {
-    untuned.push_back(name);
-  }
-  out["untuned"] = std::move(untuned);
-  support::Json warnings = support::Json::array();
-  for (const std::string& w : driver_warnings(compiler)) {
-    warnings.push_back(w);
-  }
-  out["warnings"] = std::move(warnings);
+  add_driver_notes(compiler, &out);
   std::cout << out.dump() << "\n";
 }
 
@@ -123,11 +114,7 @@ void print_cuda_result(bool json,
     functions.push_back(std::move(f));
   }
   out["functions"] = std::move(functions);
-  support::Json untuned = support::Json::array();
-  for (const std::string& n : compiler.untuned()) {
-    untuned.push_back(n);
-  }
-  out["untuned"] = std::move(untuned);
+  add_driver_notes(compiler, &out);
   std::cout << out.dump() << "\n";
 }
 

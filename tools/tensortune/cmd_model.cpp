@@ -229,14 +229,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     out["arena_bytes"] = m.memory.arena_bytes;
     out["activation_bytes"] = m.memory.activation_bytes;
     out["weight_bytes"] = static_cast<int64_t>(m.plan.weights.size());
-    support::Json untuned = support::Json::array();
-    for (const std::string& u : compiler.untuned())
-      untuned.push_back(u);
-    out["untuned"] = std::move(untuned);
-    support::Json warnings = support::Json::array();
-    for (const std::string& w : driver_warnings(compiler))
-      warnings.push_back(w);
-    out["warnings"] = std::move(warnings);
+    add_driver_notes(compiler, &out);
     std::cout << out.dump() << "\n";
     return 0;
   }

@@ -8,6 +8,7 @@
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/measure/measurer.h"
+#include "tensortune/measure/timing.h"
 #include "tensortune/search/tuner.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
@@ -82,9 +83,10 @@ ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
       .option("build-timeout", "S", "seconds per candidate build (default 10)")
       .option("run-timeout", "S", "seconds per candidate run (default 10)")
       .option("single-call-factor", "F",
-              "time a candidate by one warm call when its check call and that call are F times "
-              "slower than the best so far and that call lasts a repeat (20 ms) "
-              "(default 10; 0 = always the full protocol)")
+              fmt::format("time a candidate by one warm call when its check call and that "
+                          "call are F times slower than the best so far and that call lasts a "
+                          "repeat ({:g} ms) (default 10; 0 = always the full protocol)",
+                          measure::TimingOptions{}.min_repeat_ms))
       .option("timing-budget", "S",
               "stop repeating a candidate's timed calls once they took S seconds in all "
               "(default 1; 0 = always every repeat)")

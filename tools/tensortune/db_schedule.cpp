@@ -58,6 +58,19 @@ void print_driver_warnings(const driver::Compiler& compiler) {
   }
 }
 
+void add_driver_notes(const driver::Compiler& compiler, support::Json* out) {
+  support::Json untuned = support::Json::array();
+  for (const std::string& name : compiler.untuned()) {
+    untuned.push_back(name);
+  }
+  support::Json warnings = support::Json::array();
+  for (const std::string& w : driver_warnings(compiler)) {
+    warnings.push_back(w);
+  }
+  (*out)["untuned"] = std::move(untuned);
+  (*out)["warnings"] = std::move(warnings);
+}
+
 ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
                                const te::Workload& workload,
                                const std::string& command) {

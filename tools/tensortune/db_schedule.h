@@ -6,6 +6,7 @@
 #include "args.h"
 #include "pipeline.h"
 #include "tensortune/driver/compile.h"
+#include "tensortune/support/json.h"
 
 #include <string>
 #include <vector>
@@ -33,5 +34,9 @@ std::vector<std::string> driver_warnings(const driver::Compiler& compiler);
 
 /// Prints driver_warnings on stderr, each as "tensortune: warning: ...".
 void print_driver_warnings(const driver::Compiler& compiler);
+
+/// Sets `out`'s "untuned" (Compiler::untuned) and "warnings" (driver_warnings) arrays, as every
+/// --json build result lists them.
+void add_driver_notes(const driver::Compiler& compiler, support::Json* out);
 
 }  // namespace tensortune::cli
