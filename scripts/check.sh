@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# What CI runs and what everyone runs before pushing (STYLE.md section 2.12), in order: format
+# What CI runs and what everyone runs before pushing (docs/style.md section 8), in order: format
 # check, build with -Werror, the unit/golden/error/e2e tests, the layering check, the line budget,
 # and clang-tidy on the files changed since HEAD. Stops at the first failing step.
 # Options: --fix-format rewrites sources with clang-format first; --no-tidy skips clang-tidy.

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-# Enforces the module dependency table of STYLE.md section 2 (LLVM's layering rule, made
-# mechanical): every `#include "tensortune/<m>/..."` and every CMake DEPS entry must be an edge
-# of the table. Usage: check_layering.py [--root REPO]. Exit status 1 on any violation.
+# Enforces the module dependency table of ARCHITECTURE.md (docs/style.md section 1): LLVM's
+# layering rule, made mechanical. Every `#include "tensortune/<m>/..."` and every CMake DEPS entry
+# must be an edge of the table. Usage: check_layering.py [--root REPO]. Exit status 1 on any
+# violation.
 """Checks module includes and CMake DEPS against the dependency table."""
 
 import argparse
@@ -10,7 +11,7 @@ import pathlib
 import re
 import sys
 
-# Module -> modules it may depend on (STYLE.md section 2). `search` may use everything above it
+# Module -> modules it may depend on (ARCHITECTURE.md's table). `search` may use everything above it
 # except `driver`; nothing but tools/ may use `search`. tools/ and tests/ may include everything.
 ALLOWED = {
     "support": set(),
@@ -151,7 +152,7 @@ def main():
         print(error)
     if errors:
         print(f"check_layering: {len(errors)} violation(s) of the dependency table "
-              f"(STYLE.md section 2)")
+              f"(ARCHITECTURE.md, docs/style.md section 1)")
         return 1
     edges = sum(len(deps - {module}) for module, deps in used.items())
     print(f"check_layering: OK ({files} files, {len(used)} modules, {edges} module edges in use)")

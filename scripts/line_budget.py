@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-# The file-size budget of STYLE.md section 2.7: any .h/.cpp/.py file over 600 lines fails unless it
-# is on the allow-list below with a reason; files over the 400-line soft limit are listed. Prints a
-# per-module line table (like tinygrad's sz.py) so growth shows in review.
+# The file-size budget of docs/style.md section 3: any .h/.cpp/.py file over 600 lines fails
+# unless it is on the allow-list below with a reason; files over the 400-line soft limit are
+# listed. Prints a per-module line table (like tinygrad's sz.py) so growth shows in review.
 """Checks the line budget and prints lines per module."""
 
 import argparse
