@@ -3,7 +3,7 @@
 // features, vector width, cores), target machine creation, and the device fingerprint.
 #include "tensortune/codegen/host.h"
 
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/runtime/cuda_driver.h"
 

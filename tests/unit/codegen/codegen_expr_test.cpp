@@ -165,7 +165,7 @@ TEST(CodegenExpr, Float32IntrinsicsMatchCmath) {
 }
 
 TEST(CodegenExpr, VectorExpTanhErfAreAccurateOverTheirWholeRange) {
-  // float32 vectors get exp, tanh and erf as vector arithmetic (codegen_math.cpp), not libm: a
+  // float32 vectors get exp, tanh and erf as vector arithmetic (llvm/math.cpp), not libm: a
   // dense sweep of each range, the ends of exp's range, huge and tiny inputs, -0, inf and NaN.
   std::vector<float> in;
   for (int k = -40000; k < 40000; ++k) {

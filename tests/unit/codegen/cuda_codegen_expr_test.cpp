@@ -126,7 +126,7 @@ TEST(CudaCodegenExpr, PredicatedLoadAndStore) {
   EXPECT_TRUE(contains(s, "if ((i > 0)) {\n      C[i] = ((i < 5) ? A[i] : ((float)0));")) << s;
 }
 
-// Rows of 3 floats: no vector access can be proven aligned (cuda_codegen_vector_test.cpp has
+// Rows of 3 floats: no vector access can be proven aligned (cuda/vector_test.cpp has
 // the aligned ones).
 TEST(CudaCodegenExpr, VectorStoreIsAnUnrolledLaneLoop) {
   Var i("i");

@@ -2,7 +2,7 @@
 // float2/float4 memory accesses of the CUDA C generator: the modular analysis that proves an
 // index aligned, the printed loads and stores (and the cases that stay scalarised), aligned
 // declarations, and NVRTC's PTX for them (ld.global.v4.f32 / st.shared.v4.f32).
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "codegen_test_util.h"
 #include "tensortune/codegen/cuda_codegen.h"
 

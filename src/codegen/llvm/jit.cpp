@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // build_cpu: compiles a LoweredFunc in process with ORC's LLJIT. Each build has its own
 // LLVMContext and LLJIT, so several threads may build at once; the Artifact owns the JIT.
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/runtime/parallel.h"
 

@@ -2,7 +2,7 @@
 // Buffer accesses and scratch storage: scalar, contiguous (Ramp stride 1), gathered/scattered and
 // predicated (masked) loads and stores; Allocate as an entry-block alloca or tt_alloc/tt_free;
 // one alias scope per buffer.
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 

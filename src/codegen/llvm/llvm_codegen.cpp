@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CPU backend's entry points: module generation (kernel entry functions, attributes, types),
 // the O3 pipeline, and the LLVM IR / assembly text forms. Expressions, statements, memory and
-// parallel loops are emitted in the codegen_*.cpp files.
+// parallel loops are emitted in the other llvm/*.cpp files.
 #include "tensortune/codegen/llvm_codegen.h"
 
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>

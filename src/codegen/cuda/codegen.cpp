@@ -4,7 +4,7 @@
 // parameters (only the buffers it touches) and its __shared__ memory.
 #include "tensortune/codegen/cuda_codegen.h"
 
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"

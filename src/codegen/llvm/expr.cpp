@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Expressions -> LLVM values: arithmetic with floor Div/Mod, comparisons, select, casts, math
 // intrinsics (LLVM intrinsics where they exist, libm otherwise), ramps and broadcasts.
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 

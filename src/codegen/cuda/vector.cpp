@@ -5,7 +5,7 @@
 // parameters and scratch buffers to 256 bytes, __shared__ and local arrays declared
 // __align__(16)), so an element offset that is a multiple of the lane count is an aligned address.
 // Anything unproven, predicated or strided stays scalarised lane by lane.
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"

@@ -2,7 +2,7 @@
 // Parallel loops: the body is outlined into `int32_t body(int32_t index, void* closure)`, the
 // values it uses (enclosing loop and let variables, buffer pointers) are packed into a closure
 // struct on the caller's stack, and the runtime's tt_parallel_for runs it.
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 #include "tensortune/ir/ir_visitor.h"
 
 #include <unordered_set>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Statements -> LLVM control flow: serial/unrolled/vectorized loops (with loop metadata), if,
 // let, sequences; entry-block allocas and the status of nested parallel loops.
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 
 namespace tensortune::codegen::detail {
 namespace {

@@ -7,7 +7,7 @@
 // put in by integer arithmetic), about 1 ulp. tanh and erf: the odd/even rational
 // approximations Eigen and TVM's fast_tanh / fast_erf use (clamped: beyond the clamp the float
 // result is +-1). NaN in, NaN out; exp gives 0 below its normal range and inf above.
-#include "codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 
 #include <llvm/IR/Intrinsics.h>
 

@@ -6,7 +6,7 @@
 // maps each thread's elements one to one onto a much smaller array, often a single register.
 // What is left may still be strided (interleaved per-thread tiles: element v * T + thread); when
 // every index left is a multiple of one stride, it is divided by it, so the slice is dense.
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"

@@ -2,7 +2,7 @@
 // export_shared_library: LoweredFuncs -> one position-independent object file -> a shared
 // library linked by the system C compiler together with tensortune's runtime archive; with a
 // model entry point (model_entry.cpp) in the same module when one is given.
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/support/file.h"
 
@@ -75,7 +75,7 @@ void link_shared(const std::string& object,
   // library depends on system libraries only.
   // -Bsymbolic: the library's own calls (a model's entry point calling its kernel_i) bind to its
   // own definitions, so two models loaded RTLD_GLOBAL into one process never call each other's
-  // kernels (session 27 found one model's entry running another's kernel_0: wrong outputs).
+  // kernels (without it, one model's entry point ran another's kernel_0: wrong outputs).
   std::vector<llvm::StringRef> args = {*cc,
                                        "-shared",
                                        "-o",

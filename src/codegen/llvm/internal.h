@@ -22,7 +22,7 @@
 
 namespace tensortune::codegen::detail {
 
-/// exp, tanh or erf of a float32 vector `x` as vector arithmetic (codegen_math.cpp); null for
+/// exp, tanh or erf of a float32 vector `x` as vector arithmetic (llvm/math.cpp); null for
 /// any other intrinsic or type (then libm or an LLVM intrinsic computes it).
 llvm::Value* emit_vector_math(llvm::IRBuilder<>& builder, ir::Intrinsic op, llvm::Value* x);
 
@@ -117,7 +117,7 @@ class CodeGenLLVM {
     std::vector<std::pair<const ir::BufferNode*, BufferBinding>> buffers;  // the fields after
   };
 
-  // codegen_expr.cpp
+  // llvm/expr.cpp
   llvm::Value* emit(const ir::Expr& e);
   template <class T>
   llvm::Value* binary(const ir::Expr& e) {
@@ -140,7 +140,7 @@ class CodeGenLLVM {
   llvm::Value* emit_ramp(const ir::Ramp* op);
   llvm::Value* lookup_var(const ir::VarNode* v) const;
 
-  // codegen_memory.cpp
+  // llvm/memory.cpp
   llvm::Value* emit_load(const ir::Load* op);
   void emit_store(const ir::Store* op);
   void emit_allocate(const ir::Allocate* op);
@@ -149,7 +149,7 @@ class CodeGenLLVM {
   void annotate(llvm::Instruction* inst, const BufferBinding& b);
   void create_alias_scopes(const ir::LoweredFunc& func);
 
-  // codegen_stmt.cpp
+  // llvm/stmt.cpp
   void emit(const ir::Stmt& s);
   void emit_for(const ir::For* op);
   void emit_serial_loop(const ir::For* op);
@@ -164,7 +164,7 @@ class CodeGenLLVM {
                                  const char* name);
   void merge_status(llvm::Value* status);
 
-  // codegen_parallel.cpp
+  // llvm/parallel.cpp
   void emit_parallel_for(const ir::For* op);
   llvm::Function* outline_parallel_body(const ir::For* op, const Closure& closure);
   llvm::Function* declare_runtime(const char* name);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which thread-bound loops reduce across the threads of a block (TVM's allreduce): the analysis
 // lowering also runs (ir/cross_thread.h), here on the final loop IR, with the generator's error.
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "tensortune/ir/cross_thread.h"
 #include "tensortune/support/error.h"
 

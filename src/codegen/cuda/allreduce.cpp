@@ -6,7 +6,7 @@
 // when x is neither a power of two up to 32 nor a multiple of 32); every thread receives the
 // same total; and B[idx] = B[idx] op total is stored once (by every thread when B is a
 // thread-private local buffer).
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"

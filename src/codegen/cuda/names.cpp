@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Identifiers, C types and the device helper functions of generated CUDA C. Helpers implement
 // the IR's semantics where C's differ: floor division/modulo and NaN-propagating min/max.
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "tensortune/support/error.h"
 
 #include <cctype>

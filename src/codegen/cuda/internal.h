@@ -150,18 +150,18 @@ class KernelPrinter {
   std::string expr(const ir::Expr& e, const std::string& lane = "");
 
  private:
-  // Statements (cuda_codegen_stmt.cpp).
+  // Statements (cuda/stmt.cpp).
   void stmt(const ir::Stmt& s, bool sole_in_scope);
   void for_loop(const ir::For* op, bool sole_in_scope);
   void bound_loops(const ir::For* op, bool sole_in_scope);
   void store(const ir::Store* op);
   void vector_store(const ir::Store* op, const std::string& guard);
-  // Vector memory accesses (cuda_codegen_vector.cpp).
+  // Vector memory accesses (cuda/vector.cpp).
   bool vector_memory_store(const ir::Store* op, const std::string& guard);
   std::string vector_load_lane(const ir::Load* op, const std::string& lane) const;
   void allocate(const ir::Allocate* op, bool sole_in_scope);
   void let(const ir::LetStmt* op, bool sole_in_scope);
-  // Cross-thread reductions (cuda_codegen_allreduce.cpp).
+  // Cross-thread reductions (cuda/allreduce.cpp).
   void cross_thread_reduction(const ir::For* op, bool sole_in_scope);
   void combine_across_threads(ir::ReduceKind kind,
                               const std::string& acc,
@@ -178,7 +178,7 @@ class KernelPrinter {
   void close();
   void enter_range(const ir::Var& var, const ir::Expr& min, const ir::Expr& extent);
 
-  // Expressions (cuda_codegen_expr.cpp).
+  // Expressions (cuda/expr.cpp).
   std::string var_name(const ir::VarNode* v);
   std::string buffer_name(const ir::Buffer& b);
   std::string constant(const ir::Expr& e);

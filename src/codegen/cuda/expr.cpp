@@ -2,7 +2,7 @@
 // Expressions -> CUDA C text, fully parenthesised. Vector expressions are printed one lane at a
 // time (the lane is a C expression, the counter of a scalarised store); integer Div/Mod are
 // plain / and % only where both operands are provably non-negative, floor helpers elsewhere.
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 

@@ -7,7 +7,7 @@
 // A loop whose iterations write provably disjoint parts of a shared buffer it does not read (the
 // serial outer loop of a cooperative fetch) carries no write-after-write conflict on it from one
 // iteration to the next, so such a fetch gets one barrier before it, not one per iteration.
-#include "codegen/cuda_codegen_internal.h"
+#include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"

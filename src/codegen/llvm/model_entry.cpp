@@ -4,7 +4,7 @@
 // query functions (arena and weight sizes, input and output counts and sizes).
 #include "tensortune/codegen/model_entry.h"
 
-#include "codegen/codegen_llvm_internal.h"
+#include "codegen/llvm/internal.h"
 #include "tensortune/codegen/artifact.h"
 #include "tensortune/support/hash.h"
 

@@ -2,8 +2,8 @@
 // Statements -> CUDA C text: serial loops, loops bound to blockIdx/threadIdx (replaced by the
 // index), local arrays, hoisted __shared__ arrays (both 16-byte aligned for float4 accesses),
 // barriers where plan_barriers put them, and vector stores: float2/float4 accesses where
-// cuda_codegen_vector.cpp proves them aligned, else scalarised into an unrolled loop over lanes.
-#include "codegen/cuda_codegen_internal.h"
+// cuda/vector.cpp proves them aligned, else scalarised into an unrolled loop over lanes.
+#include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -154,7 +154,7 @@ void KernelPrinter::for_loop(const ir::For* op, bool sole_in_scope) {
 // each under `if (index < extent)` when the launch is wider than the loop.
 void KernelPrinter::bound_loops(const ir::For* op, bool sole_in_scope) {
   if (ctx_.cross_thread.count(op->var.get()) != 0) {
-    cross_thread_reduction(op, sole_in_scope);  // cuda_codegen_allreduce.cpp
+    cross_thread_reduction(op, sole_in_scope);  // cuda/allreduce.cpp
     return;
   }
   std::vector<const ir::For*> chain;
