@@ -38,7 +38,7 @@ int64_t leaf_extent(const schedule::LoopState& state,
   }
   const schedule::Stage& st = state.stages()[static_cast<size_t>(s)];
   int a = st.leaf_index(axis);
-  return a < 0 ? 0 : st.leaf_iters[static_cast<size_t>(a)].extent;
+  return a < 0 ? 0 : st.leaf_axes[static_cast<size_t>(a)].extent;
 }
 
 void clamp(int64_t& factor, int64_t extent) {

@@ -101,8 +101,8 @@ class NestBuilder {
 
 void NestBuilder::check_leaves(const StageDomain& d) const {
   const schedule::Stage& st = *d.stage;
-  for (size_t k = 0; k < st.leaf_iters.size(); ++k) {
-    const schedule::Iter& leaf = st.leaf_iters[k];
+  for (size_t k = 0; k < st.leaf_axes.size(); ++k) {
+    const schedule::Axis& leaf = st.leaf_axes[k];
     if (leaf.annotation != ir::ForKind::Vectorized) {
       continue;
     }
@@ -128,9 +128,9 @@ std::vector<std::vector<Placement>> NestBuilder::place_attached(size_t s,
                                                                 const StageDomain& d,
                                                                 const ir::Expr& body) {
   const schedule::Stage& st = stages_[s];
-  std::vector<std::vector<Placement>> placed(st.leaf_iters.size());
-  for (size_t k = st.leaf_iters.size(); k-- > 0;) {
-    auto it = graph_.attached.find({s, st.leaf_iters[k].name});
+  std::vector<std::vector<Placement>> placed(st.leaf_axes.size());
+  for (size_t k = st.leaf_axes.size(); k-- > 0;) {
+    auto it = graph_.attached.find({s, st.leaf_axes[k].name});
     if (it == graph_.attached.end()) {
       continue;
     }
@@ -153,13 +153,13 @@ std::vector<std::vector<Placement>> NestBuilder::place_attached(size_t s,
       Region region = infer_region(original, readers, ranges, known_);
       if (region.unbounded_dim >= 0) {
         throw ScheduleError("compute_at: the region of stage '" + producer.name +
-                            "' read inside axis '" + st.leaf_iters[k].name + "' of stage '" +
+                            "' read inside axis '" + st.leaf_axes[k].name + "' of stage '" +
                             st.name + "' is unbounded in dimension " +
                             std::to_string(region.unbounded_dim));
       }
       if (!region.read) {
         throw ScheduleError("compute_at: stage '" + producer.name + "' is computed at axis '" +
-                            st.leaf_iters[k].name + "' of stage '" + st.name +
+                            st.leaf_axes[k].name + "' of stage '" + st.name +
                             "', where nothing reads it");
       }
       Placement placement;
@@ -194,7 +194,7 @@ ir::Expr NestBuilder::placed_body(const Placement& q, ir::VarRanges* ranges) con
 }
 
 ir::Stmt NestBuilder::make_loop(const StageDomain& d, size_t k, const ir::Var& var, ir::Stmt body) {
-  const schedule::Iter& leaf = d.stage->leaf_iters[k];
+  const schedule::Axis& leaf = d.stage->leaf_axes[k];
   if (origins_ != nullptr) {
     (*origins_)[var.get()] = LoopOrigin{d.stage->name, leaf.name};
   }
@@ -212,7 +212,7 @@ ir::Stmt NestBuilder::init_nest(const StageDomain& d,
   ir::VarMap fresh;
   std::vector<size_t> loops;
   for (size_t k = r; k < d.leaf_vars.size(); ++k) {
-    if (d.stage->leaf_iters[k].kind == ir::IterKind::DataPar) {
+    if (d.stage->leaf_axes[k].kind == ir::IterKind::DataPar) {
       ir::Var v(d.leaf_vars[k].name() + ".init");
       fresh[d.leaf_vars[k].get()] = v;
       known_[v.get()] = ir::ConstBound{0, d.leaf_extents[k] - 1};
@@ -320,14 +320,14 @@ ir::LoweredFunc NestBuilder::build(const std::string& name) {
     if (st.is_placeholder() || st.attach != schedule::AttachKind::Root) {
       continue;
     }
-    std::vector<ir::Expr> zeros(st.root_iters.size(), ir::IntImm::make(ir::DataType::index(), 0));
+    std::vector<ir::Expr> zeros(st.root_axes.size(), ir::IntImm::make(ir::DataType::index(), 0));
     nests.push_back(emit_stage(s, full_root_extents(st), zeros));
   }
   for (size_t s = 0; s < stages_.size(); ++s) {
     const schedule::Stage& st = stages_[s];
     if (!emitted_[s] && st.attach == schedule::AttachKind::At) {
       throw ScheduleError("compute_at: stage '" + st.name + "' is attached at axis '" +
-                          st.attach_iter + "' of stage '" + st.attach_stage +
+                          st.attach_axis + "' of stage '" + st.attach_stage +
                           "', which is never computed (an attachment cycle)");
     }
   }

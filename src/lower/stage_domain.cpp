@@ -154,8 +154,8 @@ std::vector<ir::Var> root_axis_vars(const schedule::Stage& stage) {
   for (const ir::IterVar& r : stage.op->reduce_axes()) {
     vars.push_back(r.var);
   }
-  TT_CHECK(vars.size() == stage.root_iters.size())
-      << "lowering: stage '" << stage.name << "' has " << stage.root_iters.size()
+  TT_CHECK(vars.size() == stage.root_axes.size())
+      << "lowering: stage '" << stage.name << "' has " << stage.root_axes.size()
       << " root axes but its op has " << vars.size();
   return vars;
 }
@@ -168,13 +168,13 @@ StageDomain make_stage_domain(const schedule::Stage& stage,
   StageDomain d;
   d.stage = &stage;
   d.num_data_par = stage.op->axes.size();
-  TT_CHECK(root_extents.size() == stage.root_iters.size() &&
-           root_offset.size() == stage.root_iters.size())
+  TT_CHECK(root_extents.size() == stage.root_axes.size() &&
+           root_offset.size() == stage.root_axes.size())
       << "lowering: root extents of stage '" << stage.name << "'";
   AxisMap axes;
   std::vector<std::string> order;
-  for (size_t r = 0; r < stage.root_iters.size(); ++r) {
-    const schedule::Iter& iter = stage.root_iters[r];
+  for (size_t r = 0; r < stage.root_axes.size(); ++r) {
+    const schedule::Axis& iter = stage.root_axes[r];
     check_extent(stage, iter.name, root_extents[r]);
     axes[iter.name] = make_axis(root_extents[r], r >= d.num_data_par, false);
     order.push_back(iter.name);
@@ -187,23 +187,23 @@ StageDomain make_stage_domain(const schedule::Stage& stage,
       order.push_back(std::get<schedule::FuseRelation>(relation).fused);
     }
   }
-  d.first_reduce_leaf = stage.leaf_iters.size();
-  for (size_t k = 0; k < stage.leaf_iters.size(); ++k) {
-    const schedule::Iter& leaf = stage.leaf_iters[k];
+  d.first_reduce_leaf = stage.leaf_axes.size();
+  for (size_t k = 0; k < stage.leaf_axes.size(); ++k) {
+    const schedule::Axis& leaf = stage.leaf_axes[k];
     AxisInfo& info = axis(axes, stage, leaf.name);
     d.leaf_vars.emplace_back(leaf.name);
     d.leaf_extents.push_back(info.extent);
     info.value = d.leaf_vars.back();
     info.max = info.extent - 1;
     info.depth = static_cast<int>(k);
-    if (info.reduce && d.first_reduce_leaf == stage.leaf_iters.size()) {
+    if (info.reduce && d.first_reduce_leaf == stage.leaf_axes.size()) {
       d.first_reduce_leaf = k;
     }
   }
   derive_values(stage, axes);
   d.root_extents = std::move(root_extents);
   d.root_offset = std::move(root_offset);
-  for (const schedule::Iter& root : stage.root_iters) {
+  for (const schedule::Axis& root : stage.root_axes) {
     const AxisInfo& info = axis(axes, stage, root.name);
     TT_CHECK(info.value.defined())
         << "lowering: root axis '" << root.name << "' of stage '" << stage.name << "' has no loop";
@@ -227,7 +227,7 @@ StageDomain make_stage_domain(const schedule::Stage& stage,
     }
     ir::Expr cond = d.root_value(r) < index_const(full_extents[r]);
     if (!ir::can_prove(cond, ranges)) {
-      d.guards.push_back(Guard{cond, axes.at(stage.root_iters[r].name).depth, false});
+      d.guards.push_back(Guard{cond, axes.at(stage.root_axes[r].name).depth, false});
     }
   }
   return d;

@@ -47,12 +47,12 @@ void find_attachments(const schedule::LoopState& state, StageGraph* graph) {
       throw ScheduleError("compute_at: stage '" + st.name + "' is attached to '" + st.attach_stage +
                           "', which is not a stage with loops");
     }
-    if (stages[static_cast<size_t>(t)].leaf_index(st.attach_iter) < 0) {
+    if (stages[static_cast<size_t>(t)].leaf_index(st.attach_axis) < 0) {
       throw ScheduleError("compute_at: stage '" + st.name + "' is attached at axis '" +
-                          st.attach_iter + "' of stage '" + st.attach_stage +
+                          st.attach_axis + "' of stage '" + st.attach_stage +
                           "', which has no such axis");
     }
-    graph->attached[{static_cast<size_t>(t), st.attach_iter}].push_back(s);
+    graph->attached[{static_cast<size_t>(t), st.attach_axis}].push_back(s);
   }
 }
 
@@ -96,11 +96,11 @@ void check_consumers(const schedule::LoopState& state, const StageGraph& graph) 
       }
       // A reader computed within the same loop of the target, after `st` (its region is inferred
       // from the target's reads and that reader's).
-      const bool within = state.computed_within(reader, st.attach_stage, st.attach_iter) &&
+      const bool within = state.computed_within(reader, st.attach_stage, st.attach_axis) &&
                           state.stage_index(reader.name) > state.stage_index(st.name);
       if (reader.name != st.attach_stage && !within) {
         throw ScheduleError("compute_at: stage '" + st.name + "' is computed at axis '" +
-                            st.attach_iter + "' of stage '" + st.attach_stage +
+                            st.attach_axis + "' of stage '" + st.attach_stage +
                             "' but is also read by stage '" + reader.name +
                             "'; only its sole consumer, or a stage that consumer computes "
                             "inside that loop, can compute it");
@@ -109,7 +109,7 @@ void check_consumers(const schedule::LoopState& state, const StageGraph& graph) 
     }
     if (!read_by_target) {
       throw ScheduleError("compute_at: stage '" + st.name + "' is computed at axis '" +
-                          st.attach_iter + "' of stage '" + st.attach_stage +
+                          st.attach_axis + "' of stage '" + st.attach_stage +
                           "', which does not read it");
     }
   }

@@ -17,7 +17,7 @@ std::vector<Step> default_gpu_steps(const te::Workload& workload) {
     }
     std::vector<std::string> data;
     int64_t extent = 1;
-    for (const Iter& it : stage.root_iters) {
+    for (const Axis& it : stage.root_axes) {
       if (it.kind != ir::IterKind::Reduce) {
         data.push_back(it.name);
         extent *= it.extent;

@@ -13,24 +13,24 @@
 namespace tensortune::schedule {
 
 int Stage::leaf_index(const std::string& axis_name) const {
-  for (size_t i = 0; i < leaf_iters.size(); ++i) {
-    if (leaf_iters[i].name == axis_name) {
+  for (size_t i = 0; i < leaf_axes.size(); ++i) {
+    if (leaf_axes[i].name == axis_name) {
       return static_cast<int>(i);
     }
   }
   return -1;
 }
 
-std::vector<Iter> root_iters_of(const te::Operation& op) {
-  std::vector<Iter> iters;
+std::vector<Axis> root_axes_of(const te::Operation& op) {
+  std::vector<Axis> iters;
   if (op.is_placeholder()) {
     return iters;
   }
   for (const ir::IterVar& axis : op.axes) {
-    iters.push_back(Iter{axis.var.name(), axis.extent, ir::IterKind::DataPar});
+    iters.push_back(Axis{axis.var.name(), axis.extent, ir::IterKind::DataPar});
   }
   for (const ir::IterVar& axis : op.reduce_axes()) {
-    iters.push_back(Iter{axis.var.name(), axis.extent, ir::IterKind::Reduce});
+    iters.push_back(Axis{axis.var.name(), axis.extent, ir::IterKind::Reduce});
   }
   return iters;
 }
@@ -40,8 +40,8 @@ LoopState::LoopState(te::Workload workload) : workload_(std::move(workload)) {
     Stage stage;
     stage.name = op->name;
     stage.op = op;
-    stage.root_iters = root_iters_of(*op);
-    stage.leaf_iters = stage.root_iters;
+    stage.root_axes = root_axes_of(*op);
+    stage.leaf_axes = stage.root_axes;
     for (const te::Tensor& out : workload_.outputs()) {
       stage.is_output = stage.is_output || out.op() == op;
     }
@@ -81,7 +81,7 @@ bool LoopState::computed_within(const Stage& stage,
     return false;
   }
   const Stage& t = this->stage(target);
-  return t.leaf_index(stage.attach_iter) >= t.leaf_index(axis);
+  return t.leaf_index(stage.attach_axis) >= t.leaf_index(axis);
 }
 
 std::vector<std::string> LoopState::consumers(const std::string& name) const {

@@ -4,8 +4,8 @@
 // The split mutation follows Ansor (OSDI'20, section 5.2): move a factor between tile levels.
 #include "tensortune/search/search_space.h"
 
-#include "sketch_rules.h"
-#include "split_factors.h"
+#include "search/sketch/rules.h"
+#include "search/sketch/split_factors.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>

@@ -66,10 +66,10 @@ class Builder {
 
   void annotate(const std::string& name) {
     const Stage& stage = state_.stage(name);
-    if (stage.leaf_iters.empty()) {
+    if (stage.leaf_axes.empty()) {
       return;
     }
-    const auto& leaves = stage.leaf_iters;
+    const auto& leaves = stage.leaf_axes;
     std::string outer = leaves.front().name;
     std::string inner = leaves.back().name;
     int64_t inner_extent = leaves.back().extent;
@@ -80,9 +80,9 @@ class Builder {
     if (inner_extent <= options_.max_vector_lanes && chance(0.5)) {
       attempt(schedule::Annotate{name, inner, ir::ForKind::Vectorized});
     }
-    const auto& now = state_.stage(name).leaf_iters;
+    const auto& now = state_.stage(name).leaf_axes;
     auto it = std::find_if(now.begin(), now.end(),
-                           [&](const schedule::Iter& i) { return i.name == any; });
+                           [&](const schedule::Axis& i) { return i.name == any; });
     if (it != now.end() && it->extent <= 16 && it->annotation == ir::ForKind::Serial &&
         chance(0.3)) {
       attempt(schedule::Annotate{name, any, ir::ForKind::Unrolled});
@@ -106,7 +106,7 @@ class Builder {
 
   std::vector<std::string> leaf_names(const std::string& name) const {
     std::vector<std::string> out;
-    for (const schedule::Iter& it : state_.stage(name).leaf_iters) {
+    for (const schedule::Axis& it : state_.stage(name).leaf_axes) {
       out.push_back(it.name);
     }
     return out;

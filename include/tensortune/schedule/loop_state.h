@@ -16,7 +16,7 @@
 namespace tensortune::schedule {
 
 /// One loop axis of a stage.
-struct Iter {
+struct Axis {
   std::string name;
   /// Nominal trip count from the full tensor extents. For a stage attached with compute_at,
   /// lowering recomputes extents from the inferred region; relations stay valid either way.
@@ -46,15 +46,15 @@ struct Stage {
   /// cached tensor reads the cache buffer), so it can differ from the workload's operation.
   te::OperationRef op;
   /// The op's data-parallel axes, then its reduction axes; names are the axis variable names.
-  std::vector<Iter> root_iters;
+  std::vector<Axis> root_axes;
   /// The current loop nest, outermost first.
-  std::vector<Iter> leaf_iters;
+  std::vector<Axis> leaf_axes;
   /// Applied in order; lowering replays them to express root axes through leaf loop variables.
   std::vector<Relation> relations;
   AttachKind attach = AttachKind::Root;
   /// When attach == At: the consumer stage and one of its leaf axes. It stays a leaf: a split of
   /// that axis moves the attachment to the inner piece ("j" -> "j.i"), a fuse to the fused axis.
-  std::string attach_stage, attach_iter;
+  std::string attach_stage, attach_axis;
   bool is_output = false;
 
   bool is_placeholder() const { return op->is_placeholder(); }
@@ -96,6 +96,6 @@ class LoopState {
 };
 
 /// The initial root/leaf iterators of an operation (data-parallel axes, then reduction axes).
-std::vector<Iter> root_iters_of(const te::Operation& op);
+std::vector<Axis> root_axes_of(const te::Operation& op);
 
 }  // namespace tensortune::schedule

@@ -13,7 +13,7 @@ LoopState apply_primitive(const LoopState& state, const Annotate& step) {
   LoopState next = state;
   Stage& stage = stage_for_step(next, what, step.stage);
   int index = leaf_for_step(stage, what, step.axis);
-  Iter& iter = stage.leaf_iters[static_cast<size_t>(index)];
+  Axis& iter = stage.leaf_axes[static_cast<size_t>(index)];
   bool runs_concurrently = step.kind == ir::ForKind::Vectorized ||
                            step.kind == ir::ForKind::Parallel || ir::is_gpu_kind(step.kind);
   if (runs_concurrently && iter.kind == ir::IterKind::Reduce) {
@@ -28,7 +28,7 @@ LoopState apply_primitive(const LoopState& state, const Annotate& step) {
     }
   }
   if (step.kind == ir::ForKind::Vectorized &&
-      index + 1 != static_cast<int>(stage.leaf_iters.size())) {
+      index + 1 != static_cast<int>(stage.leaf_axes.size())) {
     throw ScheduleError("vectorize: axis '" + step.axis + "' of stage '" + step.stage +
                         "' is not the innermost axis (axes: " + join_names(leaf_names(stage)) +
                         ")");

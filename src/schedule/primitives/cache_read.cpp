@@ -131,8 +131,8 @@ LoopState apply_primitive(const LoopState& state, const CacheRead& step) {
   Stage cache_stage;
   cache_stage.name = name;
   cache_stage.op = copy;
-  cache_stage.root_iters = root_iters_of(*copy);
-  cache_stage.leaf_iters = cache_stage.root_iters;
+  cache_stage.root_axes = root_axes_of(*copy);
+  cache_stage.leaf_axes = cache_stage.root_axes;
   for (const std::string& reader : readers) {
     next.replace_op(reader,
                     redirect_reader(*next.stage(reader).op, producer->output, copy, step.blocks));

@@ -16,10 +16,10 @@ namespace {
 
 void require_untouched(const LoopState& state, const Stage& stage) {
   bool untouched = stage.relations.empty() && stage.attach == AttachKind::Root &&
-                   stage.leaf_iters.size() == stage.root_iters.size();
-  for (size_t i = 0; untouched && i < stage.leaf_iters.size(); ++i) {
-    const Iter& leaf = stage.leaf_iters[i];
-    untouched = leaf.name == stage.root_iters[i].name && leaf.annotation == ir::ForKind::Serial &&
+                   stage.leaf_axes.size() == stage.root_axes.size();
+  for (size_t i = 0; untouched && i < stage.leaf_axes.size(); ++i) {
+    const Axis& leaf = stage.leaf_axes[i];
+    untouched = leaf.name == stage.root_axes[i].name && leaf.annotation == ir::ForKind::Serial &&
                 leaf.auto_unroll_max_step == 0;
   }
   untouched = untouched && attached_stages(state, stage.name).empty();
@@ -69,13 +69,13 @@ LoopState apply_primitive(const LoopState& state, const CacheWrite& step) {
   Stage cache_stage;
   cache_stage.name = cache_name;
   cache_stage.op = cache;
-  cache_stage.root_iters = root_iters_of(*cache);
-  cache_stage.leaf_iters = cache_stage.root_iters;
+  cache_stage.root_axes = root_axes_of(*cache);
+  cache_stage.leaf_axes = cache_stage.root_axes;
 
   Stage& rewritten = next.mutable_stage(step.stage);
   rewritten.op = copy;
-  rewritten.root_iters = root_iters_of(*copy);
-  rewritten.leaf_iters = rewritten.root_iters;
+  rewritten.root_axes = root_axes_of(*copy);
+  rewritten.leaf_axes = rewritten.root_axes;
   next.insert_stage(static_cast<size_t>(next.stage_index(step.stage)), std::move(cache_stage));
   return next;
 }

@@ -16,7 +16,7 @@ std::string join_names(const std::vector<std::string>& names) {
 
 std::vector<std::string> leaf_names(const Stage& stage) {
   std::vector<std::string> names;
-  for (const Iter& iter : stage.leaf_iters) {
+  for (const Axis& iter : stage.leaf_axes) {
     names.push_back(iter.name);
   }
   return names;
@@ -59,7 +59,7 @@ int leaf_for_step(const Stage& stage, const char* what, const std::string& axis)
 
 void require_fresh_axis_name(const Stage& stage, const char* what, const std::string& name) {
   bool taken = stage.leaf_index(name) >= 0;
-  for (const Iter& iter : stage.root_iters) {
+  for (const Axis& iter : stage.root_axes) {
     taken = taken || iter.name == name;
   }
   for (const Relation& relation : stage.relations) {
@@ -84,8 +84,8 @@ void move_attachments(LoopState& state,
       continue;
     }
     for (const std::string& axis : from) {
-      if (s.attach_iter == axis) {
-        state.mutable_stage(s.name).attach_iter = to;
+      if (s.attach_axis == axis) {
+        state.mutable_stage(s.name).attach_axis = to;
         break;
       }
     }

@@ -75,7 +75,7 @@ LoopState apply_primitive(const LoopState& state, const ComputeAt& step) {
   Stage& moved = next.mutable_stage(step.stage);
   moved.attach = AttachKind::At;
   moved.attach_stage = step.target_stage;
-  moved.attach_iter = step.target_axis;
+  moved.attach_axis = step.target_axis;
   return next;
 }
 

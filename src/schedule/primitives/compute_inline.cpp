@@ -26,7 +26,7 @@ LoopState apply_primitive(const LoopState& state, const ComputeInline& step) {
   }
   stage.attach = AttachKind::Inline;
   stage.attach_stage.clear();
-  stage.attach_iter.clear();
+  stage.attach_axis.clear();
   return next;
 }
 

@@ -10,7 +10,7 @@ LoopState apply_primitive(const LoopState& state, const ComputeRoot& step) {
   require_compute(stage, "compute_root");
   stage.attach = AttachKind::Root;
   stage.attach_stage.clear();
-  stage.attach_iter.clear();
+  stage.attach_axis.clear();
   return next;
 }
 

@@ -14,7 +14,7 @@ LoopState apply_primitive(const LoopState& state, const Fuse& step) {
     throw ScheduleError("fuse: no axes given for stage '" + step.stage + "'");
   }
   int first = leaf_for_step(stage, "fuse", step.axes[0]);
-  const Iter& head = stage.leaf_iters[static_cast<size_t>(first)];
+  const Axis& head = stage.leaf_axes[static_cast<size_t>(first)];
   int64_t extent = 1;
   for (size_t n = 0; n < step.axes.size(); ++n) {
     int index = leaf_for_step(stage, "fuse", step.axes[n]);
@@ -24,7 +24,7 @@ LoopState apply_primitive(const LoopState& state, const Fuse& step) {
                           "' is not right inside '" + step.axes[n == 0 ? 0 : n - 1] +
                           "' (axes: " + join_names(leaf_names(stage)) + ")");
     }
-    const Iter& iter = stage.leaf_iters[static_cast<size_t>(index)];
+    const Axis& iter = stage.leaf_axes[static_cast<size_t>(index)];
     if (iter.kind != head.kind) {
       throw ScheduleError("fuse: axis '" + iter.name + "' of stage '" + step.stage + "' is a " +
                           (iter.kind == ir::IterKind::Reduce ? "reduction" : "data-parallel") +
@@ -37,10 +37,10 @@ LoopState apply_primitive(const LoopState& state, const Fuse& step) {
   }
   const std::string name = fused_axis_name(step.axes);
   require_fresh_axis_name(stage, "fuse", name);
-  Iter fused{name, extent, head.kind, ir::ForKind::Serial, 0};
-  auto begin = stage.leaf_iters.begin() + first;
-  auto pos = stage.leaf_iters.erase(begin, begin + static_cast<std::ptrdiff_t>(step.axes.size()));
-  stage.leaf_iters.insert(pos, fused);
+  Axis fused{name, extent, head.kind, ir::ForKind::Serial, 0};
+  auto begin = stage.leaf_axes.begin() + first;
+  auto pos = stage.leaf_axes.erase(begin, begin + static_cast<std::ptrdiff_t>(step.axes.size()));
+  stage.leaf_axes.insert(pos, fused);
   stage.relations.emplace_back(FuseRelation{step.axes, name});
   move_attachments(next, step.stage, step.axes, name);
   return next;

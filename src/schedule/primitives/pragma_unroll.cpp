@@ -15,7 +15,7 @@ LoopState apply_primitive(const LoopState& state, const PragmaUnroll& step) {
                         std::to_string(step.max_step) + " for axis '" + step.axis + "' of stage '" +
                         step.stage + "')");
   }
-  stage.leaf_iters[static_cast<size_t>(index)].auto_unroll_max_step = step.max_step;
+  stage.leaf_axes[static_cast<size_t>(index)].auto_unroll_max_step = step.max_step;
   return next;
 }
 

@@ -27,14 +27,14 @@ void reorder_axes(LoopState& state,
     }
     positions.push_back(index);
   }
-  std::vector<Iter> moved;
+  std::vector<Axis> moved;
   moved.reserve(positions.size());
   for (int index : positions) {
-    moved.push_back(stage.leaf_iters[static_cast<size_t>(index)]);
+    moved.push_back(stage.leaf_axes[static_cast<size_t>(index)]);
   }
   std::sort(positions.begin(), positions.end());
   for (size_t n = 0; n < positions.size(); ++n) {
-    stage.leaf_iters[static_cast<size_t>(positions[n])] = moved[n];
+    stage.leaf_axes[static_cast<size_t>(positions[n])] = moved[n];
   }
 }
 

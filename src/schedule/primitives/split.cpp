@@ -20,20 +20,20 @@ void split_axis(LoopState& state,
                         std::to_string(factor) + " for axis '" + axis + "' of stage '" +
                         stage_name + "')");
   }
-  const Iter parent = stage.leaf_iters[static_cast<size_t>(index)];
+  const Axis parent = stage.leaf_axes[static_cast<size_t>(index)];
   int64_t extent = parent.extent;
   int64_t inner_extent = nparts ? (extent + factor - 1) / factor : factor;
   inner_extent = inner_extent < 1 ? 1 : inner_extent;
   int64_t outer_extent = (extent + inner_extent - 1) / inner_extent;
 
-  Iter outer{axis + ".o", outer_extent, parent.kind, ir::ForKind::Serial, 0};
-  Iter inner{axis + ".i", inner_extent, parent.kind, ir::ForKind::Serial, 0};
+  Axis outer{axis + ".o", outer_extent, parent.kind, ir::ForKind::Serial, 0};
+  Axis inner{axis + ".i", inner_extent, parent.kind, ir::ForKind::Serial, 0};
   require_fresh_axis_name(stage, what, outer.name);
   require_fresh_axis_name(stage, what, inner.name);
 
-  auto pos = stage.leaf_iters.begin() + index;
-  pos = stage.leaf_iters.erase(pos);
-  stage.leaf_iters.insert(pos, {outer, inner});
+  auto pos = stage.leaf_axes.begin() + index;
+  pos = stage.leaf_axes.erase(pos);
+  stage.leaf_axes.insert(pos, {outer, inner});
   stage.relations.emplace_back(SplitRelation{axis, outer.name, inner.name, inner_extent});
   // A stage computed inside the split loop stays inside the whole of it: the
   // innermost piece.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The DAG analysis the sketch rules read (Ansor's AccessAnalyzer, reduced to what the CPU rules
 // need): reductions, data reuse, packable inputs, element-wise epilogue chains.
-#include "sketch_rules.h"
+#include "search/sketch/rules.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
@@ -217,7 +217,7 @@ namespace {
 /// See StageInfo::is_transform.
 bool is_transform(const StageInfo& info) {
   int64_t volume = 1;
-  for (const schedule::Iter& r : info.reduce_axes) {
+  for (const schedule::Axis& r : info.reduce_axes) {
     if (r.extent > kTransformExtent)
       return false;
     volume *= r.extent;
@@ -254,7 +254,7 @@ DagInfo analyse(const te::Workload& workload) {
     info.op = stage.op;
     info.is_output = stage.is_output;
     info.is_reduction = stage.op->reduce() != nullptr;
-    for (const schedule::Iter& it : stage.root_iters) {
+    for (const schedule::Axis& it : stage.root_axes) {
       (it.kind == ir::IterKind::Reduce ? info.reduce_axes : info.data_axes).push_back(it);
     }
     info.consumers = state.consumers(stage.name);
@@ -270,7 +270,7 @@ DagInfo analyse(const te::Workload& workload) {
       info.has_reuse = info.has_reuse && !info.is_transform && !info.constant_only;
     }
     std::vector<std::string> names;
-    for (const schedule::Iter& it : info.data_axes) {
+    for (const schedule::Axis& it : info.data_axes) {
       names.push_back(it.name);
     }
     dag.copy_axes.emplace_back(stage.name, names);

@@ -3,8 +3,8 @@
 // stages, reductions like softmax's max and sum, pooling, and any compute nobody wrote rules
 // for). Ansor (OSDI'20) applies the same annotations after sketch generation (parallel,
 // vectorize, auto-unroll) and changes compute locations as a mutation.
-#include "sketch_rules.h"
-#include "split_factors.h"
+#include "search/sketch/rules.h"
+#include "search/sketch/split_factors.h"
 #include "tensortune/support/error.h"
 
 namespace tensortune::search::detail {
@@ -50,11 +50,11 @@ class GenericPlan final : public StagePlan {
         consumer_(std::move(consumer)),
         cpu_(cpu),
         prepare_(stage.constant_only) {
-    for (const schedule::Iter& it : stage.data_axes) {
+    for (const schedule::Axis& it : stage.data_axes) {
       data_.push_back(it.name);
       extents_.push_back(it.extent);
     }
-    for (const schedule::Iter& it : stage.reduce_axes) {
+    for (const schedule::Axis& it : stage.reduce_axes) {
       reduce_.push_back(it.name);
     }
     if (!data_.empty()) {

@@ -5,8 +5,8 @@
 // "gpu-tile+shared" (also "+vthread") stages every input through shared memory, fetched by the
 // block's threads together at each outer reduction step. Every other stage fuses its data-parallel
 // axes and binds them to blocks and threads, its reduction running inside each thread.
-#include "sketch_rules.h"
-#include "split_factors.h"
+#include "search/sketch/rules.h"
+#include "search/sketch/split_factors.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
@@ -27,7 +27,7 @@ class GpuGenericPlan final : public StagePlan {
  public:
   GpuGenericPlan(const StageInfo& stage, KnobTable& knobs) : stage_(stage.name) {
     int64_t extent = 1;
-    for (const schedule::Iter& it : stage.data_axes) {
+    for (const schedule::Axis& it : stage.data_axes) {
       data_.push_back(it.name);
       extent *= it.extent;
     }
@@ -69,7 +69,7 @@ class GpuGenericPlan final : public StagePlan {
 class GpuTilePlan final : public StagePlan {
  public:
   GpuTilePlan(const StageInfo& stage, KnobTable& knobs) : stage_(stage.name) {
-    for (const schedule::Iter& it : stage.data_axes) {
+    for (const schedule::Axis& it : stage.data_axes) {
       std::vector<std::vector<int64_t>> choices;
       for (const std::vector<int64_t>& c : split_choices(it.extent, 2, kMaxThreadTile)) {
         if (c[0] <= kMaxAxisThreads) {
@@ -79,7 +79,7 @@ class GpuTilePlan final : public StagePlan {
       data_.push_back({it.name, knobs.add(stage_ + "." + it.name + ".split", KnobKind::Split,
                                           std::move(choices))});
     }
-    for (const schedule::Iter& it : stage.reduce_axes) {
+    for (const schedule::Axis& it : stage.reduce_axes) {
       reduce_.push_back({it.name, knobs.add(stage_ + ".local." + it.name + ".split",
                                             KnobKind::Split, split_choices(it.extent, 1))});
     }
@@ -188,7 +188,7 @@ class GpuSharedTilePlan final : public StagePlan {
       }
     }
     for (size_t d = 0; d < stage.data_axes.size(); ++d) {
-      const schedule::Iter& it = stage.data_axes[d];
+      const schedule::Axis& it = stage.data_axes[d];
       const bool threaded = kinds[d] != ir::ForKind::Serial;
       // (outer, inner) factors: (threads, per-thread) or, with virtual threads, (per-thread,
       // threads).
@@ -208,7 +208,7 @@ class GpuSharedTilePlan final : public StagePlan {
           Axis{it.name, outer_name, it.extent, kinds[d],
                knobs.add(stage_ + "." + it.name + ".split", KnobKind::Split, std::move(choices))});
     }
-    for (const schedule::Iter& it : stage.reduce_axes) {
+    for (const schedule::Axis& it : stage.reduce_axes) {
       reduce_.push_back(
           {it.name, knobs.add(stage_ + ".local." + it.name + ".split", KnobKind::Split,
                               split_choices(it.extent, 1, kMaxSharedReduction))});
@@ -436,7 +436,7 @@ std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
     sketches.push_back(make_sketch(name.empty() ? "gpu-generic" : name, knobs, std::move(plans)));
   }
   if (std::optional<Sketch> cross_thread = gpu_cross_thread_sketch(dag)) {
-    sketches.push_back(std::move(*cross_thread));  // sketch_rules_gpu_reduce.cpp
+    sketches.push_back(std::move(*cross_thread));  // sketch/gpu_reduce.cpp
   }
   return sketches;
 }

@@ -7,7 +7,7 @@
 // combine), its reduction axes fused and split so that the inner part, a thread-count knob, is
 // bound to threadIdx.x: thread t reads elements t, t + T, t + 2T, ... (adjacent threads read
 // adjacent elements). It is a second sketch beside gpu-generic, whose rows run in one thread.
-#include "sketch_rules.h"
+#include "search/sketch/rules.h"
 
 #include <algorithm>
 
@@ -21,9 +21,9 @@ constexpr int64_t kMaxThreadsPerBlock = 1024;
 /// Below this many reduced elements per row a thread alone is as good (pool2d's 3x3 windows).
 constexpr int64_t kMinCrossThreadExtent = 32;
 
-int64_t extent_of(const std::vector<schedule::Iter>& axes) {
+int64_t extent_of(const std::vector<schedule::Axis>& axes) {
   int64_t n = 1;
-  for (const schedule::Iter& it : axes) {
+  for (const schedule::Axis& it : axes) {
     n *= it.extent;
   }
   return n;
@@ -33,8 +33,8 @@ class GpuReducePlan final : public StagePlan {
  public:
   GpuReducePlan(const StageInfo& stage, KnobTable& knobs)
       : stage_(stage.name),
-        data_(iter_names(stage.data_axes)),
-        reduce_(iter_names(stage.reduce_axes)) {
+        data_(axis_names(stage.data_axes)),
+        reduce_(axis_names(stage.reduce_axes)) {
     const int64_t rows = extent_of(stage.data_axes);
     const int64_t extent = extent_of(stage.reduce_axes);
     // At most the reduction's extent: a wider split would leave threads idle, and lowering

@@ -3,8 +3,8 @@
 // CPU kernel gets right without measuring (full vectors, a register tile that hides FMA latency
 // without spilling, an unroll budget that covers it, a parallel loop with work for every core).
 // The plans multiply the factors that apply to their knobs.
-#include "sketch_rules.h"
-#include "split_factors.h"
+#include "search/sketch/rules.h"
+#include "search/sketch/split_factors.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 // stage is tiled, whether an optional element-wise stage is inlined) are combined into sketches;
 // every other decision is a knob of the sketch. Walks stages from outputs to inputs so a producer
 // can be computed at loops its consumer's plan already named.
-#include "sketch_rules.h"
+#include "search/sketch/rules.h"
 
 #include "tensortune/support/error.h"
 

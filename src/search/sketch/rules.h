@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to src/search: the sketch rules (CPU; GPU in sketch_rules_gpu.cpp). The compute DAG is
+// Private to src/search: the sketch rules (CPU; GPU in sketch/gpu.cpp). The compute DAG is
 // analysed once (which stages reduce, which have data reuse, who reads whom); a sketch is a list of
 // stage plans, one per compute stage (inline, generic, multi-level tiling), each owning its knobs
 // and emitting its schedule steps for chosen knob values.
@@ -39,8 +39,8 @@ struct StageInfo {
   /// Reads only constant inputs (Winograd's weight transform): computed at the root, never at a
   /// consumer's loop, so it lowers into the prepare function.
   bool constant_only = false;
-  std::vector<schedule::Iter> data_axes;
-  std::vector<schedule::Iter> reduce_axes;
+  std::vector<schedule::Axis> data_axes;
+  std::vector<schedule::Axis> reduce_axes;
   /// Compute stages reading this one, in stage order.
   std::vector<std::string> consumers;
   /// Inputs worth packing into a local copy inside the tiled nest (reuse stages only): read once,
@@ -289,23 +289,23 @@ void emit_split_chain(const std::string& stage,
                       const std::vector<int64_t>& inner,
                       Steps& out);
 /// The names of `axes`, in order.
-std::vector<std::string> iter_names(const std::vector<schedule::Iter>& axes);
+std::vector<std::string> axis_names(const std::vector<schedule::Axis>& axes);
 /// Fuses `axes` of `stage` (when there are two or more) and returns the loop's name
 /// (schedule::fused_axis_name).
 std::string emit_fuse(const std::string& stage, const std::vector<std::string>& axes, Steps& out);
 
-/// The sketch of `workload` for a GPU target (sketch_rules_gpu.cpp).
+/// The sketch of `workload` for a GPU target (sketch/gpu.cpp).
 std::vector<Sketch> gpu_sketches(const te::Workload& workload);
 
 /// A GPU stage without data reuse: its data-parallel axes fused and split over blocks and
-/// threads, any reduction run by each thread alone (sketch_rules_gpu.cpp).
+/// threads, any reduction run by each thread alone (sketch/gpu.cpp).
 PlanRef make_gpu_generic_plan(const StageInfo& stage, KnobTable& knobs);
 
 /// The GPU sketch whose reductions without data reuse over at least 32 elements run across the
 /// threads of a block (a `<stage>.threads` knob of [threads along the reduction, rows per block]
 /// and a `<stage>.unroll` knob each), other stages as gpu_sketches' generic plan; nullopt when
 /// there is no such reduction or some stage reuses data across more than one output element
-/// (sketch_rules_gpu_reduce.cpp).
+/// (sketch/gpu_reduce.cpp).
 std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag);
 
 /// Every sketch of `workload` for `target`: for a CPU the rules' combinations of tiling variants,

@@ -3,7 +3,7 @@
 // "SplitFactorizationMemo"), extended with the factorizations of the extent rounded up to a
 // multiple of 16 and 64, so a prime or awkward extent (257, 513, 1000) still gets vector-friendly
 // tiles with a guarded tail instead of only the trivial ones.
-#include "split_factors.h"
+#include "search/sketch/split_factors.h"
 
 #include "tensortune/support/error.h"
 

@@ -8,8 +8,8 @@
 // input may be packed once, at the root, in panels [N/v, K, v] that lowering moves to the prepare
 // function); and a vectorized axis other than the last, with the inputs that read it copied in a
 // layout blocked by the vector length (conv over NCHW vectorized over output channels, OIHW16o).
-#include "sketch_rules.h"
-#include "split_factors.h"
+#include "search/sketch/rules.h"
+#include "search/sketch/split_factors.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/support/error.h"
 
@@ -44,9 +44,9 @@ void emit_split_chain(const std::string& stage,
   }
 }
 
-std::vector<std::string> iter_names(const std::vector<schedule::Iter>& axes) {
+std::vector<std::string> axis_names(const std::vector<schedule::Axis>& axes) {
   std::vector<std::string> names;
-  for (const schedule::Iter& it : axes) {
+  for (const schedule::Axis& it : axes) {
     names.push_back(it.name);
   }
   return names;
@@ -100,9 +100,9 @@ class TilePlan final : public StagePlan {
   TilePlan(const TileSpec& spec, const DagInfo& dag, KnobTable& knobs)
       : c_(spec.stage->name), variant_(spec.variant), level_(spec.level), cpu_(spec.cpu) {
     const StageInfo& c = *spec.stage;
-    data_ = iter_names(c.data_axes);
+    data_ = axis_names(c.data_axes);
     find_axes_read(*c.op);
-    for (const schedule::Iter& it : c.reduce_axes) {
+    for (const schedule::Axis& it : c.reduce_axes) {
       reduce_.push_back(it.name);
     }
     x_ = variant_ == TileVariant::CacheWrite ? c_ + ".local" : c_;
@@ -111,7 +111,7 @@ class TilePlan final : public StagePlan {
     } else if (variant_ == TileVariant::Fused) {
       TT_CHECK(!spec.chain.empty()) << "fused tiling of '" << c_ << "' without an epilogue";
       for (const StageInfo* e : spec.chain) {
-        middle_.emplace_back(e->name, iter_names(e->data_axes));
+        middle_.emplace_back(e->name, axis_names(e->data_axes));
       }
       outer_ = middle_.back();
       middle_.pop_back();
@@ -121,7 +121,7 @@ class TilePlan final : public StagePlan {
       blocks_ = spec.vector_axis->blocks;
     }
     for (size_t d = 0; d < c.data_axes.size(); ++d) {
-      const schedule::Iter& it = c.data_axes[d];
+      const schedule::Axis& it = c.data_axes[d];
       std::vector<std::vector<int64_t>> choices = split_choices(it.extent, 3);
       if (d == vec_) {
         choices =
@@ -136,7 +136,7 @@ class TilePlan final : public StagePlan {
       data_split_.push_back(
           knobs.add(c_ + "." + it.name + ".split", KnobKind::Split, std::move(choices)));
     }
-    for (const schedule::Iter& it : c.reduce_axes) {
+    for (const schedule::Axis& it : c.reduce_axes) {
       reduce_split_.push_back(knobs.add(c_ + "." + it.name + ".split", KnobKind::Split,
                                         split_choices(it.extent, 1, kMaxReductionFactor)));
     }

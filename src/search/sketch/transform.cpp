@@ -6,8 +6,8 @@
 // loop of its consumer (the data transform per tile of the batched GEMM's tile axis, the inverse
 // per output channel), so its output is a small block that stays in cache instead of a whole
 // intermediate tensor written out and read back.
-#include "sketch_rules.h"
-#include "split_factors.h"
+#include "search/sketch/rules.h"
+#include "search/sketch/split_factors.h"
 
 #include <algorithm>
 
@@ -19,13 +19,13 @@ class TransformPlan final : public StagePlan {
   TransformPlan(const StageInfo& stage, PlanRef consumer, const CpuShape& cpu, KnobTable& knobs)
       : stage_(stage.name), consumer_(std::move(consumer)), cpu_(cpu) {
     bytes_ = stage.op->output.num_elements() * stage.op->output.dtype().bytes();
-    for (const schedule::Iter& it : stage.data_axes) {
+    for (const schedule::Axis& it : stage.data_axes) {
       (it.extent <= kTransformExtent ? small_ : large_).push_back(it.name);
       if (it.extent > kTransformExtent) {
         large_extents_.push_back(it.extent);
       }
     }
-    for (const schedule::Iter& it : stage.reduce_axes) {
+    for (const schedule::Axis& it : stage.reduce_axes) {
       small_.push_back(it.name);
     }
     vector_ = knobs.add_values(stage_ + ".vector", KnobKind::VectorLength,

@@ -93,7 +93,7 @@ TEST(CrossThreadReduction, RefusesThreadIdxYOnAReductionAxis) {
   const te::Workload w = te::make_workload("softmax:M=4,N=40");
   schedule::LoopState state = schedule::apply_steps(w, {Split{"softmax_max", "rk", 8, false}});
   schedule::Stage& stage = state.mutable_stage("softmax_max");
-  stage.leaf_iters[static_cast<size_t>(stage.leaf_index("rk.i"))].annotation = ir::ForKind::ThreadY;
+  stage.leaf_axes[static_cast<size_t>(stage.leaf_index("rk.i"))].annotation = ir::ForKind::ThreadY;
   const std::string message = lower_error(state);
   EXPECT_NE(message.find("axis 'rk.i' of stage 'softmax_max' (threadIdx.y)"), std::string::npos)
       << message;

@@ -50,7 +50,7 @@ TEST(LowerAnnotate, VectorizedAxisWithALoopInsideStaysAnAnnotatedLoop) {
   // refuse): the loop stays, annotated, and the result is right.
   te::Workload w = matmul_workload(3, 8, 5);
   schedule::LoopState state = schedule::apply_steps(w, {Split{"C", "j", 8}});
-  state.mutable_stage("C").leaf_iters[2].annotation = ir::ForKind::Vectorized;
+  state.mutable_stage("C").leaf_axes[2].annotation = ir::ForKind::Vectorized;
   ir::LoweredFunc f = lower(state, target::Target{}, "f");
   EXPECT_TRUE(runs_like_reference(w, f));
   EXPECT_GE(count_in(f, "vectorized"), 1) << ir::to_string(f);

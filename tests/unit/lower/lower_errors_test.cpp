@@ -38,7 +38,7 @@ TEST(LowerErrors, BindOfAnExtentOneAxisOnACpuIsStillAnError) {
 TEST(LowerErrors, VectorizedReductionAxis) {
   // The schedule step refuses this already; a state built another way is refused by lowering.
   schedule::LoopState state(matmul_workload(8, 8, 8));
-  state.mutable_stage("C").leaf_iters[2].annotation = ir::ForKind::Vectorized;
+  state.mutable_stage("C").leaf_axes[2].annotation = ir::ForKind::Vectorized;
   std::string message = lower_error(state, target::Target{});
   EXPECT_NE(message.find("vectorize: axis 'k' of stage 'C' is a reduction axis"), std::string::npos)
       << message;

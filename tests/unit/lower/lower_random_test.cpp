@@ -22,7 +22,7 @@ Step random_step(const schedule::LoopState& state, support::Rng& rng) {
     }
   }
   const schedule::Stage& st = *computes[rng.pick(computes.size())];
-  const std::vector<schedule::Iter>& leaves = st.leaf_iters;
+  const std::vector<schedule::Axis>& leaves = st.leaf_axes;
   const std::string& axis = leaves[rng.pick(leaves.size())].name;
   switch (rng.uniform_int(0, 9)) {
     case 0:
@@ -37,7 +37,7 @@ Step random_step(const schedule::LoopState& state, support::Rng& rng) {
     }
     case 3: {
       std::vector<std::string> order;
-      for (const schedule::Iter& it : leaves) {
+      for (const schedule::Axis& it : leaves) {
         order.push_back(it.name);
       }
       for (size_t k = order.size(); k > 1; --k) {
@@ -58,7 +58,7 @@ Step random_step(const schedule::LoopState& state, support::Rng& rng) {
       }
       const schedule::Stage& target = state.stage(consumers[rng.pick(consumers.size())]);
       return schedule::ComputeAt{st.name, target.name,
-                                 target.leaf_iters[rng.pick(target.leaf_iters.size())].name};
+                                 target.leaf_axes[rng.pick(target.leaf_axes.size())].name};
     }
     case 8:
       return rng.uniform_int(0, 1) == 0 ? Step{schedule::ComputeInline{st.name}}

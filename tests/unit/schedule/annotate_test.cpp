@@ -17,16 +17,16 @@ TEST(Annotate, SetsTheLoopKindOfOneAxis) {
        Annotate{"C", "i", ir::ForKind::Parallel}, Annotate{"C", "j.i", ir::ForKind::Vectorized},
        Annotate{"C", "k", ir::ForKind::Unrolled}});
   const Stage& c = state.stage("C");
-  EXPECT_EQ(c.leaf_iters[c.leaf_index("i")].annotation, ir::ForKind::Parallel);
-  EXPECT_EQ(c.leaf_iters[c.leaf_index("j.o")].annotation, ir::ForKind::Serial);
-  EXPECT_EQ(c.leaf_iters[c.leaf_index("k")].annotation, ir::ForKind::Unrolled);
-  EXPECT_EQ(c.leaf_iters[c.leaf_index("j.i")].annotation, ir::ForKind::Vectorized);
+  EXPECT_EQ(c.leaf_axes[c.leaf_index("i")].annotation, ir::ForKind::Parallel);
+  EXPECT_EQ(c.leaf_axes[c.leaf_index("j.o")].annotation, ir::ForKind::Serial);
+  EXPECT_EQ(c.leaf_axes[c.leaf_index("k")].annotation, ir::ForKind::Unrolled);
+  EXPECT_EQ(c.leaf_axes[c.leaf_index("j.i")].annotation, ir::ForKind::Vectorized);
 }
 
 TEST(Annotate, SerialClearsAnAnnotation) {
   LoopState state = apply_steps(testing::matmul_relu(), {Annotate{"D", "i", ir::ForKind::Parallel},
                                                          Annotate{"D", "i", ir::ForKind::Serial}});
-  EXPECT_EQ(state.stage("D").leaf_iters[0].annotation, ir::ForKind::Serial);
+  EXPECT_EQ(state.stage("D").leaf_axes[0].annotation, ir::ForKind::Serial);
 }
 
 TEST(Annotate, AcceptsGpuBindingsOnDataParallelAxes) {
@@ -34,8 +34,8 @@ TEST(Annotate, AcceptsGpuBindingsOnDataParallelAxes) {
       apply_steps(testing::matmul_relu(),
                   {Split{"D", "i", 16, false}, Annotate{"D", "i.o", ir::ForKind::BlockX},
                    Annotate{"D", "i.i", ir::ForKind::ThreadX}});
-  EXPECT_EQ(state.stage("D").leaf_iters[0].annotation, ir::ForKind::BlockX);
-  EXPECT_EQ(state.stage("D").leaf_iters[1].annotation, ir::ForKind::ThreadX);
+  EXPECT_EQ(state.stage("D").leaf_axes[0].annotation, ir::ForKind::BlockX);
+  EXPECT_EQ(state.stage("D").leaf_axes[1].annotation, ir::ForKind::ThreadX);
 }
 
 TEST(Annotate, RejectsVectorizingAReductionAxis) {
@@ -69,13 +69,13 @@ TEST(Annotate, BindsAReductionAxisToThreadIdxX) {
                                 {Split{"C", "k", 4, false}, Reorder{"C", {"i", "j", "k.i", "k.o"}},
                                  Annotate{"C", "k.i", ir::ForKind::ThreadX}});
   const Stage& c = state.stage("C");
-  EXPECT_EQ(c.leaf_iters[c.leaf_index("k.i")].annotation, ir::ForKind::ThreadX);
+  EXPECT_EQ(c.leaf_axes[c.leaf_index("k.i")].annotation, ir::ForKind::ThreadX);
 }
 
 TEST(Annotate, UnrollsAReductionAxis) {
   LoopState state =
       apply_steps(testing::matmul_relu(), {Annotate{"C", "k", ir::ForKind::Unrolled}});
-  EXPECT_EQ(state.stage("C").leaf_iters[2].annotation, ir::ForKind::Unrolled);
+  EXPECT_EQ(state.stage("C").leaf_axes[2].annotation, ir::ForKind::Unrolled);
 }
 
 TEST(Annotate, RejectsVectorizingAnAxisThatIsNotInnermost) {

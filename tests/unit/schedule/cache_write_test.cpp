@@ -68,7 +68,7 @@ TEST(CacheWrite, TheCacheStageCanBeScheduledAndComputedAtTheStage) {
       testing::matmul(), {CacheWrite{"C", ir::MemoryScope::Local}, Split{"C", "j", 8, false},
                           ComputeAt{"C.local", "C", "j.o"}, Split{"C.local", "k", 4, false}});
   EXPECT_EQ(state.stage("C.local").attach_stage, "C");
-  EXPECT_EQ(state.stage("C.local").attach_iter, "j.o");
+  EXPECT_EQ(state.stage("C.local").attach_axis, "j.o");
   EXPECT_EQ(leaves(state, "C.local"), (std::vector<std::string>{"i:64", "j:48", "k.o:8", "k.i:4"}));
 }
 

@@ -17,14 +17,14 @@ TEST(ComputeAt, AttachesAProducerAtALoopOfItsConsumer) {
   const Stage& c = state.stage("C");
   EXPECT_EQ(c.attach, AttachKind::At);
   EXPECT_EQ(c.attach_stage, "D");
-  EXPECT_EQ(c.attach_iter, "i.o");
+  EXPECT_EQ(c.attach_axis, "i.o");
   EXPECT_EQ(leaves(state, "C"), (std::vector<std::string>{"i:64", "j:48", "k:32"}));
 }
 
 TEST(ComputeAt, ComputeAtAgainMovesTheStage) {
   LoopState state =
       apply_steps(testing::matmul_relu(), {ComputeAt{"C", "D", "i"}, ComputeAt{"C", "D", "j"}});
-  EXPECT_EQ(state.stage("C").attach_iter, "j");
+  EXPECT_EQ(state.stage("C").attach_axis, "j");
 }
 
 TEST(ComputeAt, RejectsATargetThatDoesNotReadTheStage) {
@@ -62,7 +62,7 @@ TEST(ComputeAt, AcceptsATargetWhoseLoopComputesAConsumerOfTheStage) {
   for (const char* axis : {"i.o", "j.o"}) {
     std::vector<Step> steps = base;
     steps.emplace_back(ComputeAt{"A.local", "C", axis});
-    EXPECT_EQ(apply_steps(testing::matmul_relu(), steps).stage("A.local").attach_iter, axis);
+    EXPECT_EQ(apply_steps(testing::matmul_relu(), steps).stage("A.local").attach_axis, axis);
   }
   std::string message = schedule_error([&] {
     std::vector<Step> steps = base;

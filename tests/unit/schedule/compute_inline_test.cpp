@@ -21,7 +21,7 @@ TEST(ComputeInline, ReplacesAnEarlierComputeAt) {
       apply_steps(testing::elemwise_chain(), {ComputeAt{"B", "C", "j"}, ComputeInline{"B"}});
   EXPECT_EQ(state.stage("B").attach, AttachKind::Inline);
   EXPECT_TRUE(state.stage("B").attach_stage.empty());
-  EXPECT_TRUE(state.stage("B").attach_iter.empty());
+  EXPECT_TRUE(state.stage("B").attach_axis.empty());
 }
 
 TEST(ComputeInline, RejectsAReduction) {

@@ -17,7 +17,7 @@ TEST(Fuse, JoinsAdjacentAxesIntoOneWithTheProductExtent) {
   const auto& rel = std::get<FuseRelation>(state.stage("D").relations.at(0));
   EXPECT_EQ(rel.parents, (std::vector<std::string>{"i", "j"}));
   EXPECT_EQ(rel.fused, "i@j");
-  EXPECT_EQ(state.stage("D").leaf_iters[0].kind, ir::IterKind::DataPar);
+  EXPECT_EQ(state.stage("D").leaf_axes[0].kind, ir::IterKind::DataPar);
 }
 
 TEST(Fuse, FusesSplitPiecesAndKeepsTheOtherAxesInPlace) {
@@ -33,7 +33,7 @@ TEST(Fuse, FusesTwoReductionAxes) {
   LoopState state =
       apply_steps(testing::matmul_relu(), {Split{"C", "k", 4, false}, Fuse{"C", {"k.o", "k.i"}}});
   EXPECT_EQ(leaves(state, "C"), (std::vector<std::string>{"i:64", "j:48", "k.o@k.i:32"}));
-  EXPECT_EQ(state.stage("C").leaf_iters[2].kind, ir::IterKind::Reduce);
+  EXPECT_EQ(state.stage("C").leaf_axes[2].kind, ir::IterKind::Reduce);
 }
 
 TEST(Fuse, ASingleAxisIsLeftAsItIs) {
@@ -45,7 +45,7 @@ TEST(Fuse, ASingleAxisIsLeftAsItIs) {
 TEST(Fuse, AStageAttachedAtAFusedAxisMovesToTheFusedAxis) {
   LoopState state =
       apply_steps(testing::matmul_relu(), {ComputeAt{"C", "D", "i"}, Fuse{"D", {"i", "j"}}});
-  EXPECT_EQ(state.stage("C").attach_iter, "i@j");
+  EXPECT_EQ(state.stage("C").attach_axis, "i@j");
 }
 
 TEST(Fuse, RejectsAxesThatAreNotAdjacent) {

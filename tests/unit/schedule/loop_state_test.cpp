@@ -19,7 +19,7 @@ TEST(LoopState, HasOneStagePerOperationInWorkloadOrder) {
   EXPECT_EQ(state.stages()[2].name, "C");
   EXPECT_EQ(state.stages()[3].name, "D");
   EXPECT_TRUE(state.stage("A").is_placeholder());
-  EXPECT_TRUE(state.stage("A").root_iters.empty());
+  EXPECT_TRUE(state.stage("A").root_axes.empty());
   EXPECT_FALSE(state.stage("C").is_output);
   EXPECT_TRUE(state.stage("D").is_output);
   EXPECT_EQ(state.stage_index("D"), 3);
@@ -29,11 +29,11 @@ TEST(LoopState, HasOneStagePerOperationInWorkloadOrder) {
 TEST(LoopState, RootAxesAreDataParallelThenReduction) {
   LoopState state(testing::matmul_relu());
   const Stage& c = state.stage("C");
-  ASSERT_EQ(c.root_iters.size(), 3U);
-  EXPECT_EQ(c.root_iters[0].name, "i");
-  EXPECT_EQ(c.root_iters[2].name, "k");
-  EXPECT_EQ(c.root_iters[0].kind, ir::IterKind::DataPar);
-  EXPECT_EQ(c.root_iters[2].kind, ir::IterKind::Reduce);
+  ASSERT_EQ(c.root_axes.size(), 3U);
+  EXPECT_EQ(c.root_axes[0].name, "i");
+  EXPECT_EQ(c.root_axes[2].name, "k");
+  EXPECT_EQ(c.root_axes[0].kind, ir::IterKind::DataPar);
+  EXPECT_EQ(c.root_axes[2].kind, ir::IterKind::Reduce);
   EXPECT_EQ(leaves(state, "C"), (std::vector<std::string>{"i:64", "j:48", "k:32"}));
   EXPECT_EQ(leaves(state, "D"), (std::vector<std::string>{"i:64", "j:48"}));
   EXPECT_EQ(c.leaf_index("j"), 1);
@@ -60,8 +60,8 @@ TEST(LoopState, UnknownStageIsAScheduleErrorListingTheStages) {
 
 TEST(LoopState, RootItersOfAPlaceholderAreEmpty) {
   te::Workload w = testing::matmul();
-  EXPECT_TRUE(root_iters_of(*w.inputs()[0].op()).empty());
-  EXPECT_EQ(root_iters_of(*w.outputs()[0].op()).size(), 3U);
+  EXPECT_TRUE(root_axes_of(*w.inputs()[0].op()).empty());
+  EXPECT_EQ(root_axes_of(*w.outputs()[0].op()).size(), 3U);
 }
 
 }  // namespace

@@ -12,8 +12,8 @@ using testing::schedule_error;
 
 TEST(PragmaUnroll, SetsTheMaxStepOfOneAxis) {
   LoopState state = apply_steps(testing::matmul_relu(), {PragmaUnroll{"C", "i", 64}});
-  EXPECT_EQ(state.stage("C").leaf_iters[0].auto_unroll_max_step, 64);
-  EXPECT_EQ(state.stage("C").leaf_iters[1].auto_unroll_max_step, 0);
+  EXPECT_EQ(state.stage("C").leaf_axes[0].auto_unroll_max_step, 64);
+  EXPECT_EQ(state.stage("C").leaf_axes[1].auto_unroll_max_step, 0);
 }
 
 TEST(PragmaUnroll, RejectsANegativeMaxStepAndAnUnknownAxis) {

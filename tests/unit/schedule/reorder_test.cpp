@@ -29,15 +29,15 @@ TEST(Reorder, ListedAxesFillTheirOwnPositionsAndOthersStay) {
 TEST(Reorder, KeepsAnnotationsWithTheirAxes) {
   LoopState state = apply_steps(testing::matmul_relu(), {Annotate{"D", "i", ir::ForKind::Parallel},
                                                          Reorder{"D", {"j", "i"}}});
-  EXPECT_EQ(state.stage("D").leaf_iters[1].name, "i");
-  EXPECT_EQ(state.stage("D").leaf_iters[1].annotation, ir::ForKind::Parallel);
+  EXPECT_EQ(state.stage("D").leaf_axes[1].name, "i");
+  EXPECT_EQ(state.stage("D").leaf_axes[1].annotation, ir::ForKind::Parallel);
 }
 
 TEST(Reorder, AttachmentsFollowTheAxisName) {
   LoopState state =
       apply_steps(testing::matmul_relu(), {ComputeAt{"C", "D", "i"}, Reorder{"D", {"j", "i"}}});
   EXPECT_EQ(state.stage("C").attach, AttachKind::At);
-  EXPECT_EQ(state.stage("C").attach_iter, "i");
+  EXPECT_EQ(state.stage("C").attach_axis, "i");
   EXPECT_EQ(state.stage("D").leaf_index("i"), 1);
 }
 

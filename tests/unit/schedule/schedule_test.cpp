@@ -53,10 +53,10 @@ TEST(Schedule, AppliesStepsInOrder) {
   LoopState state = apply_steps(w, steps);
   EXPECT_EQ(leaves(state, "C"), (std::vector<std::string>{"i.o@j.o:24", "i.i:16", "j.i:8"}));
   EXPECT_EQ(leaves(state, "C.local"), (std::vector<std::string>{"k.o:8", "i:64", "k.i:4", "j:48"}));
-  EXPECT_EQ(state.stage("C.local").attach_iter, "i.o@j.o");
-  EXPECT_EQ(state.stage("C").leaf_iters[0].annotation, ir::ForKind::Parallel);
-  EXPECT_EQ(state.stage("C.local").leaf_iters[3].annotation, ir::ForKind::Vectorized);
-  EXPECT_EQ(state.stage("C.local").leaf_iters[0].auto_unroll_max_step, 16);
+  EXPECT_EQ(state.stage("C.local").attach_axis, "i.o@j.o");
+  EXPECT_EQ(state.stage("C").leaf_axes[0].annotation, ir::ForKind::Parallel);
+  EXPECT_EQ(state.stage("C.local").leaf_axes[3].annotation, ir::ForKind::Vectorized);
+  EXPECT_EQ(state.stage("C.local").leaf_axes[0].auto_unroll_max_step, 16);
   EXPECT_EQ(state.stage("D").attach, AttachKind::Inline);
 }
 

@@ -21,7 +21,7 @@ TEST(Split, ReplacesTheAxisByOuterAndInnerInPlace) {
   EXPECT_EQ(rel.outer, "j.o");
   EXPECT_EQ(rel.inner, "j.i");
   EXPECT_EQ(rel.factor, 8);
-  EXPECT_EQ(c.root_iters.size(), 3U);  // roots never change
+  EXPECT_EQ(c.root_axes.size(), 3U);  // roots never change
 }
 
 TEST(Split, NonDividingFactorRoundsTheOuterExtentUp) {
@@ -47,10 +47,10 @@ TEST(Split, InheritsTheKindAndResetsTheAnnotation) {
       apply_steps(testing::matmul_relu(), {Annotate{"C", "i", ir::ForKind::Parallel},
                                            Split{"C", "i", 8, false}, Split{"C", "k", 4, false}});
   const Stage& c = state.stage("C");
-  EXPECT_EQ(c.leaf_iters[0].annotation, ir::ForKind::Serial);
-  EXPECT_EQ(c.leaf_iters[1].annotation, ir::ForKind::Serial);
-  EXPECT_EQ(c.leaf_iters[3].kind, ir::IterKind::Reduce);
-  EXPECT_EQ(c.leaf_iters[4].kind, ir::IterKind::Reduce);
+  EXPECT_EQ(c.leaf_axes[0].annotation, ir::ForKind::Serial);
+  EXPECT_EQ(c.leaf_axes[1].annotation, ir::ForKind::Serial);
+  EXPECT_EQ(c.leaf_axes[3].kind, ir::IterKind::Reduce);
+  EXPECT_EQ(c.leaf_axes[4].kind, ir::IterKind::Reduce);
   EXPECT_EQ(c.relations.size(), 2U);
 }
 
@@ -65,7 +65,7 @@ TEST(Split, AStageAttachedAtTheSplitAxisMovesToTheInnerPiece) {
   LoopState state =
       apply_steps(testing::matmul_relu(), {ComputeAt{"C", "D", "j"}, Split{"D", "j", 8, false}});
   EXPECT_EQ(state.stage("C").attach_stage, "D");
-  EXPECT_EQ(state.stage("C").attach_iter, "j.i");
+  EXPECT_EQ(state.stage("C").attach_axis, "j.i");
 }
 
 TEST(Split, RejectsAnUnknownAxis) {
@@ -107,7 +107,7 @@ TEST(Split, LeavesTheInputStateUntouched) {
   LoopState before(testing::matmul_relu());
   LoopState after = schedule::apply(before, Split{"C", "i", 8, false});
   EXPECT_EQ(leaves(before, "C"), (std::vector<std::string>{"i:64", "j:48", "k:32"}));
-  EXPECT_EQ(after.stage("C").leaf_iters.size(), 4U);
+  EXPECT_EQ(after.stage("C").leaf_axes.size(), 4U);
 }
 
 }  // namespace

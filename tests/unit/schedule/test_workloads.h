@@ -65,7 +65,7 @@ inline te::Workload elemwise_chain() {
 /// "name:extent" for each leaf axis of `stage`, outermost first.
 inline std::vector<std::string> leaves(const LoopState& state, const std::string& stage) {
   std::vector<std::string> out;
-  for (const Iter& iter : state.stage(stage).leaf_iters) {
+  for (const Axis& iter : state.stage(stage).leaf_axes) {
     out.push_back(iter.name + ":" + std::to_string(iter.extent));
   }
   return out;

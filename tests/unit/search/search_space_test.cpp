@@ -4,7 +4,7 @@
 // choices behind the split knobs, and the candidate evaluator's parallel batch evaluation.
 #include "tensortune/search/search_space.h"
 
-#include "search/split_factors.h"
+#include "search/sketch/split_factors.h"
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/operators.h"

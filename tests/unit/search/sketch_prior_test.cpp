@@ -4,7 +4,7 @@
 // register tiles, a tile loop left rolled, one idle core) scores lower, and plausible samples are
 // more plausible than uniform ones while every sketch stays reachable; weigh_by_prior lets the
 // prior steer the model-guided picks.
-#include "search/sketch_rules.h"
+#include "search/sketch/rules.h"
 #include "search_test_util.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/search/evolutionary_search.h"

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: Apache-2.0
+// The steps of one tuning job: propose a batch for the scheduler's task, lower, measure, store,
+// retrain, report; then confirm the bests side by side.
+#include "search/tune_job.h"
+
+#include "tensortune/cost_model/random_model.h"
+#include "tensortune/cost_model/xgboost_model.h"
+#include "tensortune/measure/timing.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/log.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_set>
+
+namespace tensortune::search::detail {
+
+namespace {
+
+/// In-run transfer: the best configurations of how many other tasks, and how many of each, start
+/// a task's search (TaskState::peer_starts).
+constexpr size_t kPeerTasks = 6;
+constexpr size_t kPeerConfigs = 2;
+
+double now() {
+  return measure::now_seconds();
+}
+
+support::Json options_json(const std::vector<TuneTask>& tasks,
+                           const TuneOptions& o,
+                           const measure::MeasurerOptions& m) {
+  support::Json j = support::Json::object();
+  j["tuner"] = tuner_name(o.tuner);
+  j["trials"] = o.trials;
+  j["batch_size"] = o.batch_size;
+  j["seed"] = static_cast<int64_t>(o.seed);
+  j["eps_greedy"] = o.eps_greedy;
+  j["first_batch_random_share"] = o.first_batch_random_share;
+  j["first_batch_share"] = o.first_batch_share;
+  j["early_stop"] = o.early_stop;
+  j["scheduler"] = policy_name(o.scheduler.policy);
+  j["model"] = o.random_model ? "random" : "xgb";
+  j["prior"] = o.prior;
+  j["prior_weight"] = o.prior ? o.prior_weight : 0.0;
+  j["confirm_top"] = o.confirm_top;
+  j["confirm_rounds"] = o.confirm_rounds;
+  // Times taken with cold weights are not comparable with warm ones.
+  j["cache_flush"] = m.run.timing.cache_flush;
+  j["measure_rounds"] = m.rounds;
+  support::Json workloads = support::Json::array();
+  for (const TuneTask& t : tasks)
+    workloads.push_back(t.workload.key());
+  j["workloads"] = std::move(workloads);
+  return j;
+}
+
+/// Adds the measurer's time between two readings of its totals: the parallel build phase, and
+/// the rest (running, verifying) as run time.
+void add_measure_times(PhaseTimes& t,
+                       const measure::MeasureTotals& before,
+                       const measure::MeasureTotals& after) {
+  const double build = after.build_wall_seconds - before.build_wall_seconds;
+  t.build += build;
+  t.run += (after.wall_seconds - before.wall_seconds) - build;
+}
+
+}  // namespace
+
+TuneJob::TuneJob(const std::vector<TuneTask>& tasks,
+                 const target::Target& target,
+                 const database::TargetKey& target_key,
+                 database::Database& db,
+                 measure::Measurer& measurer,
+                 const TuneOptions& options,
+                 const ProgressFn& progress,
+                 const std::atomic<bool>* stop)
+    : tasks_(tasks),
+      target_(target),
+      target_key_(target_key),
+      db_(db),
+      measurer_(measurer),
+      options_(options),
+      progress_(progress),
+      stop_(stop),
+      start_(now()) {}
+
+void TuneJob::register_tasks() {
+  support::Rng seeds(options_.seed);
+  for (const TuneTask& t : tasks_) {
+    states_.push_back(std::make_unique<TaskState>(t, target_, seeds.next()));
+    db_.put_workload({t.workload.key(), t.workload.name(), t.workload.canonical_text(),
+                      t.workload.flop_count(), t.op, t.spec});
+  }
+}
+
+void TuneJob::warm_start() {
+  double t0 = now();
+  const int64_t warm =
+      detail::warm_start(states_, db_, target_key_, target_, options_, samples_);
+  out_.times.features += now() - t0;
+  if (options_.tuner == TunerKind::Xgb || options_.tuner == TunerKind::XgbEvo) {
+    if (options_.random_model) {
+      model_ = std::make_unique<cost_model::RandomModel>(options_.seed);
+    } else {
+      model_ = std::make_unique<cost_model::XGBoostModel>(options_.xgb);
+    }
+    t0 = now();
+    if (samples_.size() > 0)
+      model_->train(samples_.normalised());
+    out_.times.training += now() - t0;
+  }
+  TT_LOG(1) << "search: warm start from " << warm << " records (" << samples_.size()
+            << " samples)";
+  for (const auto& s : states_)
+    done_ += s->result.resumed;
+}
+
+void TuneJob::schedule_tasks() {
+  std::vector<double> weights, flops;
+  std::vector<std::string> ops;
+  std::vector<int> groups;
+  for (const TuneTask& t : tasks_) {
+    weights.push_back(t.weight);
+    flops.push_back(t.workload.flop_count());
+    ops.push_back(t.op);
+    groups.push_back(t.group);
+  }
+  TaskSchedulerOptions sched = options_.scheduler;
+  sched.seed = options_.seed;
+  scheduler_.emplace(weights, flops, ops, sched);
+  scheduler_->set_groups(groups);
+  // A task resumed with a best from the database has had its warm-up round: the gradient rule
+  // picks among the resumed tasks at once, instead of giving each one another round first.
+  for (size_t i = 0; i < states_.size(); ++i) {
+    if (states_[i]->result.best_seconds > 0)
+      scheduler_->report(static_cast<int>(i), states_[i]->result.best_seconds);
+  }
+  // Tasks still owed their first batch (a resumed one with a best has had it). While the
+  // trials left cannot give each a whole batch, each takes an even share of them, so a small
+  // budget over many workloads reaches every one instead of the first few.
+  owed_.assign(states_.size(), false);
+  for (size_t i = 0; i < states_.size(); ++i)
+    owed_[i] = states_[i]->result.best_seconds <= 0;
+  const auto never_measured = static_cast<int64_t>(std::count(owed_.begin(), owed_.end(), true));
+  if (never_measured > 0 && options_.trials - done_ < never_measured) {
+    TT_LOG(0) << "tune: " << std::max<int64_t>(0, options_.trials - done_) << " trials left for "
+              << never_measured << " workloads never measured: the last ones get none";
+  }
+}
+
+void TuneJob::start_run() {
+  database::TuningRun run;
+  run.workload_key = tasks_.front().workload.key();
+  run.target = target_key_;
+  run.options = options_json(tasks_, options_, measurer_.options()).dump();
+  run.started = unix_now();
+  out_.run_id = db_.start_run(run);
+}
+
+bool TuneJob::run_round() {
+  if (done_ >= options_.trials)
+    return false;
+  if (stop_requested()) {
+    out_.interrupted = true;
+    out_.stop_reason = "stopped on request";
+    return false;
+  }
+  const int ti = scheduler_->next();
+  if (ti < 0) {
+    out_.stop_reason = "every task is finished (space exhausted or early stop)";
+    return false;
+  }
+  TaskState& state = *states_[static_cast<size_t>(ti)];
+  PhaseTimes times;
+  const int64_t invalid_before = state.evaluator.invalid();
+  const Batch batch = propose_batch(ti, times);
+  if (batch.configs.empty()) {
+    TT_LOG(1) << "search: the space of " << state.result.workload_name << " is exhausted";
+    scheduler_->finish(ti);
+    return true;
+  }
+  const LoweredBatch lowered = lower_batch(state, batch, times);
+  const measure::MeasureTotals before = measurer_.totals();
+  const std::vector<measure::MeasureResult> results =
+      measurer_.measure(*state.reference, lowered.funcs);
+  add_measure_times(times, before, measurer_.totals());
+  std::vector<int64_t> ids;
+  const std::vector<database::Record> records = store(state, lowered, results, ids, times);
+  TuneProgress progress = learn(ti, lowered, results, records, ids, times);
+  report(ti, progress, invalid_before, times);
+  if (measurer_.stopped()) {
+    out_.stop_reason = measurer_.stop_reason();
+    return false;
+  }
+  return true;
+}
+
+TuneJob::Batch TuneJob::propose_batch(int task, PhaseTimes& times) {
+  TaskState& state = *states_[static_cast<size_t>(task)];
+  const double ev0 = state.evaluator.seconds();
+  const double t0 = now();
+  int64_t size = options_.batch_size;
+  if (!options_.random_model && trained_elsewhere(state, model_.get())) {
+    // Part of a batch, then retrain on this shape; never fewer than the transferred
+    // configurations and the default schedule.
+    const double part = options_.first_batch_share * static_cast<double>(size);
+    const auto starts = static_cast<int64_t>(state.transfer_starts.size()) + 1;
+    size = std::max(static_cast<int64_t>(std::ceil(part)), std::min(size, starts));
+  }
+  if (owed_[static_cast<size_t>(task)]) {
+    const auto owing = std::count(owed_.begin(), owed_.end(), true);
+    size = std::min(size, std::max<int64_t>(1, (options_.trials - done_) / owing));
+    owed_[static_cast<size_t>(task)] = false;
+  }
+  Batch batch;
+  batch.size = static_cast<size_t>(std::min<int64_t>(size, options_.trials - done_));
+  if (options_.transfer && model_)  // only the model-guided tuners start from them
+    detail::collect_peer_starts(states_, static_cast<size_t>(task), kPeerConfigs, kPeerTasks);
+  batch.configs = propose(state, model_.get(), options_, batch.size);
+  times.features = state.evaluator.seconds() - ev0;
+  times.search = now() - t0 - times.features;
+  return batch;
+}
+
+TuneJob::LoweredBatch TuneJob::lower_batch(TaskState& state,
+                                           const Batch& batch,
+                                           PhaseTimes& times) {
+  // The reference is lowered once per task. The default schedule is measured once per task, as
+  // one of the trials.
+  const double t0 = now();
+  LoweredBatch out;
+  std::optional<ir::LoweredFunc> def;
+  if (!state.default_measured) {
+    def = state.evaluator.lower_steps(state.default_steps);
+    TT_USER_CHECK(def.has_value())
+        << "tune: the default schedule of " << state.result.workload_name << " does not lower";
+  }
+  if (!state.reference) {
+    const std::optional<ir::LoweredFunc> plain =
+        state.default_steps.empty() && def ? def : state.evaluator.lower_steps({});
+    TT_USER_CHECK(plain.has_value())
+        << "tune: the default schedule of " << state.result.workload_name << " does not lower";
+    state.reference = measurer_.make_reference(
+        *plain, measure::Tolerance::for_reduction(state.task->workload.max_reduction_length()));
+  }
+  const size_t room = state.default_measured ? batch.size : batch.size - 1;
+  for (const Config& c : batch.configs) {
+    if (out.funcs.size() >= room)
+      break;
+    if (std::optional<ir::LoweredFunc> f = state.evaluator.lower_config(c)) {
+      out.funcs.push_back(std::move(*f));
+      out.configs.emplace_back(c);
+    }
+  }
+  if (!state.default_measured) {  // last, so a slow default costs a single call
+    out.funcs.push_back(*def);
+    out.configs.emplace_back(std::nullopt);
+    state.default_measured = true;
+  }
+  times.features += now() - t0;
+  return out;
+}
+
+std::vector<database::Record> TuneJob::store(TaskState& state,
+                                             const LoweredBatch& lowered,
+                                             const std::vector<measure::MeasureResult>& results,
+                                             std::vector<int64_t>& ids,
+                                             PhaseTimes& times) {
+  const double t0 = now();
+  std::vector<database::Record> records;
+  for (size_t i = 0; i < lowered.configs.size(); ++i) {
+    const std::optional<Config>& c = lowered.configs[i];
+    records.push_back(detail::make_record(state, c ? &*c : nullptr, results[i], target_key_,
+                                          options_, out_.run_id));
+  }
+  ids = db_.add_records(records);
+  times.database = now() - t0;
+  return records;
+}
+
+TuneProgress TuneJob::learn(int task,
+                            const LoweredBatch& lowered,
+                            const std::vector<measure::MeasureResult>& results,
+                            const std::vector<database::Record>& records,
+                            const std::vector<int64_t>& ids,
+                            PhaseTimes& times) {
+  TaskState& state = *states_[static_cast<size_t>(task)];
+  TuneProgress p;
+  const double best_before = state.result.best_seconds;
+  for (size_t i = 0; i < lowered.configs.size(); ++i) {
+    ++done_;
+    ++out_.trials;
+    ++state.result.trials;
+    const bool ok = results[i].ok();
+    p.round_ok += ok ? 1 : 0;
+    p.round_errors += ok ? 0 : 1;
+    const Config* config = lowered.configs[i] ? &*lowered.configs[i] : nullptr;
+    state.note_measured(config, records[i].schedule, ok ? results[i].median_seconds : 0, ids[i],
+                        out_.trials);
+    if (const std::vector<float>* f = config ? state.evaluator.features(*config) : nullptr) {
+      samples_.add({state.result.workload_key, *f,
+                    ok ? state.flops / results[i].median_seconds * 1e-9 : 0.0});
+    }
+  }
+  ok_total_ += p.round_ok;
+  state.result.ok += p.round_ok;
+  const bool improved = state.result.best_seconds > 0 &&
+                        (best_before <= 0 || state.result.best_seconds < best_before);
+  state.since_improvement =
+      improved ? 0 : state.since_improvement + static_cast<int64_t>(lowered.configs.size());
+  scheduler_->report(task, state.result.best_seconds);
+  if (options_.early_stop > 0 && state.since_improvement >= options_.early_stop) {
+    TT_LOG(1) << "search: " << state.result.workload_name << " stopped improving";
+    scheduler_->finish(task);
+  }
+  if (model_) {
+    const double t0 = now();
+    model_->train(samples_.normalised());
+    times.training = now() - t0;
+  }
+  return p;
+}
+
+void TuneJob::report(int task, TuneProgress& p, int64_t invalid_before, const PhaseTimes& times) {
+  out_.times += times;
+  const TaskState& state = *states_[static_cast<size_t>(task)];
+  p.task = task;
+  p.workload_name = state.result.workload_name;
+  p.round = ++round_;
+  p.trials = done_;
+  p.measured = out_.trials;
+  p.budget = options_.trials;
+  p.task_trials = state.result.resumed + state.result.trials;
+  p.best_seconds = state.result.best_seconds;
+  p.best_gflops = state.result.best_gflops;
+  p.round_invalid = state.evaluator.invalid() - invalid_before;
+  p.elapsed_seconds = now() - start_;
+  p.round_times = times;
+  p.total_times = out_.times;
+  if (progress_)
+    progress_(p);
+}
+
+void TuneJob::confirm_bests() {
+  if (!out_.interrupted && stop_requested()) {
+    // Asked to stop during the last batch: the trials are done, but a stop skips the
+    // confirmation as it would anywhere else.
+    out_.interrupted = true;
+    out_.stop_reason = "stopped on request";
+  }
+  if (out_.interrupted)
+    return;
+  const measure::MeasureTotals before = measurer_.totals();
+  for (const auto& s : states_) {
+    if (!detail::confirm_best(*s, db_, target_key_, measurer_, options_.confirm_top,
+                              options_.confirm_rounds, out_.run_id, stop_)) {
+      out_.interrupted = true;  // stopped during the confirmation: none stored from then on
+      out_.stop_reason = "stopped on request";
+      break;
+    }
+  }
+  add_measure_times(out_.times, before, measurer_.totals());
+}
+
+TuneResult TuneJob::finish() {
+  db_.finish_run(out_.run_id, out_.trials, ok_total_, unix_now());
+  for (const auto& s : states_)
+    out_.tasks.push_back(s->result);
+  out_.wall_seconds = now() - start_;
+  return std::move(out_);
+}
+
+}  // namespace tensortune::search::detail
