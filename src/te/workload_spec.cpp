@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Workload specs ("NAME:key=value,..."): the strict parser and the named-workload table. The table
-// is one plain function returning a map (no self-registering statics, STYLE.md section 2.10).
+// is one plain function returning a map (no self-registering statics, docs/style.md section 2).
 #include "tensortune/support/error.h"
 #include "tensortune/te/compute.h"
 #include "tensortune/te/operators.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tensortune command line as users and scripts see it: help, output of show and bench, and
-// the exit codes and messages of mistakes (DESIGN.md, "The command line").
+// the exit codes and messages of mistakes (docs/style.md section 4; docs/cli.md, "Conventions").
 #include "cli_runner.h"
 #include "tensortune/database/database.h"
 #include "tensortune/support/hash.h"

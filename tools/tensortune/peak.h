@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The machine's measured single-precision FMA peak: the physical limit benchmarks and
-// `tensortune bench` compare kernels against (DESIGN.md, "Where numbers come from").
+// `tensortune bench` compare kernels against (docs/style.md section 7; bench/README.md).
 #pragma once
 
 #include <string>

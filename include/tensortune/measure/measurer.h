@@ -37,7 +37,7 @@ struct MeasurerOptions {
   /// holds the repeats of all rounds and their median. On a shared host whose speed moves within
   /// seconds, a candidate's repeats then span the batch's whole timing instead of one moment of
   /// it: two passes over the same records ordered their pairs alike 0.882 of the time on average
-  /// in 3 rounds, 0.821 in 1 (bench/record_repeatability --rounds, ARCHITECTURE.md). A candidate
+  /// in 3 rounds, 0.821 in 1 (bench/record_repeatability --rounds; bench/RESULTS.md). A candidate
   /// that fails in any round is that failure (a kernel that crashes or errs now and then is never
   /// a best); one timed by its check call alone (single_call_factor) is not run again. 1 = each
   /// candidate timed once, in order.

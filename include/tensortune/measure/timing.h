@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU timing protocol (ARCHITECTURE.md, "Measurement"): after the warm-up call, `number`
+// The CPU timing protocol (docs/design/measurement.md): after the warm-up call, `number`
 // grows until one repeat lasts at least min_repeat_ms; then `repeat` repeats are timed and their
 // median is the result. With cache_flush, number is 1 and caches are flushed before each repeat.
 #pragma once

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The error hierarchy (user errors blame the input, internal errors blame us) and the two check
-// macros. See STYLE.md section 2.5.
+// macros. See docs/style.md section 4.
 #pragma once
 
 #include <sstream>
