@@ -34,6 +34,8 @@ const char* source_name(Source source) {
       return "record";
     case Source::Adapted:
       return "adapted";
+    case Source::ZeroShot:
+      return "zero-shot";
     case Source::Default:
       return "default";
   }
@@ -46,6 +48,8 @@ std::string Lookup::describe() const {
       return "record #" + std::to_string(record_id);
     case Source::Adapted:
       return "adapted from record #" + std::to_string(record_id) + " (" + from_workload + ")";
+    case Source::ZeroShot:
+      return "zero-shot (" + from_workload.substr(0, from_workload.find(':')) + ")";
     case Source::Default:
       return "default schedule";
   }
@@ -92,7 +96,8 @@ Compiled Compiler::choose(const te::Workload& workload,
                           const std::string& name,
                           bool lower_tuned) {
   Attempt attempt{name.empty() ? lower::function_name(workload) : name, lower_tuned, {}};
-  if (db_ != nullptr && (try_tuned(workload, attempt) || try_adapted(workload, spec, attempt))) {
+  if ((db_ != nullptr && (try_tuned(workload, attempt) || try_adapted(workload, spec, attempt))) ||
+      try_zero_shot(workload, attempt)) {
     note(workload, attempt.result.lookup);
     return std::move(attempt.result);
   }
@@ -126,6 +131,36 @@ bool Compiler::try_tuned(const te::Workload& workload, Attempt& attempt) {
     }
   }
   return false;
+}
+
+bool Compiler::try_zero_shot(const te::Workload& workload, Attempt& attempt) {
+  if (!zero_shot_ || resolved_.is_gpu()) {
+    return false;
+  }
+  auto cached = zero_shot_picks_.find(workload.key());
+  if (cached == zero_shot_picks_.end()) {
+    cached = zero_shot_picks_.emplace(workload.key(), zero_shot_(workload, resolved_)).first;
+  }
+  if (!cached->second) {
+    return false;
+  }
+  const ZeroShotChoice& choice = *cached->second;
+  try {
+    schedule::LoopState state = schedule::apply_steps(workload, choice.steps);
+    if (attempt.lower_tuned) {
+      attempt.result.func = lower::lower(state, resolved_, attempt.name);
+    }
+  } catch (const UserError& e) {
+    std::string message = workload.name() + ": the zero-shot schedule (" + choice.config +
+                          ") does not apply, using the default: " + e.what();
+    TT_LOG(1) << message;
+    warnings_.push_back(std::move(message));
+    cached->second.reset();
+    return false;
+  }
+  attempt.result.lookup = Lookup{Source::ZeroShot, schedule::Schedule{workload.key(), choice.steps},
+                                 0, choice.ranking + ": " + choice.config, 0};
+  return true;
 }
 
 bool Compiler::try_adapted(const te::Workload& workload,

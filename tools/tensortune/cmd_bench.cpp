@@ -28,7 +28,7 @@ ArgParser bench_parser() {
   ArgParser parser(
       "bench",
       "bench --workload SPEC --target T [--db PATH] [--schedule default|best|FILE.json] "
-      "[--compare default|best|FILE.json ...] [--rounds R] [--repeat N] "
+      "[--compare default|best|auto|FILE.json ...] [--rounds R] [--repeat N] "
       "[--min-repeat-ms MS] [--threads N] [--seed S] [--cache-flush] [--json]",
       "Builds one kernel, checks its results against the default schedule's, and "
       "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
@@ -44,7 +44,7 @@ ArgParser bench_parser() {
       .option("schedule", "S", kScheduleHelp)
       .option("db", "PATH", "the tuning database (read only) for --schedule best")
       .option("compare", "S",
-              "another schedule (default, best or a JSON file) timed side by side with --schedule "
+              "another schedule (default, best, auto or a JSON file) timed side by side with --schedule "
               "(CPU targets)",
               {}, false, true)
       .option("rounds", "R", "round-robin rounds with --compare (default 5)")
@@ -176,8 +176,9 @@ int run_compare(const ArgParser::Parsed& parsed,
   const auto rounds = static_cast<int>(parsed.get_int("rounds", 5, 1, 10000));
   std::vector<ScheduleChoice> choices{choose_schedule(parsed, workload, "bench")};
   for (const std::string& text : parsed.get_all("compare")) {
-    choices.push_back(text == "best" ? best_schedule(parsed, workload, "bench")
-                                     : load_schedule(text, workload));
+    choices.push_back(text == "best"   ? best_schedule(parsed, workload, "bench")
+                      : text == "auto" ? auto_schedule(parsed, workload)
+                                       : load_schedule(text, workload));
   }
   std::vector<std::pair<BuiltKernel, KernelBuffers>> built;
   for (const ScheduleChoice& choice : choices)

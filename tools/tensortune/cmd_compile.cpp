@@ -3,6 +3,7 @@
 // the driver's fallbacks) into DIR/NAME.so and the header DIR/NAME.h that documents it.
 #include "commands.h"
 #include "db_schedule.h"
+#include "zero_shot_cli.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/lower/lower.h"
@@ -22,7 +23,9 @@ ArgParser compile_parser() {
       "compile --workload SPEC [--workload SPEC ...] --target T [--db PATH] --out DIR "
       "[--name NAME] [--json]",
       "Builds each workload with its best record in the tuning database (else the nearest "
-      "record of another shape of its operator, adapted; else the default schedule) into "
+      "record of another shape of its operator, adapted; else, on a CPU, a zero-shot schedule "
+      "that the shipped cost model picks from the workload's own space without measuring; else "
+      "the default schedule) into "
       "DIR/NAME.so, exporting extern \"C\" int32_t FUNCTION(void* const* buffers) per workload "
       "(buffers: inputs in declaration order, then outputs; dense row-major; returns 0), and "
       "writes DIR/NAME.h documenting the buffers. The library needs only system libraries. "
@@ -42,6 +45,7 @@ ArgParser compile_parser() {
       .flag("json",
             "print one JSON document {library, header, target, fingerprint, functions: [{name, "
             "workload, source, record_id, ...}], untuned, warnings}");
+  add_zero_shot_options(parser);
   return parser;
 }
 
@@ -142,6 +146,7 @@ int run_compile(const std::vector<std::string>& args) {
     db = std::make_unique<database::Database>(database::Database::open(p.get("db"), true));
   }
   driver::Compiler compiler(db.get(), target);
+  enable_zero_shot(p, compiler);
   if (target.is_gpu()) {
     driver::ExportedCuda cuda = compiler.export_cuda(items, p.get("out"), name);
     print_driver_warnings(compiler);

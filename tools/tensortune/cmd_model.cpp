@@ -7,6 +7,7 @@
 #include "model_common.h"
 #include "pipeline.h"
 #include "progress.h"
+#include "zero_shot_cli.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/graph/model_library.h"
@@ -188,15 +189,18 @@ ArgParser compile_model_parser() {
   ArgParser parser(
       "compile-model", "compile-model MODEL.onnx --target T [--db PATH] --out DIR [--json]",
       "Builds every kernel of an ONNX model with its best record in the database (else the "
-      "nearest record of the same operator adapted, else the default schedule; one summary "
-      "lists what was untuned) into DIR/model.so, with DIR/model.h, the run plan DIR/model.json "
+      "nearest record of the same operator adapted, else a zero-shot schedule that the shipped "
+      "cost model picks from the kernel's own space without measuring, else the default "
+      "schedule; one summary lists what was untuned) into DIR/model.so, with DIR/model.h, the run plan DIR/model.json "
       "(a static memory plan reusing activation buffers) and the weights DIR/weights.bin. "
       "`tensortune run-model DIR` runs it.");
   parser.option("target", "T", kTargetHelp, {}, true)
       .option("db", "PATH", "the tuning database, read only (without it: default schedules)")
       .option("out", "DIR", "the output directory (created when missing)", {}, true)
       .flag("json",
-            "print one JSON document {dir, kernels, calls, untuned, arena_bytes, ..., warnings}");
+            "print one JSON document {dir, kernels, calls, functions: [{name, workload, source, "
+            "provenance}], untuned, arena_bytes, ..., warnings}");
+  add_zero_shot_options(parser);
   return parser;
 }
 
@@ -215,6 +219,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     db.emplace(database::Database::open(p.get("db")));
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));
+  enable_zero_shot(p, compiler);
   graph::ExportedModel m = graph::export_model(g, compiler, p.get("out"));
   std::map<std::string, int> sources;
   for (const driver::Compiled& c : m.functions)
@@ -229,13 +234,24 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     out["arena_bytes"] = m.memory.arena_bytes;
     out["activation_bytes"] = m.memory.activation_bytes;
     out["weight_bytes"] = static_cast<int64_t>(m.plan.weights.size());
+    support::Json functions = support::Json::array();
+    for (const driver::Compiled& c : m.functions) {
+      support::Json f = support::Json::object();
+      f["name"] = c.func.name;
+      f["source"] = driver::source_name(c.lookup.source);
+      f["provenance"] = c.lookup.describe();
+      f["record_id"] = c.lookup.record_id;
+      functions.push_back(std::move(f));
+    }
+    out["functions"] = std::move(functions);
     add_driver_notes(compiler, &out);
     std::cout << out.dump() << "\n";
     return 0;
   }
-  std::cout << fmt::format("{}: {} kernels ({} calls): {} from records, {} adapted, {} default\n",
-                           m.library_path, m.functions.size(), m.plan.calls.size(),
-                           sources["record"], sources["adapted"], sources["default"]);
+  std::cout << fmt::format(
+      "{}: {} kernels ({} calls): {} from records, {} adapted, {} zero-shot, {} default\n",
+      m.library_path, m.functions.size(), m.plan.calls.size(), sources["record"],
+      sources["adapted"], sources["zero-shot"], sources["default"]);
   std::cout << fmt::format(
       "memory: peak activations {:.1f} KiB (arena) of {:.1f} KiB in all; weights {:.1f} KiB\n",
       m.memory.arena_bytes / 1024.0, m.memory.activation_bytes / 1024.0,

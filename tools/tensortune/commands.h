@@ -35,6 +35,9 @@ int run_compile_model(const std::vector<std::string>& args);
 /// `tensortune run-model DIR`: runs and times a compiled model folder on .npy inputs.
 ArgParser run_model_parser();
 int run_run_model(const std::vector<std::string>& args);
+/// `tensortune train-model`: the zero-shot cost model from tuning databases.
+ArgParser train_parser();
+int run_train(const std::vector<std::string>& args);
 /// `tensortune db ACTION`: queries and maintains the tuning database.
 ArgParser db_parser();
 int run_db(const std::vector<std::string>& args);
@@ -44,7 +47,8 @@ inline constexpr const char* kWorkloadHelp =
     "workload spec NAME:key=value,..., e.g. matmul:M=1024,N=1024,K=1024";
 inline constexpr const char* kTargetHelp = "target: native, 'llvm -mcpu=znver4 -cores=2', ...";
 inline constexpr const char* kScheduleHelp =
-    "'default' (no steps), 'best' (the database's, as compile chooses it; needs --db) or a "
-    "schedule JSON file (default: default)";
+    "'default' (no steps), 'best' (the database's, as compile chooses it; needs --db), 'auto' "
+    "(what compile builds: the database's record when --db has one, else a zero-shot schedule) "
+    "or a schedule JSON file (default: default)";
 
 }  // namespace tensortune::cli

@@ -2,6 +2,8 @@
 // --schedule best and --record ID|best: schedules read from a tuning database through the driver.
 #include "db_schedule.h"
 
+#include "zero_shot_cli.h"
+
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/support/error.h"
@@ -9,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 namespace tensortune::cli {
 namespace {
@@ -78,6 +81,9 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
   if (args.has("record") && args.has("schedule")) {
     throw UsageError("give either --record or --schedule, not both", command);
   }
+  if (schedule == "auto") {
+    return auto_schedule(args, workload);
+  }
   bool best = schedule == "best" || args.get("record") == "best";
   if (!best && !args.has("record")) {
     return load_schedule(schedule, workload);
@@ -91,6 +97,19 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
     return exact_record(db, args.get("record"), workload);
   }
   return best_schedule(args, workload, command);
+}
+
+ScheduleChoice auto_schedule(const ArgParser::Parsed& args, const te::Workload& workload) {
+  std::optional<database::Database> db;
+  if (args.has("db")) {
+    db.emplace(database::Database::open(args.get("db"), true));
+  }
+  driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(args.get("target")));
+  enable_zero_shot(args, compiler);
+  driver::Compiled chosen = compiler.lower_kernel(workload, args.get("workload"));
+  print_driver_warnings(compiler);
+  std::cerr << "tensortune: " << workload.name() << ": using " << chosen.lookup.describe() << "\n";
+  return ScheduleChoice{chosen.lookup.schedule, chosen.lookup.describe()};
 }
 
 ScheduleChoice best_schedule(const ArgParser::Parsed& args,

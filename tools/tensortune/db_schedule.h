@@ -23,6 +23,10 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
                                const te::Workload& workload,
                                const std::string& command);
 
+/// What compile would build for `workload` (`--schedule auto`): the database's record when --db
+/// holds one, else an adapted record, else a zero-shot schedule, else the default.
+ScheduleChoice auto_schedule(const ArgParser::Parsed& args, const te::Workload& workload);
+
 /// The database's best schedule for `workload` (the driver's lookup, as --schedule best);
 /// needs --db PATH.
 ScheduleChoice best_schedule(const ArgParser::Parsed& args,

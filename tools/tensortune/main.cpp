@@ -39,6 +39,7 @@ std::vector<Command> commands() {
       {"run-model", "run and time a compiled model folder on .npy inputs", run_run_model},
       {"report", "write an HTML report of a tuning database and print a summary", run_report},
       {"db", "query and maintain a tuning database (list, best, export, import, ...)", run_db},
+      {"train-model", "train the zero-shot cost model on tuning databases", run_train},
   };
 }
 

@@ -13,6 +13,8 @@
 #include "tensortune/te/workload.h"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <map>
 #include <set>
 #include <string>
@@ -24,9 +26,10 @@ namespace tensortune::driver {
 enum class Source : uint8_t {
   Record,   ///< the best record of this workload on this target identity
   Adapted,  ///< a record of another shape of the same operator, its factors adapted
+  ZeroShot, ///< no usable record: a schedule of the workload's own space, ranked without measuring
   Default,  ///< no usable record: the default schedule (no steps)
 };
-/// "record", "adapted", "default".
+/// "record", "adapted", "zero-shot", "default".
 const char* source_name(Source source);
 
 /// A chosen schedule and its provenance.
@@ -36,12 +39,14 @@ struct Lookup {
   schedule::Schedule schedule;
   /// The record applied (Record) or adapted (Adapted); 0 for Default.
   int64_t record_id = 0;
-  /// Adapted: the name of the workload the record was tuned for.
+  /// Adapted: the name of the workload the record was tuned for. ZeroShot: what ranked it and the
+  /// configuration ("cost model: C:tile-SSRSRS C.i.split=[4,8,1] ...").
   std::string from_workload;
   /// The record's seconds per call as Database::best ranks it (Record::rank_seconds; 0 for
   /// Default).
   double record_seconds = 0;
-  /// "record #12", "adapted from record #7 (matmul_64x64x64_float32)" or "default schedule".
+  /// "record #12", "adapted from record #7 (matmul_64x64x64_float32)", "zero-shot (cost model)"
+  /// or "default schedule".
   std::string describe() const;
 };
 
@@ -103,6 +108,17 @@ std::vector<schedule::Step> adapt_steps(const te::Workload& workload,
 /// side. Throws UserError when a spec is malformed.
 double spec_distance(const std::string& spec_a, const std::string& spec_b);
 
+/// A schedule for a workload that has no usable record, chosen without measuring anything
+/// (search::ZeroShot, wired in by the caller: the driver never links search).
+struct ZeroShotChoice {
+  std::vector<schedule::Step> steps;
+  std::string ranking;  ///< "cost model" or "sketch prior"
+  std::string config;   ///< the configuration, one readable line
+};
+/// nullopt when there is none for this workload; `target` is the resolved target.
+using ZeroShotFn =
+    std::function<std::optional<ZeroShotChoice>(const te::Workload&, const target::Target&)>;
+
 /// The compile-time lookup for one target. Not thread-safe (it caches and collects warnings).
 class Compiler {
  public:
@@ -111,6 +127,11 @@ class Compiler {
   /// looked up under target_key(target), and code is generated for it resolved against the host
   /// (codegen::resolve_host). Throws UserError on a target LLVM does not know.
   Compiler(const database::Database* db, const target::Target& target);
+
+  /// Gives workloads without a usable record (neither their own nor an adapted one) a zero-shot
+  /// schedule before the default one; a choice that does not replay or lower falls through to
+  /// the default with a warning. CPU targets only (a GPU keeps default_gpu_steps).
+  void set_zero_shot(ZeroShotFn zero_shot) { zero_shot_ = std::move(zero_shot); }
 
   /// The resolved target code is generated for.
   const target::Target& target() const { return resolved_; }
@@ -190,11 +211,14 @@ class Compiler {
                   bool lower_tuned);
   bool try_tuned(const te::Workload& workload, Attempt& attempt);
   bool try_adapted(const te::Workload& workload, const std::string& spec, Attempt& attempt);
+  bool try_zero_shot(const te::Workload& workload, Attempt& attempt);
   const std::vector<Neighbour>& neighbours(const std::string& op);
   void warn_stale(const database::Record& record, const std::string& why);
   void note(const te::Workload& workload, const Lookup& lookup);
 
   const database::Database* db_;
+  ZeroShotFn zero_shot_;
+  std::map<std::string, std::optional<ZeroShotChoice>> zero_shot_picks_;  ///< by workload key
   target::Target resolved_;
   database::TargetKey identity_;
   std::vector<std::string> warnings_;

@@ -185,6 +185,47 @@ TEST(Compiler, RecordThatReplaysButDoesNotLowerFallsBack) {
   EXPECT_EQ(compiler.warnings().size(), 1U);
 }
 
+TEST(Compiler, ZeroShotComesAfterRecordsAndBeforeTheDefault) {
+  TempDir dir("zero_shot");
+  database::Database db = database::Database::open(dir.file("t.db"));
+  te::Workload tuned = put_workload(db, "matmul:M=32,N=32,K=16");
+  te::Workload fresh = te::make_workload("relu:M=64,N=64");
+  Compiler compiler(&db, cpu());
+  add(db, record(tuned, compiler.identity(), tiled(8), 1e-4));
+  int asked = 0;
+  compiler.set_zero_shot([&](const te::Workload& w, const target::Target& t) {
+    ++asked;
+    EXPECT_EQ(t.to_string(), compiler.target().to_string());
+    return std::optional<ZeroShotChoice>(
+        ZeroShotChoice{{Split{w.outputs()[0].name(), "j", 16, false}}, "cost model", "x"});
+  });
+  EXPECT_EQ(compiler.lookup(tuned).source, Source::Record);
+  EXPECT_EQ(asked, 0);  // a workload with a record never costs a zero-shot pick
+  Compiled compiled = compiler.lower_kernel(fresh, "relu:M=64,N=64");
+  EXPECT_EQ(compiled.lookup.source, Source::ZeroShot);
+  EXPECT_EQ(compiled.lookup.describe(), "zero-shot (cost model)");
+  EXPECT_EQ(source_name(Source::ZeroShot), std::string("zero-shot"));
+  HostBuffers buffers(fresh);
+  buffers.fill_inputs(1);
+  ir::eval(compiled.func, buffers.args());
+  EXPECT_TRUE(outputs_match_reference(fresh, buffers));
+  compiler.lookup(fresh);
+  EXPECT_EQ(asked, 1);  // picked once per workload
+  EXPECT_EQ(compiler.untuned(), std::vector<std::string>{fresh.name()});
+}
+
+TEST(Compiler, AZeroShotChoiceThatDoesNotApplyFallsBackToTheDefault) {
+  Compiler compiler(nullptr, cpu());
+  compiler.set_zero_shot([](const te::Workload&, const target::Target&) {
+    return std::optional<ZeroShotChoice>(
+        ZeroShotChoice{{Split{"nope", "i", 2, false}}, "sketch prior", "bad"});
+  });
+  const te::Workload w = te::make_workload("relu:M=8,N=8");
+  EXPECT_EQ(compiler.lower_kernel(w).lookup.source, Source::Default);
+  ASSERT_EQ(compiler.warnings().size(), 1U);
+  EXPECT_NE(compiler.warnings()[0].find("zero-shot"), std::string::npos) << compiler.warnings()[0];
+}
+
 TEST(Compiler, SummaryListsEveryUntunedWorkloadOnce) {
   TempDir dir("summary");
   database::Database db = database::Database::open(dir.file("t.db"));

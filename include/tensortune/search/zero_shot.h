@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Zero-shot schedules: a schedule for a workload nobody tuned, picked from its own generated space
+// by a cost model trained beforehand on other workloads (the shipped model), without measuring
+// anything. Deterministic: the same workload, target, model and options give the same steps.
+#pragma once
+
+#include "tensortune/cost_model/cost_model.h"
+#include "tensortune/database/database.h"
+#include "tensortune/schedule/step.h"
+#include "tensortune/target/target.h"
+#include "tensortune/te/workload.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tensortune::search {
+
+struct ZeroShotOptions {
+  /// Configurations drawn from the sketch prior and scored per workload. Lowering them for
+  /// features is the cost: 256 take about a second for a ResNet-18 convolution on 2 threads.
+  int samples = 256;
+  /// The prior's weight against the model's scores (TuneOptions::prior_weight's meaning).
+  double prior_weight = 0.5;
+  uint64_t seed = 0;
+  /// Threads that lower candidates (0: every hardware thread, at most 8).
+  int threads = 0;
+};
+
+/// What zero-shot chose for one workload.
+struct ZeroShotPick {
+  std::vector<schedule::Step> steps;
+  /// One readable line: the sketch and knob values (SearchSpace::describe).
+  std::string config;
+  double prior = 0;  ///< the configuration's sketch prior, in (0, 1]
+};
+
+class ZeroShot {
+ public:
+  /// `model` may be null or untrained: configurations are then ranked by the prior alone.
+  explicit ZeroShot(std::shared_ptr<const cost_model::CostModel> model,
+                    ZeroShotOptions options = {});
+
+  /// The best-scored valid configuration of `workload`'s space for `target` (resolved), or
+  /// nullopt when none of the samples lowers.
+  std::optional<ZeroShotPick> pick(const te::Workload& workload,
+                                   const target::Target& target) const;
+  /// "cost model" or "sketch prior": what ranked the picks.
+  std::string ranking() const;
+
+ private:
+  std::shared_ptr<const cost_model::CostModel> model_;
+  ZeroShotOptions options_;
+};
+
+/// Training samples from every record of `db` on every target of kind `kind`: each record's steps re-lowered for features, scored by throughput relative to the
+/// best record of its workload and target (failures 0), one ranking group per workload and
+/// target. Records whose steps no longer apply are skipped and counted in `skipped`.
+std::vector<cost_model::Sample> corpus_samples(const database::Database& db,
+                                               target::TargetKind kind,
+                                               int64_t* skipped = nullptr);
+
+}  // namespace tensortune::search

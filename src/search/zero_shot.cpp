@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// See zero_shot.h.
+#include "tensortune/search/zero_shot.h"
+
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/schedule/serialize.h"
+#include "tensortune/search/evolutionary_search.h"
+#include "tensortune/search/search_space.h"
+#include "tensortune/support/error.h"
+#include "tensortune/support/hash.h"
+#include "tensortune/support/rng.h"
+#include "tensortune/te/operators.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace tensortune::search {
+
+ZeroShot::ZeroShot(std::shared_ptr<const cost_model::CostModel> model, ZeroShotOptions options)
+    : model_(std::move(model)), options_(options) {}
+
+std::string ZeroShot::ranking() const {
+  return model_ && model_->trained() ? "cost model" : "sketch prior";
+}
+
+std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
+                                           const target::Target& target) const {
+  const SearchSpace space = SearchSpace::generate(workload, target);
+  CandidateEvaluator evaluator(workload, space, target);
+  if (options_.threads > 0)
+    evaluator.set_threads(options_.threads);
+  // Seeded by the workload too, so two workloads do not share one sequence of draws; distinct
+  // configurations only, in the order drawn (ties below keep the first).
+  support::Rng rng(options_.seed ^ support::fnv1a64(workload.key()));
+  std::vector<Config> configs;
+  std::set<std::string> seen;
+  for (int attempt = 0; attempt < options_.samples * 4 &&
+                        configs.size() < static_cast<size_t>(options_.samples);
+       ++attempt) {
+    const Config c = space.sample_plausible(rng);
+    if (seen.insert(space.key(c)).second)
+      configs.push_back(c);
+  }
+  const std::vector<const std::vector<float>*> features = evaluator.features(configs);
+  std::vector<float> scores(configs.size(), -std::numeric_limits<float>::infinity());
+  if (model_ && model_->trained()) {
+    std::vector<std::vector<float>> rows;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (features[i] != nullptr) {
+        rows.push_back(*features[i]);
+        where.push_back(i);
+      }
+    }
+    if (!rows.empty()) {
+      const std::vector<float> predicted = model_->predict(rows);
+      for (size_t k = 0; k < where.size(); ++k)
+        scores[where[k]] = predicted[k];
+    }
+    weigh_by_prior(space, configs, options_.prior_weight, scores);
+  } else {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (features[i] != nullptr)
+        scores[i] = static_cast<float>(space.prior(configs[i]));
+    }
+  }
+  size_t best = configs.size();
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (std::isfinite(scores[i]) && (best == configs.size() || scores[i] > scores[best]))
+      best = i;
+  }
+  if (best == configs.size())
+    return std::nullopt;
+  return ZeroShotPick{space.steps(configs[best]), space.describe(configs[best]),
+                      space.prior(configs[best])};
+}
+
+std::vector<cost_model::Sample> corpus_samples(const database::Database& db,
+                                               target::TargetKind kind,
+                                               int64_t* skipped) {
+  std::vector<cost_model::Sample> samples;
+  int64_t lost = 0;
+  for (const database::WorkloadInfo& w : db.workloads()) {
+    std::optional<te::Workload> workload;
+    try {
+      workload = te::make_workload(w.spec);
+    } catch (const UserError&) {
+      continue;  // a workload without a spec (a model's kernel) cannot be rebuilt here
+    }
+    for (const database::TargetKey& key : db.targets()) {
+      const target::Target parsed = target::Target::parse(key.target);
+      if (parsed.kind != kind)
+        continue;
+      const std::vector<database::Record> records = db.history(w.key, key);
+      if (records.empty())
+        continue;
+      const target::Target resolved = codegen::resolve_host(parsed);
+      double best = 0;
+      for (const database::Record& r : records)
+        best = std::max(best, r.ok() && r.median_seconds > 0 ? 1 / r.median_seconds : 0.0);
+      if (best <= 0)
+        continue;
+      for (const database::Record& r : records) {
+        std::optional<std::vector<float>> f;
+        try {
+          f = feature_vector(*workload, schedule::parse_schedule(r.schedule).steps, resolved);
+        } catch (const Error&) {
+        }
+        if (!f) {
+          ++lost;
+          continue;
+        }
+        const double score = r.ok() && r.median_seconds > 0 ? 1 / r.median_seconds / best : 0.0;
+        samples.push_back({w.key + "|" + key.target, std::move(*f), static_cast<float>(score)});
+      }
+    }
+  }
+  if (skipped != nullptr)
+    *skipped = lost;
+  return samples;
+}
+
+}  // namespace tensortune::search

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Zero-shot from the command line: compile without a record says where each schedule came from,
+// --no-zero-shot keeps the default, and a model of another feature version is an error when the
+// user names it and a warning (prior ranking) when it is the shipped one.
+#include "cli_runner.h"
+#include "tensortune/cost_model/features.h"
+#include "tensortune/support/json.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tensortune::e2e {
+namespace {
+
+const char* kMatmul = "--workload matmul:M=64,N=48,K=32 --target native";
+
+support::Json compile_json(const std::string& extra, const std::string& out) {
+  CliResult r = run_cli(std::string("compile ") + kMatmul + " --out '" + out + "' --json " + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return support::Json::parse(r.out);
+}
+
+/// A copy of the shipped model that claims feature version 1.
+std::string old_version_model() {
+  const char* root = std::getenv("TT_SOURCE_DIR");
+  std::ifstream in(std::string(root != nullptr ? root : ".") + "/tuning_logs/zero_shot/cpu.v" +
+                   std::to_string(cost_model::kFeatureVersion) + ".json");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string json = text.str();
+  const std::string attr =
+      "\"tt_feature_version\":\"" + std::to_string(cost_model::kFeatureVersion) + "\"";
+  const size_t at = json.find(attr);
+  EXPECT_NE(at, std::string::npos);
+  if (at != std::string::npos)
+    json.replace(at, attr.size(), "\"tt_feature_version\":\"1\"");
+  const std::string path = temp_path("old_model.json");
+  std::ofstream(path) << json;
+  return path;
+}
+
+TEST(ZeroShotCli, CompileWithoutARecordUsesTheShippedModelAndSaysSo) {
+  const std::string out = temp_path("zs_out");
+  const support::Json j = compile_json("", out);
+  const support::Json& f = j.at("functions").as_array().at(0);
+  EXPECT_EQ(f.at("source").as_string(), "zero-shot");
+  EXPECT_EQ(f.at("provenance").as_string(), "zero-shot (cost model)");
+  EXPECT_EQ(j.at("untuned").size(), 1U);
+  std::filesystem::remove_all(out);
+}
+
+TEST(ZeroShotCli, NoZeroShotKeepsTheDefaultSchedule) {
+  const std::string out = temp_path("zs_off");
+  const support::Json j = compile_json("--no-zero-shot", out);
+  EXPECT_EQ(j.at("functions").as_array().at(0).at("source").as_string(), "default");
+  std::filesystem::remove_all(out);
+}
+
+TEST(ZeroShotCli, AModelOfAnotherFeatureVersionIsRefusedOrFallsBack) {
+  const std::string model = old_version_model();
+  const std::string out = temp_path("zs_old");
+  // Named by the user: an error, nothing written.
+  CliResult named = run_cli(std::string("compile ") + kMatmul + " --out '" + out +
+                            "' --zero-shot-model '" + model + "'");
+  EXPECT_EQ(named.exit_code, 1);
+  EXPECT_NE(named.err.find("feature version 1"), std::string::npos) << named.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // Found as the shipped model: a warning, and the prior ranks the zero-shot schedules.
+  ::setenv("TT_ZERO_SHOT_MODEL", model.c_str(), 1);
+  CliResult shipped =
+      run_cli(std::string("compile ") + kMatmul + " --out '" + out + "' --json");
+  ::unsetenv("TT_ZERO_SHOT_MODEL");
+  ASSERT_EQ(shipped.exit_code, 0) << shipped.err;
+  EXPECT_NE(shipped.err.find("zero-shot model cannot be used"), std::string::npos) << shipped.err;
+  EXPECT_EQ(support::Json::parse(shipped.out).at("functions").as_array().at(0).at("provenance").as_string(),
+            "zero-shot (sketch prior)");
+  std::filesystem::remove_all(out);
+  std::filesystem::remove(model);
+}
+
+TEST(ZeroShotCli, BenchScheduleAutoIsWhatCompileBuilds) {
+  CliResult r = run_cli(std::string("bench ") + kMatmul + " --schedule auto --json --repeat 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(support::Json::parse(r.out).at("schedule").as_string(), "zero-shot (cost model)");
+}
+
+}  // namespace
+}  // namespace tensortune::e2e

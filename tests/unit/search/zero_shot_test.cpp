@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// Zero-shot schedules: every operator gets one that computes its reference, never the naive loop
+// nest; picks are deterministic; the shipped model loads, ranks, and is refused when its feature
+// version is not this build's.
+#include "tensortune/search/zero_shot.h"
+
+#include "search_test_util.h"
+#include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/ir/eval.h"
+#include "tensortune/cost_model/features.h"
+#include "tensortune/cost_model/xgboost_model.h"
+#include "tensortune/lower/lower.h"
+#include "tensortune/schedule/schedule.h"
+#include "tensortune/schedule/serialize.h"
+#include "tensortune/search/evolutionary_search.h"
+#include "tensortune/support/error.h"
+#include "tensortune/te/operators.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace tensortune::search {
+namespace {
+
+target::Target host() {
+  return codegen::resolve_host(target::Target::parse("native"));
+}
+
+/// The model the repository ships for this build's feature version (ctest sets TT_SOURCE_DIR).
+std::string shipped_model_path() {
+  const char* root = std::getenv("TT_SOURCE_DIR");
+  return std::string(root != nullptr ? root : ".") + "/tuning_logs/zero_shot/cpu.v" +
+         std::to_string(cost_model::kFeatureVersion) + ".json";
+}
+
+bool has_annotation(const std::vector<schedule::Step>& steps, ir::ForKind kind) {
+  for (const schedule::Step& s : steps) {
+    if (const auto* a = std::get_if<schedule::Annotate>(&s); a != nullptr && a->kind == kind)
+      return true;
+  }
+  return false;
+}
+
+TEST(ZeroShot, EveryOperatorGetsAScheduleThatComputesTheReference) {
+  const target::Target target = host();
+  const ZeroShot zero_shot(nullptr, ZeroShotOptions{64});
+  for (const auto& [op, specs] : tiny_specs()) {
+    for (const std::string& spec : specs) {
+      SCOPED_TRACE(spec);
+      const te::Workload w = te::make_workload(spec);
+      const std::optional<ZeroShotPick> pick = zero_shot.pick(w, target);
+      ASSERT_TRUE(pick.has_value());
+      // ir::eval runs the lowered function as generated code would, prepacking included; the
+      // compiled path is checked end to end by ZeroShotCli and CliCompile.
+      const ir::LoweredFunc f =
+          lower::lower(schedule::apply_steps(w, pick->steps), target, "zero_shot_kernel");
+      testing::HostBuffers buffers(w);
+      buffers.fill_inputs(7);
+      poison_outputs(buffers);
+      ir::eval(f, buffers.args());
+      EXPECT_TRUE(testing::outputs_match_reference(w, buffers)) << pick->config;
+    }
+  }
+}
+
+TEST(ZeroShot, APickIsDeterministicVectorizedAndParallel) {
+  const te::Workload w = te::make_workload("matmul:M=256,N=256,K=256");
+  const ZeroShot zero_shot(nullptr);
+  const std::optional<ZeroShotPick> a = zero_shot.pick(w, host());
+  const std::optional<ZeroShotPick> b = zero_shot.pick(w, host());
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(describe(a->steps), describe(b->steps));
+  EXPECT_EQ(a->config, b->config);
+  EXPECT_TRUE(has_annotation(a->steps, ir::ForKind::Vectorized)) << describe(a->steps);
+  EXPECT_TRUE(has_annotation(a->steps, ir::ForKind::Parallel)) << describe(a->steps);
+  EXPECT_EQ(zero_shot.ranking(), "sketch prior");
+}
+
+TEST(ZeroShot, TheShippedModelLoadsAndRanks) {
+  std::shared_ptr<const cost_model::CostModel> model =
+      cost_model::XGBoostModel::load(shipped_model_path());
+  ASSERT_TRUE(model->trained());
+  const te::Workload w = te::make_workload("conv2d:N=1,C=32,H=28,W=28,K=64,R=3,S=3,pad=1");
+  const target::Target target = host();
+  const SearchSpace space = SearchSpace::generate(w, target);
+  support::Rng rng(3);
+  std::vector<std::vector<float>> rows;
+  for (int i = 0; i < 32 && rows.size() < 16; ++i) {
+    if (auto f = feature_vector(w, space.steps(space.sample_plausible(rng)), target))
+      rows.push_back(std::move(*f));
+  }
+  ASSERT_GE(rows.size(), 8U);
+  const std::vector<float> scores = model->predict(rows);
+  EXPECT_GT(std::set<float>(scores.begin(), scores.end()).size(), 1U)
+      << "the shipped model scores every configuration alike";
+  const ZeroShot zero_shot(model);
+  EXPECT_EQ(zero_shot.ranking(), "cost model");
+  const std::optional<ZeroShotPick> pick = zero_shot.pick(w, target);
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_NO_THROW(schedule::apply_steps(w, pick->steps));
+}
+
+TEST(ZeroShot, AModelOfAnotherFeatureVersionIsRefused) {
+  std::ifstream in(shipped_model_path());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string json = text.str();
+  const std::string attr =
+      "\"tt_feature_version\":\"" + std::to_string(cost_model::kFeatureVersion) + "\"";
+  const size_t at = json.find(attr);
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, attr.size(), "\"tt_feature_version\":\"1\"");
+  const std::string path = ::testing::TempDir() + "zero_shot_v1_model.json";
+  std::ofstream(path) << json;
+  try {
+    cost_model::XGBoostModel::load(path);
+    ADD_FAILURE() << "a model of feature version 1 was loaded";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("feature version"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tensortune::search

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// See zero_shot_cli.h.
+#include "zero_shot_cli.h"
+
+#include "tensortune/cost_model/features.h"
+#include "tensortune/cost_model/xgboost_model.h"
+#include "tensortune/search/zero_shot.h"
+#include "tensortune/support/error.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <unistd.h>
+
+#ifndef TT_SOURCE_DIR
+#define TT_SOURCE_DIR ""
+#endif
+
+namespace tensortune::cli {
+namespace {
+
+std::string model_file_name() {
+  return "cpu.v" + std::to_string(cost_model::kFeatureVersion) + ".json";
+}
+
+std::string executable_dir() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : self.parent_path().string();
+}
+
+/// One load per path and process: a model of 1-2 MB takes tens of milliseconds to parse. Never
+/// destroyed: freeing a booster after XGBoost's own statics are gone (at exit) aborts.
+std::shared_ptr<const cost_model::CostModel> load_model(const std::string& path) {
+  static auto* loaded = new std::map<std::string, std::shared_ptr<const cost_model::CostModel>>();
+  auto it = loaded->find(path);
+  if (it == loaded->end()) {
+    it = loaded->emplace(path, cost_model::XGBoostModel::load(path)).first;
+  }
+  return it->second;
+}
+
+}  // namespace
+
+void add_zero_shot_options(ArgParser& parser) {
+  parser
+      .flag("no-zero-shot",
+            "give workloads without a usable record the default schedule (the naive loop nest) "
+            "instead of a zero-shot one")
+      .option("zero-shot-model", "PATH",
+              "the cost model that ranks zero-shot schedules (default: the shipped one, "
+              "tuning_logs/zero_shot/" + model_file_name() + ", or TT_ZERO_SHOT_MODEL)");
+}
+
+std::string shipped_zero_shot_model() {
+  if (const char* env = std::getenv("TT_ZERO_SHOT_MODEL"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::vector<std::string> candidates;
+  if (const std::string dir = executable_dir(); !dir.empty()) {
+    candidates.push_back(dir + "/../share/tensortune/zero_shot/" + model_file_name());
+  }
+  if (std::string(TT_SOURCE_DIR).size() > 0) {
+    candidates.push_back(std::string(TT_SOURCE_DIR) + "/tuning_logs/zero_shot/" +
+                         model_file_name());
+  }
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) {
+      return c;
+    }
+  }
+  return "";
+}
+
+void enable_zero_shot(const ArgParser::Parsed& args, driver::Compiler& compiler) {
+  if (args.has("no-zero-shot")) {
+    return;
+  }
+  std::shared_ptr<const cost_model::CostModel> model;
+  if (args.has("zero-shot-model")) {
+    model = load_model(args.get("zero-shot-model"));
+  } else if (const std::string path = shipped_zero_shot_model(); !path.empty()) {
+    try {
+      model = load_model(path);
+    } catch (const UserError& e) {
+      std::cerr << "tensortune: warning: the zero-shot model cannot be used, ranking zero-shot "
+                   "schedules by the sketch prior: "
+                << e.what() << "\n";
+    }
+  }
+  auto zero_shot = std::make_shared<search::ZeroShot>(std::move(model));
+  compiler.set_zero_shot([zero_shot](const te::Workload& workload, const target::Target& target)
+                             -> std::optional<driver::ZeroShotChoice> {
+    std::optional<search::ZeroShotPick> pick = zero_shot->pick(workload, target);
+    if (!pick) {
+      return std::nullopt;
+    }
+    return driver::ZeroShotChoice{std::move(pick->steps), zero_shot->ranking(), pick->config};
+  });
+}
+
+}  // namespace tensortune::cli

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// Zero-shot schedules for the build commands (compile, compile-model, bench/show --schedule auto):
+// the options, where the shipped model is found, and wiring search::ZeroShot into the driver.
+#pragma once
+
+#include "args.h"
+#include "tensortune/driver/compile.h"
+
+#include <string>
+
+namespace tensortune::cli {
+
+/// Adds --no-zero-shot and --zero-shot-model PATH to a build command.
+void add_zero_shot_options(ArgParser& parser);
+
+/// The shipped model of this build's feature version: TT_ZERO_SHOT_MODEL when set, else
+/// share/tensortune/zero_shot/cpu.vN.json beside an installed binary, else the source tree's
+/// tuning_logs/zero_shot/cpu.vN.json; "" when none of them exists.
+std::string shipped_zero_shot_model();
+
+/// Unless --no-zero-shot: gives `compiler` zero-shot schedules ranked by the model of
+/// --zero-shot-model PATH (a UserError when it cannot be loaded) or the shipped one. A shipped
+/// model that cannot be used (another feature version, unreadable) is a warning on stderr, and
+/// the schedules are then ranked by the sketch prior alone.
+void enable_zero_shot(const ArgParser::Parsed& args, driver::Compiler& compiler);
+
+}  // namespace tensortune::cli
