@@ -45,6 +45,8 @@ support::Json options_json(const std::vector<TuneTask>& tasks,
   j["prior_weight"] = o.prior ? o.prior_weight : 0.0;
   j["confirm_top"] = o.confirm_top;
   j["confirm_rounds"] = o.confirm_rounds;
+  j["time_budget_seconds"] = o.time_budget_seconds;
+  j["initial_model"] = o.initial_model != nullptr;
   // Times taken with cold weights are not comparable with warm ones.
   j["cache_flush"] = m.run.timing.cache_flush;
   j["measure_rounds"] = m.rounds;
@@ -161,6 +163,16 @@ void TuneJob::start_run() {
 bool TuneJob::run_round() {
   if (done_ >= options_.trials)
     return false;
+  if (options_.time_budget_seconds > 0) {
+    // A round that would end well past the deadline is not started: half a mean round's time
+    // left is the least that is worth one.
+    const double elapsed = now() - start_;
+    const double mean_round = round_ > 0 ? elapsed / static_cast<double>(round_) : 0;
+    if (elapsed + mean_round / 2 >= options_.time_budget_seconds) {
+      out_.stop_reason = "the time budget is spent";
+      return false;
+    }
+  }
   if (stop_requested()) {
     out_.interrupted = true;
     out_.stop_reason = "stopped on request";
@@ -200,8 +212,14 @@ TuneJob::Batch TuneJob::propose_batch(int task, PhaseTimes& times) {
   TaskState& state = *states_[static_cast<size_t>(task)];
   const double ev0 = state.evaluator.seconds();
   const double t0 = now();
+  // Until the job's own model has learnt something, a model trained beforehand guides.
+  const cost_model::CostModel* guide = model_.get();
+  if (guide != nullptr && !guide->trained() && options_.initial_model &&
+      options_.initial_model->trained() && !options_.random_model) {
+    guide = options_.initial_model.get();
+  }
   int64_t size = options_.batch_size;
-  if (!options_.random_model && trained_elsewhere(state, model_.get())) {
+  if (!options_.random_model && trained_elsewhere(state, guide)) {
     // Part of a batch, then retrain on this shape; never fewer than the transferred
     // configurations and the default schedule.
     const double part = options_.first_batch_share * static_cast<double>(size);
@@ -217,7 +235,7 @@ TuneJob::Batch TuneJob::propose_batch(int task, PhaseTimes& times) {
   batch.size = static_cast<size_t>(std::min<int64_t>(size, options_.trials - done_));
   if (options_.transfer && model_)  // only the model-guided tuners start from them
     detail::collect_peer_starts(states_, static_cast<size_t>(task), kPeerConfigs, kPeerTasks);
-  batch.configs = propose(state, model_.get(), options_, batch.size);
+  batch.configs = propose(state, guide, options_, batch.size);
   times.features = state.evaluator.seconds() - ev0;
   times.search = now() - t0 - times.features;
   return batch;
@@ -331,6 +349,7 @@ void TuneJob::report(int task, TuneProgress& p, int64_t invalid_before, const Ph
   p.trials = done_;
   p.measured = out_.trials;
   p.budget = options_.trials;
+  p.time_budget_seconds = options_.time_budget_seconds;
   p.task_trials = state.result.resumed + state.result.trials;
   p.best_seconds = state.result.best_seconds;
   p.best_gflops = state.result.best_gflops;

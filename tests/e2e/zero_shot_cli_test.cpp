@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Zero-shot from the command line: compile without a record says where each schedule came from,
 // --no-zero-shot keeps the default, and a model of another feature version is an error when the
-// user names it and a warning (prior ranking) when it is the shipped one.
+// user names it and a warning (prior ranking) when it is the shipped one; tune's time budget.
 #include "cli_runner.h"
 #include "tensortune/cost_model/features.h"
 #include "tensortune/support/json.h"
@@ -86,6 +86,34 @@ TEST(ZeroShotCli, BenchScheduleAutoIsWhatCompileBuilds) {
   CliResult r = run_cli(std::string("bench ") + kMatmul + " --schedule auto --json --repeat 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(support::Json::parse(r.out).at("schedule").as_string(), "zero-shot (cost model)");
+}
+
+TEST(TimeBudget, TuneWithoutATrialLimitStopsOnTheClockWithEverythingStored) {
+  const std::string db = temp_path("budget.db");
+  CliResult r = run_cli("tune --workload matmul:M=32,N=32,K=32 --target native --time-budget 2s "
+                        "--batch 4 --confirm 0 --db '" + db + "' --json --progress none");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const support::Json j = support::Json::parse(r.out);
+  EXPECT_EQ(j.at("stop_reason").as_string(), "the time budget is spent");
+  const int64_t trials = j.at("trials").as_int();
+  EXPECT_GT(trials, 0);
+  // Every measured trial is in the database: a resumed job with a trial budget of exactly that
+  // many measures nothing more.
+  CliResult again = run_cli("tune --workload matmul:M=32,N=32,K=32 --target native --trials " +
+                            std::to_string(trials) + " --confirm 0 --db '" + db + "' --json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(support::Json::parse(again.out).at("measured").as_int(), 0);
+  std::filesystem::remove(db);
+}
+
+TEST(TimeBudget, ABadDurationIsAClearError) {
+  for (const char* bad : {"10x", "-5m", "0", "m"}) {
+    CliResult r = run_cli(std::string("tune --workload matmul:M=8,N=8,K=8 --target native "
+                                      "--time-budget ") + bad + " --db '" +
+                          temp_path("bad_budget.db") + "'");
+    EXPECT_EQ(r.exit_code, 1) << bad;
+    EXPECT_NE(r.err.find("--time-budget"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace

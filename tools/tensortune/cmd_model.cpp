@@ -76,6 +76,7 @@ ArgParser tune_model_parser() {
   // A model's kernels find their weights cold: timing them so keeps the estimate honest (warm
   // timings of ResNet-18 summed to 24 ms for a model that ran in 32) and picks schedules for it.
   add_measurement_options(parser, true);
+  add_zero_shot_options(parser);
   return parser;
 }
 

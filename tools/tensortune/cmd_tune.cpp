@@ -14,6 +14,7 @@
 #include "tensortune/support/json.h"
 #include "tensortune/te/operators.h"
 #include "tune_common.h"
+#include "zero_shot_cli.h"
 
 #include <atomic>
 #include <csignal>
@@ -64,6 +65,7 @@ ArgParser tune_parser() {
             "print one JSON document {workload, target, trials, best: {seconds, gflops, "
             "record_id}, tasks, times, ...}");
   add_measurement_options(parser);
+  add_zero_shot_options(parser);
   return parser;
 }
 
@@ -98,7 +100,27 @@ ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
               "at the end, measure each workload's K best records again side by side and rank "
               "them by that (default 5; 0 = off): the best of many single measurements is "
               "biased towards lucky ones")
-      .option("confirm-rounds", "R", "how often each of those is measured again (default 3)");
+      .option("confirm-rounds", "R", "how often each of those is measured again (default 3)")
+      .option("time-budget", "D",
+              "stop proposing rounds after this wall time (600, 90s, 10m, 2h): the batch in "
+              "flight is stored and the confirmation runs; without --trials the budget alone "
+              "ends the job");
+}
+
+double parse_duration(const std::string& text) {
+  size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  TT_USER_CHECK(used > 0 && scale > 0 && std::isfinite(value) && value > 0)
+      << "--time-budget: expected a positive duration such as 600, 90s, 10m or 2h, got '" << text
+      << "'";
+  return value * scale;
 }
 
 measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
@@ -124,7 +146,12 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
   search::TuneOptions o;
   o.tuner = search::parse_tuner(p.get("tuner", "xgb"));
   o.random_model = p.get("model", "xgb") == "random";
-  o.trials = p.get_int("trials", 200, 0, int64_t{1} << 40);
+  // A time budget without --trials: the budget alone ends the job.
+  o.trials = p.get_int("trials", p.has("time-budget") ? int64_t{1} << 40 : 200, 0,
+                       int64_t{1} << 40);
+  if (p.has("time-budget"))
+    o.time_budget_seconds = parse_duration(p.get("time-budget"));
+  o.initial_model = zero_shot_model(p);
   o.seed = static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX));
   o.batch_size = static_cast<int>(p.get_int("batch", search::TuneOptions{}.batch_size, 1, 4096));
   o.eps_greedy = p.get_double("eps-greedy", 0.05, 0, 1);

@@ -29,28 +29,36 @@ std::string format_duration(double seconds) {
 
 void ProgressPrinter::update(const search::TuneProgress& p) {
   if (style_ == ProgressStyle::None) return;
-  const double share = p.budget > 0 ? static_cast<double>(p.trials) / static_cast<double>(p.budget) : 1.0;
+  // With a time budget and no trial limit, progress and the ETA follow the clock.
+  const bool timed = p.time_budget_seconds > 0 && p.budget >= (int64_t{1} << 40);
+  double share = p.budget > 0 ? static_cast<double>(p.trials) / static_cast<double>(p.budget) : 1.0;
+  if (p.time_budget_seconds > 0)
+    share = std::max(share, std::min(1.0, p.elapsed_seconds / p.time_budget_seconds));
   const std::string peak = peak_ > 0 ? fmt::format(" ({:.0f}% of peak)", 100.0 * p.best_gflops / peak_) : "";
   std::string eta = "-";
   if (p.measured > 0 && p.trials < p.budget) {
-    eta = format_duration(p.elapsed_seconds / static_cast<double>(p.measured) *
-                          static_cast<double>(p.budget - p.trials));
+    double left = timed ? 1e300 : p.elapsed_seconds / static_cast<double>(p.measured) *
+                                      static_cast<double>(p.budget - p.trials);
+    if (p.time_budget_seconds > 0)
+      left = std::min(left, std::max(0.0, p.time_budget_seconds - p.elapsed_seconds));
+    eta = format_duration(left);
   }
+  const std::string of = timed ? "" : fmt::format("/{}", p.budget);
   if (style_ == ProgressStyle::Lines) {
     std::cerr << fmt::format(
-        "round {:>3}  {:>5}/{} trials  {}  best {:.1f} GFLOP/s{}  ok {} err {}  "
+        "round {:>3}  {:>5}{} trials  {}  best {:.1f} GFLOP/s{}  ok {} err {}  "
         "[search {:.1f}s features {:.1f}s train {:.1f}s build {:.1f}s run {:.1f}s]  ETA {}\n",
-        p.round, p.trials, p.budget, p.workload_name, p.best_gflops, peak, p.round_ok,
+        p.round, p.trials, of, p.workload_name, p.best_gflops, peak, p.round_ok,
         p.round_errors, p.round_times.search, p.round_times.features, p.round_times.training,
         p.round_times.build, p.round_times.run, eta);
     return;
   }
   constexpr int kWidth = 24;
   const int filled = static_cast<int>(share * kWidth + 0.5);
-  std::cerr << fmt::format("\r[{}{}] {:>5}/{} trials  best {:.1f} GFLOP/s{}  ETA {}   ",
+  std::cerr << fmt::format("\r[{}{}] {:>5}{} trials  best {:.1f} GFLOP/s{}  ETA {}   ",
                            std::string(static_cast<size_t>(std::min(filled, kWidth)), '#'),
                            std::string(static_cast<size_t>(kWidth - std::min(filled, kWidth)), '.'),
-                           p.trials, p.budget, p.best_gflops, peak, eta)
+                           p.trials, of, p.best_gflops, peak, eta)
             << std::flush;
   drawn_ = true;
 }

@@ -75,23 +75,30 @@ std::string shipped_zero_shot_model() {
   return "";
 }
 
-void enable_zero_shot(const ArgParser::Parsed& args, driver::Compiler& compiler) {
+std::shared_ptr<const cost_model::CostModel> zero_shot_model(const ArgParser::Parsed& args) {
   if (args.has("no-zero-shot")) {
-    return;
+    return nullptr;
   }
-  std::shared_ptr<const cost_model::CostModel> model;
   if (args.has("zero-shot-model")) {
-    model = load_model(args.get("zero-shot-model"));
-  } else if (const std::string path = shipped_zero_shot_model(); !path.empty()) {
+    return load_model(args.get("zero-shot-model"));
+  }
+  if (const std::string path = shipped_zero_shot_model(); !path.empty()) {
     try {
-      model = load_model(path);
+      return load_model(path);
     } catch (const UserError& e) {
       std::cerr << "tensortune: warning: the zero-shot model cannot be used, ranking zero-shot "
                    "schedules by the sketch prior: "
                 << e.what() << "\n";
     }
   }
-  auto zero_shot = std::make_shared<search::ZeroShot>(std::move(model));
+  return nullptr;
+}
+
+void enable_zero_shot(const ArgParser::Parsed& args, driver::Compiler& compiler) {
+  if (args.has("no-zero-shot")) {
+    return;
+  }
+  auto zero_shot = std::make_shared<search::ZeroShot>(zero_shot_model(args));
   compiler.set_zero_shot([zero_shot](const te::Workload& workload, const target::Target& target)
                              -> std::optional<driver::ZeroShotChoice> {
     std::optional<search::ZeroShotPick> pick = zero_shot->pick(workload, target);

@@ -4,7 +4,10 @@
 #pragma once
 
 #include "args.h"
+#include "tensortune/cost_model/cost_model.h"
 #include "tensortune/driver/compile.h"
+
+#include <memory>
 
 #include <string>
 
@@ -17,6 +20,11 @@ void add_zero_shot_options(ArgParser& parser);
 /// share/tensortune/zero_shot/cpu.vN.json beside an installed binary, else the source tree's
 /// tuning_logs/zero_shot/cpu.vN.json; "" when none of them exists.
 std::string shipped_zero_shot_model();
+
+/// Unless --no-zero-shot: the model of --zero-shot-model PATH (a UserError when it cannot be
+/// loaded) or the shipped one (null, with a warning on stderr, when it cannot be used; null when
+/// there is none).
+std::shared_ptr<const cost_model::CostModel> zero_shot_model(const ArgParser::Parsed& args);
 
 /// Unless --no-zero-shot: gives `compiler` zero-shot schedules ranked by the model of
 /// --zero-shot-model PATH (a UserError when it cannot be loaded) or the shipped one. A shipped

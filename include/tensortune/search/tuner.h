@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,13 @@ struct TuneOptions {
   /// kernels compare as kernels. confirm_top < 2 or confirm_rounds < 1: off.
   int confirm_top = 5;
   int confirm_rounds = 3;
+  /// Wall seconds after which the job proposes no more rounds (0 = no limit): the round in flight
+  /// is stored, then the confirmation runs. The trial budget still applies.
+  double time_budget_seconds = 0;
+  /// A model trained beforehand on other workloads (the shipped zero-shot model): the
+  /// model-guided tuners rank a task's candidates with it until the job's own model is trained,
+  /// so the first batches start from what zero-shot would build instead of the prior's draws.
+  std::shared_ptr<const cost_model::CostModel> initial_model;
   cost_model::XGBoostOptions xgb;
   AnnealingOptions annealing;
   EvolutionOptions evolution;
@@ -124,6 +132,8 @@ struct TuneProgress {
   int64_t trials = 0, budget = 0;
   /// Trials measured by this call so far.
   int64_t measured = 0;
+  /// TuneOptions::time_budget_seconds.
+  double time_budget_seconds = 0;
   /// This task's trials including records found in the database, and its best so far.
   int64_t task_trials = 0;
   double best_seconds = 0, best_gflops = 0;
