@@ -182,6 +182,9 @@ void run_case(const Case& c,
     case driver::Source::Adapted:  // another shape's record, its factors adapted
       r.source = fmt::format("adapted #{}", chosen.lookup.record_id);
       break;
+    case driver::Source::Shipped:  // a record of the shipped tuning logs
+      r.source = fmt::format("shipped #{}", chosen.lookup.record_id);
+      break;
     case driver::Source::ZeroShot:  // no record: ranked by the shipped cost model, not measured
       r.source = "zero-shot";
       break;

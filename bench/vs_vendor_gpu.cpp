@@ -208,7 +208,8 @@ std::optional<ir::LoweredFunc> choose_kernel(const GpuCase& c,
     case driver::Source::Adapted:  // another shape's record, its factors adapted
       r.source = fmt::format("adapted #{}", chosen.lookup.record_id);
       break;
-    case driver::Source::ZeroShot:  // CPU targets only: never chosen here
+    case driver::Source::Shipped:   // CPU targets only: never chosen here
+    case driver::Source::ZeroShot:
     case driver::Source::Default:
       r.source = "untuned";
       r.status =

@@ -3,7 +3,8 @@
 # The main job: installs what is missing, builds tensortune in build-main (Release), tunes
 # matmul 1024x1024x1024 float32 on this machine into the SQLite database
 # tuning_logs/tensortune.db (resuming from what it already holds), then shows the result: the
-# best records, the best kernel re-timed by `tensortune bench`, and an HTML report.
+# best records, the tuned kernel timed side by side with what an untuned build gets (zero-shot,
+# and the naive default), and an HTML report.
 # Environment: TT_WORKLOAD (a workload spec), TT_TRIALS (default 200), TT_DB (database path).
 # Extra arguments are passed on to `tensortune tune` (e.g. --tuner xgb-evo, --seed 3).
 set -euo pipefail
@@ -27,7 +28,9 @@ echo "== tensortune tune: $WORKLOAD, $TRIALS trials into $DB"
 "$TT" tune --workload "$WORKLOAD" --target native --trials "$TRIALS" --db "$DB" "$@"
 echo "== the best records"
 "$TT" db best --db "$DB" --workload "$WORKLOAD" --k 3
-echo "== the best kernel, re-timed"
-"$TT" bench --workload "$WORKLOAD" --target native --db "$DB" --schedule best
+echo "== the best kernel, timed side by side with the untuned ones (zero-shot, default)"
+# --no-shipped: the zero-shot pick of the shipped cost model, not a shipped record of this shape.
+"$TT" bench --workload "$WORKLOAD" --target native --db "$DB" --schedule best --compare auto \
+  --compare default --no-shipped --rounds 3
 REPORT="$(dirname "$DB")/report.html"
 "$TT" report --db "$DB" --out "$REPORT"

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace tensortune::driver {
 namespace {
@@ -34,6 +35,8 @@ const char* source_name(Source source) {
       return "record";
     case Source::Adapted:
       return "adapted";
+    case Source::Shipped:
+      return "shipped";
     case Source::ZeroShot:
       return "zero-shot";
     case Source::Default:
@@ -48,6 +51,8 @@ std::string Lookup::describe() const {
       return "record #" + std::to_string(record_id);
     case Source::Adapted:
       return "adapted from record #" + std::to_string(record_id) + " (" + from_workload + ")";
+    case Source::Shipped:
+      return "shipped record #" + std::to_string(record_id) + " (" + from_workload + ")";
     case Source::ZeroShot:
       return "zero-shot (" + from_workload.substr(0, from_workload.find(':')) + ")";
     case Source::Default:
@@ -97,7 +102,7 @@ Compiled Compiler::choose(const te::Workload& workload,
                           bool lower_tuned) {
   Attempt attempt{name.empty() ? lower::function_name(workload) : name, lower_tuned, {}};
   if ((db_ != nullptr && (try_tuned(workload, attempt) || try_adapted(workload, spec, attempt))) ||
-      try_zero_shot(workload, attempt)) {
+      try_shipped(workload, attempt) || try_zero_shot(workload, attempt)) {
     note(workload, attempt.result.lookup);
     return std::move(attempt.result);
   }
@@ -128,6 +133,72 @@ bool Compiler::try_tuned(const te::Workload& workload, Attempt& attempt) {
       return true;
     } catch (const UserError& e) {
       warn_stale(record, e.what());
+    }
+  }
+  return false;
+}
+
+std::set<std::string> fingerprint_features(const std::string& fingerprint) {
+  std::set<std::string> out;
+  const std::string key = "features=";
+  size_t at = fingerprint.find(key);
+  if (at == std::string::npos) {
+    return out;
+  }
+  at += key.size();
+  const std::string list = fingerprint.substr(at, fingerprint.find(';', at) - at);
+  for (size_t start = 0; start <= list.size();) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) {
+      out.insert(list.substr(start, comma - start));
+    }
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+
+/// "AMD EPYC, znver4" from a fingerprint's cpu= and mcpu= fields.
+std::string device_of(const std::string& fingerprint) {
+  auto field = [&](const std::string& key) {
+    const size_t at = fingerprint.find(key);
+    if (at == std::string::npos) {
+      return std::string("?");
+    }
+    const size_t from = at + key.size();
+    return fingerprint.substr(from, fingerprint.find(';', from) - from);
+  };
+  return field("cpu=") + ", " + field("mcpu=");
+}
+
+}  // namespace
+
+bool Compiler::try_shipped(const te::Workload& workload, Attempt& attempt) {
+  if (shipped_ == nullptr || resolved_.is_gpu()) {
+    return false;
+  }
+  const std::set<std::string> host = fingerprint_features(identity_.fingerprint);
+  for (const database::TargetKey& key : shipped_->targets()) {
+    const std::set<std::string> needs = fingerprint_features(key.fingerprint);
+    if (key.target != identity_.target ||
+        !std::includes(host.begin(), host.end(), needs.begin(), needs.end())) {
+      continue;  // another target, or a device with an instruction this host lacks
+    }
+    for (const database::Record& record : shipped_->best(workload.key(), key, kTunedTries)) {
+      try {
+        schedule::Schedule parsed = record_schedule(record);
+        schedule::LoopState state = schedule::apply_steps(workload, parsed.steps);
+        if (attempt.lower_tuned) {
+          attempt.result.func = lower::lower(state, resolved_, attempt.name);
+        }
+        attempt.result.lookup = Lookup{Source::Shipped, std::move(parsed), record.id,
+                                       device_of(key.fingerprint), record.rank_seconds};
+        return true;
+      } catch (const UserError& e) {
+        TT_LOG(1) << workload.name() << ": shipped record #" << record.id
+                  << " does not apply: " << e.what();
+      }
     }
   }
   return false;

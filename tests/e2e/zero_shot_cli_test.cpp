@@ -88,6 +88,48 @@ TEST(ZeroShotCli, BenchScheduleAutoIsWhatCompileBuilds) {
   EXPECT_EQ(support::Json::parse(r.out).at("schedule").as_string(), "zero-shot (cost model)");
 }
 
+TEST(ShippedLogs, UpdateListAndCompileFromThem) {
+  // A tiny tuned database becomes a shipped log; compile then uses its record, with provenance.
+  const std::string db = temp_path("own.db");
+  const std::string shipped = temp_path("shipped.db");
+  ASSERT_EQ(run_cli("tune --workload matmul:M=24,N=24,K=24 --target native --trials 4 --batch 4 "
+                    "--confirm 0 --no-zero-shot --db '" + db + "'").exit_code,
+            0);
+  CliResult update =
+      run_cli("db shipped-update --db '" + db + "' --k 2 --shipped '" + shipped + "' --json");
+  ASSERT_EQ(update.exit_code, 0) << update.err;
+  EXPECT_EQ(support::Json::parse(update.out).at("imported").as_int(), 2);
+  CliResult list = run_cli("db shipped --shipped '" + shipped + "' --json");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  const support::Json listed = support::Json::parse(list.out);
+  const support::Json& t = listed.at("targets").as_array().at(0);
+  EXPECT_TRUE(t.at("applies_here").as_bool());
+  ::setenv("TT_SHIPPED_LOGS", shipped.c_str(), 1);
+  const std::string out = temp_path("shipped_out");
+  CliResult c = run_cli("compile --workload matmul:M=24,N=24,K=24 --target native --out '" + out +
+                        "' --json");
+  CliResult off = run_cli("compile --workload matmul:M=24,N=24,K=24 --target native --out '" +
+                          out + "' --json --no-shipped");
+  ::unsetenv("TT_SHIPPED_LOGS");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const support::Json built = support::Json::parse(c.out);
+  const support::Json& f = built.at("functions").as_array().at(0);
+  EXPECT_EQ(f.at("source").as_string(), "shipped");
+  EXPECT_NE(f.at("provenance").as_string().find("shipped record #"), std::string::npos);
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(support::Json::parse(off.out).at("functions").as_array().at(0).at("source").as_string(),
+            "zero-shot");
+  // An import that does not check out changes nothing.
+  const std::string bad = temp_path("bad.jsonl");
+  std::ofstream(bad) << "{\"kind\": \"record\", \"workload_key\": \"nope\"}\n";
+  EXPECT_EQ(run_cli("db shipped-import '" + bad + "' --shipped '" + shipped + "'").exit_code, 1);
+  CliResult after = run_cli("db shipped --shipped '" + shipped + "' --json");
+  EXPECT_EQ(support::Json::parse(after.out).at("targets").as_array().at(0).at("records").as_int(),
+            2);
+  for (const std::string& path : {db, shipped, bad, out})
+    std::filesystem::remove_all(path);
+}
+
 TEST(TimeBudget, TuneWithoutATrialLimitStopsOnTheClockWithEverythingStored) {
   const std::string db = temp_path("budget.db");
   CliResult r = run_cli("tune --workload matmul:M=32,N=32,K=32 --target native --time-budget 2s "

@@ -15,6 +15,7 @@
 #include "tensortune/support/log.h"
 #include "tensortune/support/stats.h"
 #include "tensortune/te/operators.h"
+#include "zero_shot_cli.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -28,7 +29,7 @@ ArgParser bench_parser() {
   ArgParser parser(
       "bench",
       "bench --workload SPEC --target T [--db PATH] [--schedule default|best|FILE.json] "
-      "[--compare default|best|auto|FILE.json ...] [--rounds R] [--repeat N] "
+      "[--compare default|best|auto|zero-shot|FILE.json ...] [--rounds R] [--repeat N] "
       "[--min-repeat-ms MS] [--threads N] [--seed S] [--cache-flush] [--json]",
       "Builds one kernel, checks its results against the default schedule's, and "
       "times it: one warm-up call, calls per repeat doubled until a repeat lasts "
@@ -44,7 +45,7 @@ ArgParser bench_parser() {
       .option("schedule", "S", kScheduleHelp)
       .option("db", "PATH", "the tuning database (read only) for --schedule best")
       .option("compare", "S",
-              "another schedule (default, best, auto or a JSON file) timed side by side with --schedule "
+              "another schedule (default, best, auto, zero-shot or a JSON file) timed side by side with --schedule "
               "(CPU targets)",
               {}, false, true)
       .option("rounds", "R", "round-robin rounds with --compare (default 5)")
@@ -58,6 +59,7 @@ ArgParser bench_parser() {
       .flag("json",
             "print one JSON document {workload, target, seconds, gflops, peak_gflops, repeats, "
             "number, ...}");
+  add_zero_shot_options(parser);
   return parser;
 }
 
@@ -178,6 +180,7 @@ int run_compare(const ArgParser::Parsed& parsed,
   for (const std::string& text : parsed.get_all("compare")) {
     choices.push_back(text == "best"   ? best_schedule(parsed, workload, "bench")
                       : text == "auto" ? auto_schedule(parsed, workload)
+                      : text == "zero-shot" ? auto_schedule(parsed, workload, true)
                                        : load_schedule(text, workload));
   }
   std::vector<std::pair<BuiltKernel, KernelBuffers>> built;

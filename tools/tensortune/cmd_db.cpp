@@ -19,7 +19,9 @@
 namespace tensortune::cli {
 namespace {
 
-constexpr const char* kActions = "list, stats, best, history, export, import, prune, vacuum";
+constexpr const char* kActions =
+    "list, stats, best, history, export, import, prune, vacuum, shipped, shipped-import, "
+    "shipped-update";
 
 support::Json record_json(const database::Record& r, double flop_count) {
   support::Json out = support::Json::object();
@@ -231,6 +233,9 @@ int run_db(const std::vector<std::string>& args) {
   const std::string& action = args[first];
   std::vector<std::string> rest(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(first));
   rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(first) + 1, args.end());
+  if (action == "shipped" || action == "shipped-import" || action == "shipped-update") {
+    return run_db_shipped(action, rest);
+  }
   std::string file;
   if (action == "import") {
     // The one word that is neither an option nor an option's value is the file.

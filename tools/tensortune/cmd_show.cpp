@@ -11,6 +11,7 @@
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/te/operators.h"
+#include "zero_shot_cli.h"
 
 #include <iostream>
 
@@ -32,6 +33,7 @@ ArgParser show_parser() {
       .option("emit", "WHAT", "what to print", {"steps", "ir", "llvm", "asm", "cuda", "ptx"}, true)
       .flag("json",
             "print one JSON document {workload, workload_key, target, schedule, emit, text}");
+  add_zero_shot_options(parser);
   return parser;
 }
 

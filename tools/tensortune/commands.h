@@ -41,6 +41,8 @@ int run_train(const std::vector<std::string>& args);
 /// `tensortune db ACTION`: queries and maintains the tuning database.
 ArgParser db_parser();
 int run_db(const std::vector<std::string>& args);
+/// `tensortune db shipped|shipped-import|shipped-update`: the shipped tuning logs.
+int run_db_shipped(const std::string& action, const std::vector<std::string>& args);
 
 /// The options every kernel command takes, in the same words.
 inline constexpr const char* kWorkloadHelp =
@@ -48,7 +50,8 @@ inline constexpr const char* kWorkloadHelp =
 inline constexpr const char* kTargetHelp = "target: native, 'llvm -mcpu=znver4 -cores=2', ...";
 inline constexpr const char* kScheduleHelp =
     "'default' (no steps), 'best' (the database's, as compile chooses it; needs --db), 'auto' "
-    "(what compile builds: the database's record when --db has one, else a zero-shot schedule) "
-    "or a schedule JSON file (default: default)";
+    "(what compile builds: the database's record when --db has one, else a shipped one, else a "
+    "zero-shot schedule), 'zero-shot' (the shipped cost model's pick, records ignored) or a "
+    "schedule JSON file (default: default)";
 
 }  // namespace tensortune::cli

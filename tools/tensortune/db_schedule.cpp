@@ -2,11 +2,10 @@
 // --schedule best and --record ID|best: schedules read from a tuning database through the driver.
 #include "db_schedule.h"
 
-#include "zero_shot_cli.h"
-
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/support/error.h"
+#include "zero_shot_cli.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -81,8 +80,8 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
   if (args.has("record") && args.has("schedule")) {
     throw UsageError("give either --record or --schedule, not both", command);
   }
-  if (schedule == "auto") {
-    return auto_schedule(args, workload);
+  if (schedule == "auto" || schedule == "zero-shot") {
+    return auto_schedule(args, workload, schedule == "zero-shot");
   }
   bool best = schedule == "best" || args.get("record") == "best";
   if (!best && !args.has("record")) {
@@ -99,13 +98,19 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
   return best_schedule(args, workload, command);
 }
 
-ScheduleChoice auto_schedule(const ArgParser::Parsed& args, const te::Workload& workload) {
+ScheduleChoice auto_schedule(const ArgParser::Parsed& args,
+                             const te::Workload& workload,
+                             bool zero_shot_only) {
   std::optional<database::Database> db;
-  if (args.has("db")) {
+  if (args.has("db") && !zero_shot_only) {
     db.emplace(database::Database::open(args.get("db"), true));
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(args.get("target")));
-  enable_zero_shot(args, compiler);
+  if (zero_shot_only) {
+    compiler.set_zero_shot(zero_shot_fn(zero_shot_model(args)));
+  } else {
+    enable_zero_shot(args, compiler);
+  }
   driver::Compiled chosen = compiler.lower_kernel(workload, args.get("workload"));
   print_driver_warnings(compiler);
   std::cerr << "tensortune: " << workload.name() << ": using " << chosen.lookup.describe() << "\n";

@@ -24,8 +24,11 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
                                const std::string& command);
 
 /// What compile would build for `workload` (`--schedule auto`): the database's record when --db
-/// holds one, else an adapted record, else a zero-shot schedule, else the default.
-ScheduleChoice auto_schedule(const ArgParser::Parsed& args, const te::Workload& workload);
+/// holds one, else an adapted record, else a shipped one, else a zero-shot schedule, else the
+/// default. `zero_shot_only` (`--schedule zero-shot`): the zero-shot pick, records ignored.
+ScheduleChoice auto_schedule(const ArgParser::Parsed& args,
+                             const te::Workload& workload,
+                             bool zero_shot_only = false);
 
 /// The database's best schedule for `workload` (the driver's lookup, as --schedule best);
 /// needs --db PATH.

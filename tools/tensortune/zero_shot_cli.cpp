@@ -51,7 +51,48 @@ void add_zero_shot_options(ArgParser& parser) {
             "instead of a zero-shot one")
       .option("zero-shot-model", "PATH",
               "the cost model that ranks zero-shot schedules (default: the shipped one, "
-              "tuning_logs/zero_shot/" + model_file_name() + ", or TT_ZERO_SHOT_MODEL)");
+              "tuning_logs/zero_shot/" + model_file_name() + ", or TT_ZERO_SHOT_MODEL)")
+      .flag("no-shipped",
+            "do not use the tuning logs shipped with tensortune (tuning_logs/shipped/cpu.db, or "
+            "TT_SHIPPED_LOGS) for workloads the database has no record of");
+}
+
+std::string shipped_logs_path() {
+  if (const char* env = std::getenv("TT_SHIPPED_LOGS"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::vector<std::string> candidates;
+  if (const std::string dir = executable_dir(); !dir.empty()) {
+    candidates.push_back(dir + "/../share/tensortune/shipped/cpu.db");
+  }
+  if (std::string(TT_SOURCE_DIR).size() > 0) {
+    candidates.push_back(std::string(TT_SOURCE_DIR) + "/tuning_logs/shipped/cpu.db");
+  }
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) {
+      return c;
+    }
+  }
+  return "";
+}
+
+const database::Database* shipped_logs() {
+  // Opened once; never closed before exit, like the model cache.
+  static const database::Database* shipped = []() -> const database::Database* {
+    const std::string path = shipped_logs_path();
+    if (path.empty()) {
+      return nullptr;
+    }
+    try {
+      return new database::Database(database::Database::open(path, true));
+    } catch (const UserError& e) {
+      std::cerr << "tensortune: warning: the shipped tuning logs cannot be used: " << e.what()
+                << "\n";
+      return nullptr;
+    }
+  }();
+  return shipped;
 }
 
 std::string shipped_zero_shot_model() {
@@ -95,18 +136,25 @@ std::shared_ptr<const cost_model::CostModel> zero_shot_model(const ArgParser::Pa
 }
 
 void enable_zero_shot(const ArgParser::Parsed& args, driver::Compiler& compiler) {
+  if (!args.has("no-shipped")) {
+    compiler.set_shipped(shipped_logs());
+  }
   if (args.has("no-zero-shot")) {
     return;
   }
-  auto zero_shot = std::make_shared<search::ZeroShot>(zero_shot_model(args));
-  compiler.set_zero_shot([zero_shot](const te::Workload& workload, const target::Target& target)
-                             -> std::optional<driver::ZeroShotChoice> {
+  compiler.set_zero_shot(zero_shot_fn(zero_shot_model(args)));
+}
+
+driver::ZeroShotFn zero_shot_fn(std::shared_ptr<const cost_model::CostModel> model) {
+  auto zero_shot = std::make_shared<search::ZeroShot>(std::move(model));
+  return [zero_shot](const te::Workload& workload,
+                     const target::Target& target) -> std::optional<driver::ZeroShotChoice> {
     std::optional<search::ZeroShotPick> pick = zero_shot->pick(workload, target);
     if (!pick) {
       return std::nullopt;
     }
     return driver::ZeroShotChoice{std::move(pick->steps), zero_shot->ranking(), pick->config};
-  });
+  };
 }
 
 }  // namespace tensortune::cli

@@ -26,10 +26,11 @@ namespace tensortune::driver {
 enum class Source : uint8_t {
   Record,   ///< the best record of this workload on this target identity
   Adapted,  ///< a record of another shape of the same operator, its factors adapted
+  Shipped,  ///< a record of the shipped tuning logs, from a CPU whose features this host has
   ZeroShot, ///< no usable record: a schedule of the workload's own space, ranked without measuring
   Default,  ///< no usable record: the default schedule (no steps)
 };
-/// "record", "adapted", "zero-shot", "default".
+/// "record", "adapted", "shipped", "zero-shot", "default".
 const char* source_name(Source source);
 
 /// A chosen schedule and its provenance.
@@ -39,14 +40,15 @@ struct Lookup {
   schedule::Schedule schedule;
   /// The record applied (Record) or adapted (Adapted); 0 for Default.
   int64_t record_id = 0;
-  /// Adapted: the name of the workload the record was tuned for. ZeroShot: what ranked it and the
-  /// configuration ("cost model: C:tile-SSRSRS C.i.split=[4,8,1] ...").
+  /// Adapted: the name of the workload the record was tuned for. Shipped: the device it was
+  /// tuned on (its fingerprint's cpu and mcpu). ZeroShot: what ranked it and the configuration
+  /// ("cost model: C:tile-SSRSRS C.i.split=[4,8,1] ...").
   std::string from_workload;
   /// The record's seconds per call as Database::best ranks it (Record::rank_seconds; 0 for
   /// Default).
   double record_seconds = 0;
-  /// "record #12", "adapted from record #7 (matmul_64x64x64_float32)", "zero-shot (cost model)"
-  /// or "default schedule".
+  /// "record #12", "adapted from record #7 (matmul_64x64x64_float32)", "shipped record #3
+  /// (AMD EPYC, znver4)", "zero-shot (cost model)" or "default schedule".
   std::string describe() const;
 };
 
@@ -119,6 +121,9 @@ struct ZeroShotChoice {
 using ZeroShotFn =
     std::function<std::optional<ZeroShotChoice>(const te::Workload&, const target::Target&)>;
 
+/// The ISA features of a device fingerprint ("cpu=...; mcpu=...; features=avx,avx2,fma; ...").
+std::set<std::string> fingerprint_features(const std::string& fingerprint);
+
 /// The compile-time lookup for one target. Not thread-safe (it caches and collects warnings).
 class Compiler {
  public:
@@ -127,6 +132,12 @@ class Compiler {
   /// looked up under target_key(target), and code is generated for it resolved against the host
   /// (codegen::resolve_host). Throws UserError on a target LLVM does not know.
   Compiler(const database::Database* db, const target::Target& target);
+
+  /// Consults `shipped` (the tuning logs shipped with tensortune; it must outlive the compiler)
+  /// after the user's database: its best record of the workload under a target of the same
+  /// canonical text, tuned on a device whose ISA features are all features of this host (the
+  /// fingerprints' feature lists), so a shipped kernel never uses an instruction the host lacks.
+  void set_shipped(const database::Database* shipped) { shipped_ = shipped; }
 
   /// Gives workloads without a usable record (neither their own nor an adapted one) a zero-shot
   /// schedule before the default one; a choice that does not replay or lower falls through to
@@ -212,11 +223,13 @@ class Compiler {
   bool try_tuned(const te::Workload& workload, Attempt& attempt);
   bool try_adapted(const te::Workload& workload, const std::string& spec, Attempt& attempt);
   bool try_zero_shot(const te::Workload& workload, Attempt& attempt);
+  bool try_shipped(const te::Workload& workload, Attempt& attempt);
   const std::vector<Neighbour>& neighbours(const std::string& op);
   void warn_stale(const database::Record& record, const std::string& why);
   void note(const te::Workload& workload, const Lookup& lookup);
 
   const database::Database* db_;
+  const database::Database* shipped_ = nullptr;
   ZeroShotFn zero_shot_;
   std::map<std::string, std::optional<ZeroShotChoice>> zero_shot_picks_;  ///< by workload key
   target::Target resolved_;

@@ -226,6 +226,39 @@ TEST(Compiler, AZeroShotChoiceThatDoesNotApplyFallsBackToTheDefault) {
   EXPECT_NE(compiler.warnings()[0].find("zero-shot"), std::string::npos) << compiler.warnings()[0];
 }
 
+TEST(Compiler, ShippedRecordsApplyOnlyWhereTheHostHasEveryFeature) {
+  TempDir dir("shipped");
+  database::Database user = database::Database::open(dir.file("user.db"));
+  database::Database shipped = database::Database::open(dir.file("shipped.db"));
+  te::Workload w = put_workload(shipped, "matmul:M=32,N=32,K=16");
+  Compiler compiler(&user, cpu());
+  const database::TargetKey& here = compiler.identity();
+  // Tuned on a device with a subset of this host's features (none at all): usable here.
+  database::TargetKey older{here.target, "cpu=Older CPU; mcpu=generic; features=; cores=2"};
+  // Tuned on a device with an instruction set this host lacks: never used.
+  database::TargetKey newer{here.target, "cpu=Newer CPU; mcpu=future; features=avx1024fake; cores=2"};
+  add(shipped, record(w, newer, tiled(16), 1e-5));
+  const int64_t usable = add(shipped, record(w, older, tiled(8), 1e-4));
+  compiler.set_shipped(&shipped);
+  Compiled compiled = compiler.lower_kernel(w, "matmul:M=32,N=32,K=16");
+  ASSERT_EQ(compiled.lookup.source, Source::Shipped) << compiled.lookup.describe();
+  EXPECT_EQ(compiled.lookup.record_id, usable);
+  EXPECT_EQ(compiled.lookup.describe(),
+            "shipped record #" + std::to_string(usable) + " (Older CPU, generic)");
+  HostBuffers buffers(w);
+  buffers.fill_inputs(2);
+  ir::eval(compiled.func, buffers.args());
+  EXPECT_TRUE(outputs_match_reference(w, buffers));
+  // The user's own record comes first.
+  put_workload(user, "matmul:M=32,N=32,K=16");
+  add(user, record(w, here, tiled(4), 1e-3));
+  Compiler again(&user, cpu());
+  again.set_shipped(&shipped);
+  EXPECT_EQ(again.lookup(w).source, Source::Record);
+  EXPECT_EQ(fingerprint_features("cpu=x; features=avx2,fma; cores=2"),
+            (std::set<std::string>{"avx2", "fma"}));
+}
+
 TEST(Compiler, SummaryListsEveryUntunedWorkloadOnce) {
   TempDir dir("summary");
   database::Database db = database::Database::open(dir.file("t.db"));
