@@ -213,7 +213,8 @@ ArgParser db_parser() {
       .option("workload", "SPEC", kWorkloadHelp)
       .option("key", "KEY", "a workload key, instead of --workload")
       .option("target", "T", "only records of this target (as written to tune, e.g. native)")
-      .option("k", "N", "records per workload and target (best: default 5; prune: required)")
+      .option("k", "N",
+              "records per workload and target, at least 1 (best: default 5; prune: required)")
       .option("out", "FILE", "export: the JSON-lines file to write")
       .flag("json", "print one JSON document");
   return parser;
@@ -267,7 +268,8 @@ int run_db(const std::vector<std::string>& args) {
     const std::string path = p->get("db");
     if (action == "prune" && !p->has("k"))
       throw UsageError("prune: give --k N (the records kept per workload and target)", "db");
-    const int64_t k = action == "prune" ? p->get_int("k", 1, 0, INT64_MAX) : 0;
+    // --k 0 would delete every record: like best, it is a usage error, not an "empty it" switch.
+    const int64_t k = action == "prune" ? p->get_int("k", 1, 1, INT64_MAX) : 0;
     // Maintenance never creates a database: a mistyped path is an error, not a new empty file.
     TT_USER_CHECK(std::filesystem::is_regular_file(path))
         << "database '" << path << "' does not exist";
