@@ -21,12 +21,8 @@ void write_file(const std::string& path, const void* data, size_t bytes) {
                                  "compile-model");
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  TT_USER_CHECK(in.good()) << "cannot read '" << path << "'";
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+std::string read_file(const std::string& path, int64_t max_bytes) {
+  return support::read_regular_file(path, max_bytes, "model file");
 }
 
 /// dlopen of the library at `path` (closed when the last owner goes).
@@ -184,16 +180,18 @@ LoadedModel LoadedModel::load(const std::string& dir) {
   RunPlan plan;
   int64_t expected = 0;
   try {
-    support::Json json = support::Json::parse(read_file(plan_path));
+    // A plan lists tensors and calls, megabytes for the largest models: 256 MiB is far beyond.
+    support::Json json = support::Json::parse(read_file(plan_path, int64_t{256} << 20));
     plan = RunPlan::from_json(json);
     expected = json.at("weight_bytes").as_int("weight_bytes");
   } catch (const UserError& e) {
     TT_USER_CHECK(false) << "'" << plan_path << "': " << e.what();
   }
-  std::string weights = read_file(dir + "/weights.bin");
-  TT_USER_CHECK(static_cast<int64_t>(weights.size()) == expected)
-      << "'" << dir << "/weights.bin' has " << weights.size() << " bytes, the plan expects "
-      << expected;
+  const std::string weights_path = dir + "/weights.bin";
+  const int64_t size = support::check_regular_file(weights_path, INT64_MAX, "model file");
+  TT_USER_CHECK(size == expected) << "'" << weights_path << "' has " << size
+                                  << " bytes, the plan expects " << expected;
+  std::string weights = read_file(weights_path, expected);
   plan.weights.assign(weights.begin(), weights.end());
   const std::string lib_path = dir + "/model.so";
   m.library_ = open_library(lib_path);

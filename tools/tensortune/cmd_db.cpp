@@ -6,6 +6,7 @@
 #include "tensortune/database/database.h"
 #include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/json.h"
 #include "tensortune/target/target.h"
 #include "tensortune/te/operators.h"
@@ -135,9 +136,12 @@ int export_db(const ArgParser::Parsed& p) {
   if (!p.has("out"))
     throw UsageError("export: give --out FILE.jsonl", "db");
   const std::string path = p.get("out");
+  const bool to_stdout = path == "-";
+  if (to_stdout && p.has("json"))
+    throw UsageError("export: --json and --out - would both write to standard output", "db");
   check_not_database(path, p.get("db"), "db export");
   database::Database db = database::Database::open(p.get("db"), true);
-  AtomicFile out(path, "db export");
+  AtomicFile out(path, "db export", true);
   int64_t lines = database::export_jsonl(db, out.stream());
   out.commit();
   if (p.has("json")) {
@@ -177,6 +181,8 @@ void check_targets(const database::ImportData& data) {
 int import_db(const ArgParser::Parsed& p, const std::string& file) {
   if (file.empty())
     throw UsageError("import: give the file to import (db import --db PATH FILE)", "db");
+  // A regular file under a cap: /dev/zero or a FIFO is refused, not read until memory runs out.
+  support::check_regular_file(file, support::kMaxImportFileBytes, "db import: file");
   std::ifstream in(file);
   TT_USER_CHECK(in.good()) << "db import: cannot read '" << file << "'";
   // The whole file is read and checked before the database is opened (and so created or
@@ -215,7 +221,9 @@ ArgParser db_parser() {
       .option("target", "T", "only records of this target (as written to tune, e.g. native)")
       .option("k", "N",
               "records per workload and target, at least 1 (best: default 5; prune: required)")
-      .option("out", "FILE", "export: the JSON-lines file to write")
+      .option("out", "FILE",
+              "export: the JSON-lines file to write, replaced whole ('-': standard output); a "
+              "link, directory, device, FIFO or socket is refused")
       .flag("json", "print one JSON document");
   return parser;
 }

@@ -16,6 +16,7 @@
 #include "tensortune/measure/measurer.h"
 #include "tensortune/search/tuner.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/json.h"
 #include "tune_common.h"
 
@@ -28,6 +29,9 @@
 namespace tensortune::cli {
 
 graph::Graph load_model(const std::string& path, bool quiet) {
+  // Checked here, before the importer reads it: a device or FIFO never ends, and protobuf
+  // refuses messages over 2 GiB anyway.
+  support::check_regular_file(path, support::kMaxModelFileBytes, "model");
   graph::Graph g = graph::import_onnx(path);
   graph::PassReport r = graph::optimize(g);
   if (!quiet)

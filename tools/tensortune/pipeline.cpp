@@ -6,6 +6,7 @@
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/log.h"
 
 #include <algorithm>
@@ -27,14 +28,7 @@ target::Target resolve_target(const std::string& text) {
 namespace {
 
 std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  TT_USER_CHECK(in.good()) << "cannot read " << what << " '" << path
-                           << "': " << std::strerror(errno);
-  std::ostringstream text;
-  text << in.rdbuf();
-  TT_USER_CHECK(!in.bad()) << "cannot read " << what << " '" << path
-                           << "': " << std::strerror(errno);
-  return text.str();
+  return support::read_regular_file(path, support::kMaxTextFileBytes, what);
 }
 
 }  // namespace
