@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -32,6 +35,28 @@ std::string read_file(const std::string& path, const char* what) {
 }
 
 }  // namespace
+
+BuildDeadline::BuildDeadline(double seconds, std::string what) {
+  thread_ = std::thread([this, seconds, what = std::move(what)] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (done_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return finished_; }))
+      return;
+    std::fprintf(stderr,
+                 "tensortune: error: %s: the build took longer than %g s (see --build-timeout)\n",
+                 what.c_str(), seconds);
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
+}
+
+BuildDeadline::~BuildDeadline() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished_ = true;
+  }
+  done_.notify_one();
+  thread_.join();
+}
 
 ScheduleChoice load_schedule(const std::string& choice, const te::Workload& workload) {
   if (choice == "default") {
