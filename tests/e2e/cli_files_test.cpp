@@ -5,7 +5,9 @@
 #include "tensortune/database/database.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -92,6 +94,39 @@ TEST(CliFiles, ExportToDashWritesStandardOutput) {
   EXPECT_EQ(r.out, read_text(file));
   EXPECT_FALSE(std::filesystem::exists("-"));
   EXPECT_EQ(run_cli("db export --db '" + db + "' --out - --json").exit_code, 2);
+}
+
+TEST(CliFiles, ExportRescuesTheReadableRecordsAndNamesTheOthers) {
+  const std::string db = small_database();
+  {
+    database::Database d = database::Database::open(db);
+    database::Record r = d.all_records().at(0);
+    r.timestamp += 1;
+    d.add_records({r});
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE records SET repeats = 'not json' WHERE id = 1", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  // Before: a bare JSON error naming no record, and nothing exported.
+  const std::string out = temp_path("rescued.jsonl");
+  CliResult r = run_cli("db export --db '" + db + "' --out '" + out + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("warning: db export: skipped record #1: column 'repeats'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("1 record could not be read and was not exported"), std::string::npos)
+      << r.err;
+  const std::string text = read_text(out);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;  // the workload, record #2
+  // A folder given as the database: said so, not "disk I/O error".
+  const std::string folder = temp_path("folder.db");
+  std::filesystem::create_directory(folder);
+  CliResult f = run_cli("db stats --db '" + folder + "'");
+  EXPECT_EQ(f.exit_code, 1);
+  EXPECT_NE(f.err.find("is a directory, not a database file"), std::string::npos) << f.err;
 }
 
 TEST(CliFiles, EndlessOrOversizedInputsAreRefusedBeforeTheyAreRead) {

@@ -142,8 +142,16 @@ int export_db(const ArgParser::Parsed& p) {
   check_not_database(path, p.get("db"), "db export");
   database::Database db = database::Database::open(p.get("db"), true);
   AtomicFile out(path, "db export", true);
-  int64_t lines = database::export_jsonl(db, out.stream());
+  std::vector<std::string> unreadable;
+  int64_t lines = database::export_jsonl(db, out.stream(), &unreadable);
   out.commit();
+  // Every readable record is exported: export is how a damaged database is rescued.
+  for (const std::string& why : unreadable)
+    std::cerr << "tensortune: warning: db export: skipped " << why << "\n";
+  TT_USER_CHECK(unreadable.empty())
+      << "db export: " << unreadable.size() << " record" << (unreadable.size() == 1 ? "" : "s")
+      << " could not be read and " << (unreadable.size() == 1 ? "was" : "were")
+      << " not exported (see the warnings above); the other " << lines << " lines are in " << path;
   if (p.has("json")) {
     support::Json j = support::Json::object();
     j["out"] = path;
@@ -223,7 +231,8 @@ ArgParser db_parser() {
               "records per workload and target, at least 1 (best: default 5; prune: required)")
       .option("out", "FILE",
               "export: the JSON-lines file to write, replaced whole ('-': standard output); a "
-              "link, directory, device, FIFO or socket is refused")
+              "link, directory, device, FIFO or socket is refused. A record that cannot be "
+              "read is skipped with a warning, and export then exits 1 after writing the rest")
       .flag("json", "print one JSON document");
   return parser;
 }
