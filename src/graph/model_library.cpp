@@ -121,6 +121,18 @@ driver::ModelDecl model_decl(const RunPlan& plan) {
 
 ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir) {
   graph.validate();
+  // run-model and the callers of model.h exchange float32 arrays: a float64 model used to
+  // compile and then fail when run. Refused here, before anything is written.
+  for (const auto* names : {&graph.inputs, &graph.outputs}) {
+    for (const std::string& name : *names) {
+      const Value& v = graph.value(name);
+      TT_USER_CHECK(v.dtype == ir::DataType::float32())
+          << "model " << (names == &graph.inputs ? "input" : "output") << " '" << name << "' is "
+          << v.dtype.to_string()
+          << "; compiled models take and return float32 tensors only (convert the model to "
+             "float32)";
+    }
+  }
   Partition partition = graph::partition(graph);
   TT_USER_CHECK(!partition.kernels.empty())
       << "model: no kernel to build: every output is a constant or one of the model's inputs";
