@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Builds that could run away: an imported record with a huge pragma_unroll, and --build-timeout
-// of compile, show and bench.
+// Builds that could run away (an imported record with a huge pragma_unroll, --build-timeout of
+// compile, show and bench) or could not run here (a target with CPU features the host lacks).
 #include "cli_runner.h"
 #include "tensortune/database/database.h"
 #include "tensortune/support/json.h"
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,36 @@ TEST(CliBuild, ABuildOverItsTimeoutIsAUserError) {
   }
   EXPECT_EQ(run_cli(std::string("show ") + kWorkload + " --emit asm --build-timeout 0").exit_code,
             2);
+}
+
+/// True when /proc/cpuinfo's flags include `flag`.
+bool cpu_has(const std::string& flag) {
+  const std::string info = e2e::read_text("/proc/cpuinfo");
+  return info.find(" " + flag + " ") != std::string::npos ||
+         info.find(" " + flag + "\n") != std::string::npos;
+}
+
+TEST(CliBuild, ATargetWithFeaturesTheHostLacksIsRefusedToRunAndWarnedToBuild) {
+  if (!cpu_has("avx2") || cpu_has("amx_tile"))
+    GTEST_SKIP() << "needs an x86 host with AVX2 and without AMX";
+  // Before: tune ran, and each candidate died of SIGILL with no warning.
+  const std::string target = "--target 'llvm -mcpu=graniterapids'";
+  const std::string db = temp_path("foreign.db");
+  CliResult tune = run_cli("tune --workload matmul:M=8,N=8,K=8 " + target +
+                           " --trials 2 --batch 2 --db '" + db + "'");
+  EXPECT_EQ(tune.exit_code, 1) << tune.err;
+  EXPECT_NE(tune.err.find("uses CPU features this machine lacks (amx-bf16"), std::string::npos)
+      << tune.err;
+  EXPECT_FALSE(std::filesystem::exists(db));
+  CliResult bench = run_cli("bench --workload matmul:M=8,N=8,K=8 " + target);
+  EXPECT_EQ(bench.exit_code, 1) << bench.err;
+  CliResult show = run_cli("show --emit asm --workload matmul:M=8,N=8,K=8 " + target);
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.err.find("warning: show: target 'llvm -mcpu=graniterapids' uses CPU features"),
+            std::string::npos)
+      << show.err;
+  CliResult native = run_cli("show --emit asm --workload matmul:M=8,N=8,K=8 --target native");
+  EXPECT_EQ(native.err, "");
 }
 
 }  // namespace

@@ -328,6 +328,7 @@ int run_bench(const std::vector<std::string>& args) {
     TT_USER_CHECK(!compare) << "bench --compare times CPU kernels only";
     return run_gpu_bench(*parsed, workload, target_text, target, timing, seed);
   }
+  check_target_runs_here(target_text, "bench", true);
   int threads = thread_count(requested_threads, target);
   target.cores = threads;
   tt_set_num_threads(threads);

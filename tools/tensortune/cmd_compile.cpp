@@ -144,6 +144,7 @@ int run_compile(const std::vector<std::string>& args) {
     db = std::make_unique<database::Database>(database::Database::open(p.get("db"), true));
   }
   driver::Compiler compiler(db.get(), target);
+  check_target_runs_here(p.get("target"), "compile", false);
   const BuildDeadline deadline(p.get_double("build-timeout", kDefaultBuildTimeout, 0.001, 86400),
                                "compile");
   if (target.is_gpu()) {

@@ -117,6 +117,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   search::TuneOptions o = tune_options(p);
   o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
   const target::Target target = resolve_target(p.get("target"));
+  check_target_runs_here(p.get("target"), "tune-model", true);
   measure::Measurer measurer(target, measurer_options(p, target, true));
   const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
   database::Database db = open_tuning_database(p, "tune-model");
@@ -219,6 +220,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     db.emplace(database::Database::open(p.get("db")));
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));
+  check_target_runs_here(p.get("target"), "compile-model", false);
   graph::ExportedModel m = graph::export_model(g, compiler, p.get("out"));
   std::map<std::string, int> sources;
   for (const driver::Compiled& c : m.functions)

@@ -77,6 +77,7 @@ int run_show(const std::vector<std::string>& args) {
   te::Workload workload = te::make_workload(parsed->get("workload"));
   std::string target_text = parsed->get("target");
   target::Target target = resolve_target(target_text);
+  check_target_runs_here(target_text, "show", false);
   std::string text;
   std::string emit = parsed->get("emit");
   ScheduleChoice choice;

@@ -2,6 +2,7 @@
 // Target resolution, schedule files and kernel builds for the command line tools.
 #include "pipeline.h"
 
+#include "tensortune/codegen/host.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/serialize.h"
@@ -16,7 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace tensortune::cli {
 
@@ -26,6 +29,24 @@ target::Target resolve_target(const std::string& text) {
     return target;
   }
   return codegen::resolve_host(target);
+}
+
+void check_target_runs_here(const std::string& target_text, const std::string& command, bool runs) {
+  const std::vector<std::string> missing =
+      codegen::missing_host_features(target::Target::parse(target_text));
+  if (missing.empty())
+    return;
+  std::string list;
+  for (size_t i = 0; i < missing.size() && i < 8; ++i)
+    list += (i > 0 ? ", " : "") + missing[i];
+  if (missing.size() > 8)
+    list += ", and " + std::to_string(missing.size() - 8) + " more";
+  const std::string what = command + ": target '" + target_text +
+                           "' uses CPU features this machine lacks (" + list + ")";
+  TT_USER_CHECK(!runs) << what
+                       << ": its code would die of SIGILL here (tune and bench on a machine that "
+                          "has them, or use --target native)";
+  std::cerr << "tensortune: warning: " << what << ": the code it builds will not run here\n";
 }
 
 namespace {

@@ -45,6 +45,13 @@ class BuildDeadline {
 /// Throws UserError on a malformed string.
 target::Target resolve_target(const std::string& text);
 
+/// Checks that code for the target written `target_text` can run on this machine
+/// (codegen::missing_host_features). A command that runs the code (`runs`: tune, tune-model,
+/// bench) gets UserError "COMMAND: target 'T' uses CPU features this machine lacks (...)":
+/// its candidates would die of SIGILL, each recorded as a failure. One that only builds it
+/// (compile, show, compile-model: cross-compiling is fine) gets a warning on stderr.
+void check_target_runs_here(const std::string& target_text, const std::string& command, bool runs);
+
 /// A schedule picked on the command line.
 struct ScheduleChoice {
   schedule::Schedule schedule;
