@@ -193,6 +193,44 @@ std::string cpu_model_name() {
 
 }  // namespace
 
+namespace {
+
+/// Features LLVM may use in the code of a kernel: the vector ISAs above, and the scalar
+/// extensions its instruction selection picks (bmi2's shlx, lzcnt, movbe, ...). System features
+/// (mwaitx, pku, rdpru, wbnoinvd) never appear in a kernel, and a virtual machine often hides
+/// them from a CPU model that has them: they must not make the host's own -mcpu look foreign.
+bool used_by_kernels(const std::string& feature) {
+  static const std::set<std::string> scalar = {
+      "sse2", "sse3", "ssse3",      "sse4.1",      "sse4a",   "popcnt",          "lzcnt",
+      "bmi",  "bmi2", "movbe",      "fma4",        "xop",     "avx512vpopcntdq", "avx512bitalg",
+      "gfni", "vaes", "vpclmulqdq", "avxvnniint8", "avxifma", "amx-fp16"};
+  return features_that_matter().count(feature) != 0 || scalar.count(feature) != 0;
+}
+
+}  // namespace
+
+std::vector<std::string> missing_host_features(const target::Target& target) {
+  if (target.is_gpu())
+    return {};
+  const target::Target t = resolve_host(target);
+  const std::string triple = llvm::sys::getProcessTriple();
+  const llvm::Target& llvm_target = detail::lookup_target(triple);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      llvm_target.createMCSubtargetInfo(triple, t.mcpu, t.mattr));
+  TT_CHECK(sti != nullptr) << "codegen: no subtarget info for '" << t.mcpu << "'";
+  const auto host = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> missing;
+  for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures()) {
+    if (!sti->getFeatureBits().test(kv.Value))
+      continue;
+    auto it = host.find(kv.Key);
+    if (it != host.end() && !it->getValue() && used_by_kernels(kv.Key))
+      missing.emplace_back(kv.Key);
+  }
+  std::sort(missing.begin(), missing.end());
+  return missing;
+}
+
 std::string device_fingerprint(const target::Target& target) {
   if (target.is_gpu()) {
     if (runtime::cuda_unavailable_reason().empty()) {

@@ -6,6 +6,7 @@
 
 #include "tensortune/cost_model/features.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/log.h"
 
 #include <xgboost/c_api.h>
@@ -217,16 +218,11 @@ void XGBoostModel::save(const std::string& path) const {
   const char* data = nullptr;
   check(XGBoosterSaveModelToBuffer(impl_->booster, R"({"format": "json"})", &length, &data),
         "XGBoosterSaveModelToBuffer");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(data, static_cast<std::streamsize>(length));
-  out.close();
-  TT_USER_CHECK(out.good()) << "xgb: cannot write model file '" << path << "'";
+  support::write_file_atomically(path, std::string_view(data, length), "xgb: model file");
 }
 
 std::unique_ptr<XGBoostModel> XGBoostModel::load(const std::string& path, XGBoostOptions options) {
-  std::ifstream in(path, std::ios::binary);
-  TT_USER_CHECK(in.good()) << "xgb: cannot read model file '" << path << "'";
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = support::read_regular_file(path, int64_t{1} << 30, "xgb: model file");
   auto model = std::make_unique<XGBoostModel>(std::move(options));
   BoosterHandle booster = nullptr;
   check(XGBoosterCreate(nullptr, 0, &booster), "XGBoosterCreate");

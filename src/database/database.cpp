@@ -106,6 +106,9 @@ sqlite3* open_connection(const std::string& path, bool read_only) {
 
 sqlite3* connect(const std::string& path, bool read_only, bool immutable) {
   TT_USER_CHECK(!path.empty()) << "database: no path given";
+  // SQLite says only "disk I/O error" (or "unable to open") for a folder.
+  TT_USER_CHECK(!std::filesystem::is_directory(path))
+      << "database '" << path << "' is a directory, not a database file";
   if (!read_only) {
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
     std::error_code ec;

@@ -129,13 +129,13 @@ Record parse_record(const Json& line) {
 
 }  // namespace
 
-int64_t export_jsonl(const Database& db, std::ostream& out) {
+int64_t export_jsonl(const Database& db, std::ostream& out, std::vector<std::string>* unreadable) {
   int64_t lines = 0;
   for (const WorkloadInfo& w : db.workloads()) {
     out << workload_line(w).dump() << "\n";
     ++lines;
   }
-  for (const Record& r : db.all_records()) {
+  for (const Record& r : db.all_records(unreadable)) {
     out << record_line(r).dump() << "\n";
     ++lines;
   }

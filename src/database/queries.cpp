@@ -196,11 +196,21 @@ std::vector<TuningRun> Database::runs() const {
   return out;
 }
 
-std::vector<Record> Database::all_records() const {
+std::vector<Record> Database::all_records(std::vector<std::string>* unreadable) const {
   std::string sql = select_records(
       "ORDER BY w.key, t.target, t.fingerprint, r.timestamp, r.schedule, r.seed, r.id");
   Statement st(db_, sql.c_str());
-  return read_all(st);
+  if (unreadable == nullptr)
+    return read_all(st);
+  std::vector<Record> out;
+  while (st.step()) {
+    try {
+      out.push_back(detail::read_record(st));
+    } catch (const UserError& e) {
+      unreadable->push_back(e.what());
+    }
+  }
+  return out;
 }
 
 int64_t Database::count_records() const {

@@ -39,9 +39,14 @@ Record read_record(const Statement& st) {
   r.knobs = st.get_text(5);
   r.status = st.get_text(6);
   r.error = st.get_text(7);
-  support::Json repeats = support::Json::parse(st.get_text(8));
-  for (const support::Json& v : repeats.as_array("repeats")) {
-    r.repeats.push_back(v.as_double("a repeat"));
+  try {
+    support::Json repeats = support::Json::parse(st.get_text(8));
+    for (const support::Json& v : repeats.as_array("repeats")) {
+      r.repeats.push_back(v.as_double("a repeat"));
+    }
+  } catch (const UserError& e) {  // a row written by another program: name it
+    throw UserError("record #" + std::to_string(r.id) +
+                    ": column 'repeats' is not a JSON array of numbers: " + e.what());
   }
   r.median_seconds = st.get_double(9);
   r.build_seconds = st.get_double(10);

@@ -3,8 +3,10 @@
 #include "database/schema.h"
 
 #include "database/sqlite_util.h"
+#include "tensortune/support/error.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tensortune::database::detail {
@@ -79,6 +81,75 @@ const std::vector<const char*>& migrations() {
   return kMigrations;
 }
 
+/// What migration i + 1 adds: its tables (column "") and the columns it adds to older tables,
+/// and the indexes it creates. A migration is never edited, so this list only grows with it.
+struct Adds {
+  std::vector<std::pair<const char*, const char*>> columns;  // (table, column or "")
+  std::vector<const char*> indexes;                          // CREATE INDEX IF NOT EXISTS ...
+};
+
+const std::vector<Adds>& additions() {
+  static const std::vector<Adds> kAdds = {
+      {{{"workloads", ""}, {"targets", ""}, {"records", ""}},
+       {"CREATE INDEX IF NOT EXISTS records_by_time ON records(workload_id, target_id, status, "
+        "median_seconds)"}},
+      {{{"records", "knobs"},
+        {"records", "wall_seconds"},
+        {"records", "git_revision"},
+        {"workloads", "op"},
+        {"workloads", "spec"}},
+       {"CREATE INDEX IF NOT EXISTS workloads_by_op ON workloads(op)"}},
+      {{{"tuning_runs", ""}, {"records", "run_id"}},
+       {"CREATE INDEX IF NOT EXISTS records_by_schedule ON records(workload_id, target_id, "
+        "schedule)"}},
+      {{{"confirmations", ""}}, {}},
+  };
+  return kAdds;
+}
+
+bool has_table(sqlite3* db, const char* table) {
+  Statement st(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  st.bind(1, std::string(table));
+  return st.step();
+}
+
+bool has_column(sqlite3* db, const char* table, const char* column) {
+  Statement st(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+  st.bind(1, std::string(table)).bind(2, std::string(column));
+  return st.step();
+}
+
+/// "table 'confirmations'" or "column 'records.run_id'".
+std::string describe(const std::pair<const char*, const char*>& item) {
+  return *item.second == '\0' ? std::string("table '") + item.first + "'"
+                              : std::string("column '") + item.first + "." + item.second + "'";
+}
+
+/// Whether migration `v` + 1 has already been applied to a file whose user_version says `v`
+/// (a file whose version was set back by hand, or written by a tool that forgot to bump it):
+/// everything it adds is there. UserError naming what is there and what is missing when only
+/// part of it is: the file is neither version and migrating it would fail half way.
+bool already_applied(sqlite3* db, int v) {
+  std::vector<std::string> present, missing;
+  for (const auto& item : additions().at(static_cast<size_t>(v)).columns) {
+    const bool there = *item.second == '\0'
+                           ? has_table(db, item.first)
+                           : has_table(db, item.first) && has_column(db, item.first, item.second);
+    (there ? present : missing).push_back(describe(item));
+  }
+  if (present.empty())
+    return false;
+  if (missing.empty())
+    return true;
+  const char* file = sqlite3_db_filename(db, "main");
+  throw UserError(std::string("database '") + (file != nullptr ? file : "?") +
+                  "' has schema version " + std::to_string(v) + " but already has " +
+                  present.front() + " of version " + std::to_string(v + 1) + ", and lacks " +
+                  missing.front() +
+                  "; it cannot be migrated (export what it holds, if it can "
+                  "be read, and import it into a new database)");
+}
+
 }  // namespace
 
 int schema_version_count() {
@@ -91,6 +162,7 @@ int stored_version(sqlite3* db) {
 }
 
 void migrate(sqlite3* db, int target) {
+  TT_CHECK(additions().size() == migrations().size()) << "schema.cpp: additions() lags a migration";
   for (;;) {
     // The version is read inside the write transaction: another process may have migrated the
     // file while this one waited for the lock.
@@ -99,7 +171,15 @@ void migrate(sqlite3* db, int target) {
     if (v >= target) {
       return;
     }
-    exec(db, migrations().at(static_cast<size_t>(v)));
+    // A file that already has what the migration adds (its version was set back) only needs
+    // its version and indexes: running the migration again failed ("table confirmations
+    // already exists"), although every read command had said to migrate.
+    if (already_applied(db, v)) {
+      for (const char* index : additions().at(static_cast<size_t>(v)).indexes)
+        exec(db, index);
+    } else {
+      exec(db, migrations().at(static_cast<size_t>(v)));
+    }
     exec(db, "PRAGMA user_version = " + std::to_string(v + 1));
     tx.commit();
   }

@@ -3,6 +3,7 @@
 // tensortune (the buffer order, element types and shapes), and a whole model's entry point.
 #include "tensortune/driver/c_header.h"
 
+#include "tensortune/codegen/model_entry.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
@@ -145,6 +146,34 @@ bool is_c_identifier(const std::string& name) {
                                                   "_Thread_local"};
   return !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])) == 0 &&
          std::all_of(name.begin(), name.end(), ident) && kReserved.count(name) == 0;
+}
+
+std::string symbol_collision(const std::string& name) {
+  if (name == "main")
+    return "the program's entry point 'main'";
+  // runtime/parallel.h's C API (driver may not include runtime/): the library exports none of
+  // them, but a process that loads it next to tensortune or another model has them.
+  static const std::set<std::string> kRuntime = {"tt_parallel_for",    "tt_set_num_threads",
+                                                 "tt_get_num_threads", "tt_alloc",
+                                                 "tt_try_alloc",       "tt_free"};
+  if (kRuntime.count(name) != 0)
+    return "tensortune's runtime function '" + name + "'";
+  for (const char* symbol :
+       {codegen::kModelRun, codegen::kModelArenaBytes, codegen::kModelWeightBytes,
+        codegen::kModelNumInputs, codegen::kModelNumOutputs, codegen::kModelInputBytes,
+        codegen::kModelOutputBytes, codegen::kModelCallsHash}) {
+    if (name == symbol)
+      return std::string("the model entry point's symbol '") + symbol + "'";
+  }
+  static const std::set<std::string> kLibc = {
+      "exp",  "expf",   "log",     "logf",    "sqrt",   "sqrtf",  "tanh",    "tanhf", "erf",
+      "erff", "fabs",   "fabsf",   "pow",     "powf",   "floor",  "floorf",  "ceil",  "ceilf",
+      "fmod", "fmodf",  "fmin",    "fminf",   "fmax",   "fmaxf",  "sin",     "sinf",  "cos",
+      "cosf", "memcpy", "memset",  "memmove", "malloc", "calloc", "realloc", "free",  "abort",
+      "exit", "printf", "fprintf", "puts",    "fopen",  "fread",  "fwrite",  "fclose"};
+  if (kLibc.count(name) != 0)
+    return "the C library's function '" + name + "'";
+  return "";
 }
 
 namespace {

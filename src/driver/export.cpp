@@ -50,6 +50,9 @@ std::vector<Compiled> Compiler::lower_items(const std::vector<ExportItem>& items
   for (const ExportItem& item : items) {
     TT_USER_CHECK(item.name.empty() || is_c_identifier(item.name))
         << "export: function name '" << item.name << "' is not a C identifier";
+    const std::string collision = symbol_collision(item.name);
+    TT_USER_CHECK(collision.empty()) << "export: function name '" << item.name
+                                     << "' would collide with " << collision << "; choose another";
     Compiled compiled = lower_kernel(item.workload, item.spec, item.name);
     TT_USER_CHECK(names.insert(compiled.func.name).second)
         << "export: two functions are named '" << compiled.func.name << "'";

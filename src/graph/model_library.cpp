@@ -21,12 +21,8 @@ void write_file(const std::string& path, const void* data, size_t bytes) {
                                  "compile-model");
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  TT_USER_CHECK(in.good()) << "cannot read '" << path << "'";
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+std::string read_file(const std::string& path, int64_t max_bytes) {
+  return support::read_regular_file(path, max_bytes, "model file");
 }
 
 /// dlopen of the library at `path` (closed when the last owner goes).
@@ -125,6 +121,18 @@ driver::ModelDecl model_decl(const RunPlan& plan) {
 
 ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir) {
   graph.validate();
+  // run-model and the callers of model.h exchange float32 arrays: a float64 model used to
+  // compile and then fail when run. Refused here, before anything is written.
+  for (const auto* names : {&graph.inputs, &graph.outputs}) {
+    for (const std::string& name : *names) {
+      const Value& v = graph.value(name);
+      TT_USER_CHECK(v.dtype == ir::DataType::float32())
+          << "model " << (names == &graph.inputs ? "input" : "output") << " '" << name << "' is "
+          << v.dtype.to_string()
+          << "; compiled models take and return float32 tensors only (convert the model to "
+             "float32)";
+    }
+  }
   Partition partition = graph::partition(graph);
   TT_USER_CHECK(!partition.kernels.empty())
       << "model: no kernel to build: every output is a constant or one of the model's inputs";
@@ -184,16 +192,18 @@ LoadedModel LoadedModel::load(const std::string& dir) {
   RunPlan plan;
   int64_t expected = 0;
   try {
-    support::Json json = support::Json::parse(read_file(plan_path));
+    // A plan lists tensors and calls, megabytes for the largest models: 256 MiB is far beyond.
+    support::Json json = support::Json::parse(read_file(plan_path, int64_t{256} << 20));
     plan = RunPlan::from_json(json);
     expected = json.at("weight_bytes").as_int("weight_bytes");
   } catch (const UserError& e) {
     TT_USER_CHECK(false) << "'" << plan_path << "': " << e.what();
   }
-  std::string weights = read_file(dir + "/weights.bin");
-  TT_USER_CHECK(static_cast<int64_t>(weights.size()) == expected)
-      << "'" << dir << "/weights.bin' has " << weights.size() << " bytes, the plan expects "
-      << expected;
+  const std::string weights_path = dir + "/weights.bin";
+  const int64_t size = support::check_regular_file(weights_path, INT64_MAX, "model file");
+  TT_USER_CHECK(size == expected) << "'" << weights_path << "' has " << size
+                                  << " bytes, the plan expects " << expected;
+  std::string weights = read_file(weights_path, expected);
   plan.weights.assign(weights.begin(), weights.end());
   const std::string lib_path = dir + "/model.so";
   m.library_ = open_library(lib_path);

@@ -5,6 +5,7 @@
 
 #include "graph/npy_header.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 
 #include <array>
 #include <cerrno>
@@ -220,20 +221,8 @@ NpyArray parse_npy(const std::string& bytes, const std::string& what) {
   return array;
 }
 
-NpyArray read_npy(const std::string& path) {
-  using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
-  File file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  TT_USER_CHECK(file != nullptr) << "'" << path << "': cannot open file (" << std::strerror(errno)
-                                 << ")";
-  std::string bytes;
-  std::vector<char> buffer(size_t{1} << 16);
-  size_t got = 0;
-  while ((got = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) {
-    bytes.append(buffer.data(), got);
-  }
-  TT_USER_CHECK(!std::ferror(file.get()))
-      << "'" << path << "': cannot read file (" << std::strerror(errno) << ")";
-  return parse_npy(bytes, path);
+NpyArray read_npy(const std::string& path, int64_t max_bytes) {
+  return parse_npy(support::read_regular_file(path, max_bytes, ".npy file"), path);
 }
 
 std::string format_npy(const NpyArray& array) {
@@ -273,15 +262,8 @@ std::string format_npy(const NpyArray& array) {
 }
 
 void write_npy(const std::string& path, const NpyArray& array) {
-  const std::string bytes = format_npy(array);
-  using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
-  File file(std::fopen(path.c_str(), "wb"), &std::fclose);
-  TT_USER_CHECK(file != nullptr) << "'" << path << "': cannot write file (" << std::strerror(errno)
-                                 << ")";
-  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), file.get()) == bytes.size();
-  const bool closed = std::fclose(file.release()) == 0;
-  TT_USER_CHECK(wrote && closed) << "'" << path << "': cannot write file (" << std::strerror(errno)
-                                 << ")";
+  // Replaced whole, never through a link or over a device (support/file.h).
+  support::write_file_atomically(path, format_npy(array), "write_npy");
 }
 
 }  // namespace tensortune::graph

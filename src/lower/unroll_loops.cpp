@@ -4,7 +4,6 @@
 #include "tensortune/lower/unroll_loops.h"
 
 #include "freshen.h"
-
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ops.h"
 
@@ -15,8 +14,6 @@
 namespace tensortune::lower {
 namespace {
 
-/// Beyond this many statement executions an explicit unroll is left as an annotated loop.
-constexpr int64_t kMaxUnrollSteps = 1 << 14;
 constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max() / 4;
 
 int64_t saturate(int64_t v) {
@@ -67,7 +64,8 @@ bool has_if(const ir::Stmt& s) {
     return has_if(op->body);
   }
   if (const auto* op = s.as<ir::Seq>()) {
-    return std::any_of(op->stmts.begin(), op->stmts.end(), [](const ir::Stmt& c) { return has_if(c); });
+    return std::any_of(op->stmts.begin(), op->stmts.end(),
+                       [](const ir::Stmt& c) { return has_if(c); });
   }
   if (const auto* op = s.as<ir::Allocate>()) {
     return has_if(op->body);
@@ -85,7 +83,7 @@ class Unroller : public ir::IRMutator {
   ir::Stmt visit(const ir::For* op, const ir::Stmt& s) override {
     const int64_t saved = max_step_;
     if (op->auto_unroll_max_step > 0) {
-      max_step_ = op->auto_unroll_max_step;
+      max_step_ = std::min(op->auto_unroll_max_step, kMaxAutoUnrollSteps);
     }
     ir::Stmt body = mutate(op->body);
     const int64_t budget = max_step_;
@@ -94,13 +92,15 @@ class Unroller : public ir::IRMutator {
     if (extent != nullptr && *extent > 0) {
       const int64_t inner = steps(body);
       const int64_t total = inner > kUnbounded / *extent ? kUnbounded : *extent * inner;
-      bool explicit_unroll = op->for_kind == ir::ForKind::Unrolled && *extent <= kMaxUnrollExtent &&
-                             total <= kMaxUnrollSteps;
+      const bool affordable = total <= budget_left_;
+      bool explicit_unroll =
+          op->for_kind == ir::ForKind::Unrolled && *extent <= kMaxUnrollExtent && affordable;
       // Guarded nests (the boundary copies left by unswitch_guards) are not auto-unrolled: they
       // run for a few tiles only, and unrolled they are most of the code LLVM has to compile.
       bool auto_unroll = op->for_kind == ir::ForKind::Serial && budget > 0 && total <= budget &&
-                         !has_if(body);
+                         affordable && !has_if(body);
       if (explicit_unroll || auto_unroll) {
+        budget_left_ -= total;  // counts nested copies twice: errs on the side of smaller code
         return unroll(op, body, *extent);
       }
     }
@@ -123,6 +123,7 @@ class Unroller : public ir::IRMutator {
   }
 
   int64_t max_step_ = 0;
+  int64_t budget_left_ = kMaxUnrolledStatements;
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The end of a tuning job: the task's best records measured again side by side (see
 // TuneOptions::confirm_top and Database::confirm).
+#include "search/confirm.h"
+
 #include "search/task_state.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
@@ -12,6 +14,33 @@
 #include <vector>
 
 namespace tensortune::search::detail {
+
+void choose_best_after_confirmation(TaskState& state,
+                                    database::Database& db,
+                                    const database::TargetKey& target_key,
+                                    const std::vector<int64_t>& failed) {
+  const auto is_failed = [&](int64_t id) {
+    return std::find(failed.begin(), failed.end(), id) != failed.end();
+  };
+  const std::vector<database::Record> ranked =
+      db.best(state.result.workload_key, target_key, static_cast<int64_t>(failed.size()) + 1);
+  const auto first = std::find_if(ranked.begin(), ranked.end(), [&](const database::Record& r) {
+    return r.ok() && r.median_seconds > 0 && !is_failed(r.id);
+  });
+  state.result.unconfirmed_best_id = state.result.best_record_id;
+  if (first == ranked.end()) {
+    TT_LOG(0) << "confirm: no best record of " << state.result.workload_name
+              << " survived its confirmation";
+    state.result.best_record_id = 0;
+    state.result.best_seconds = 0;
+    state.result.best_gflops = 0;
+  } else {
+    state.result.best_record_id = first->id;
+    // Its own stored measurement, not the rank time (a figure on the stored scale).
+    state.result.best_seconds = first->median_seconds;
+    state.result.best_gflops = state.flops / first->median_seconds * 1e-9;
+  }
+}
 
 bool confirm_best(TaskState& state,
                   database::Database& db,
@@ -77,24 +106,22 @@ bool confirm_best(TaskState& state,
   }
   if (stopping())  // the last round ran while the stop came: its times are suspect too
     return false;
-  std::vector<int64_t> kept;
+  std::vector<int64_t> kept, failed;
   std::vector<double> seconds;
   for (size_t i = 0; i < funcs.size(); ++i) {
     if (!times[i].empty()) {
       kept.push_back(ids[i]);
       seconds.push_back(support::median(times[i]));
+    } else if (!measurer.stopped()) {  // a stopped measurer says nothing of the record
+      failed.push_back(ids[i]);
     }
   }
   if (kept.size() >= 2) {
     db.confirm(kept, seconds, unix_now());
-    const database::Record first = db.best(state.result.workload_key, target_key, 1).at(0);
     state.result.confirmed = static_cast<int64_t>(kept.size());
-    state.result.unconfirmed_best_id = state.result.best_record_id;
-    state.result.best_record_id = first.id;
-    // Its own stored measurement, not the rank time (a figure on the stored scale).
-    state.result.best_seconds = first.median_seconds;
-    state.result.best_gflops = state.flops / first.median_seconds * 1e-9;
   }
+  if (kept.size() >= 2 || !failed.empty())
+    choose_best_after_confirmation(state, db, target_key, failed);
   return true;
 }
 

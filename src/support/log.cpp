@@ -99,9 +99,9 @@ std::shared_ptr<const LogConfig> current_config() {
   return std::atomic_load(&g_config);
 }
 
-/// The module of a source path: the folder after the last "src/" or "tools/" (or after
-/// "include/tensortune/"); empty when the path has none.
-std::string_view module_of(std::string_view file) {
+/// The module of a path that has no known project root: the folder after the last "src/" or
+/// "tools/" (or after "include/tensortune/"); empty when the path has none.
+std::string_view module_by_search(std::string_view file) {
   size_t best = std::string_view::npos;
   for (std::string_view root : {"src/", "tools/", "include/tensortune/"}) {
     for (size_t pos = file.find(root); pos != std::string_view::npos;
@@ -117,6 +117,52 @@ std::string_view module_of(std::string_view file) {
   }
   size_t slash = file.find('/', best);
   return slash == std::string_view::npos ? std::string_view() : file.substr(best, slash - best);
+}
+
+/// The module of a path relative to the project root: the folder after a leading "src/",
+/// "tools/" or "include/tensortune/"; empty for anything else (tests/, bench/).
+std::string_view module_of_relative(std::string_view rel) {
+  for (std::string_view root : {"src/", "tools/", "include/tensortune/"}) {
+    if (rel.substr(0, root.size()) == root) {
+      rel.remove_prefix(root.size());
+      size_t slash = rel.find('/');
+      return slash == std::string_view::npos ? std::string_view() : rel.substr(0, slash);
+    }
+  }
+  return {};
+}
+
+#ifndef TT_SOURCE_ROOT
+#error "TT_SOURCE_ROOT (the project's source folder) must be defined"
+#endif
+constexpr std::string_view kSourceRoot = TT_SOURCE_ROOT;
+
+}  // namespace
+
+std::string_view log_module_of(std::string_view file, std::string_view source_root) {
+  while (!source_root.empty() && source_root.back() == '/') {
+    source_root.remove_suffix(1);
+  }
+  // Under the root known at build time, only the path inside the project counts: a checkout at
+  // /src or /home/me/src/tt must not make "src" a folder of the path that names the module.
+  if (!source_root.empty() && file.size() > source_root.size() &&
+      file.substr(0, source_root.size()) == source_root && file[source_root.size()] == '/') {
+    return module_of_relative(file.substr(source_root.size() + 1));
+  }
+  // A path relative to the build folder (ccache's base_dir rewrites them so): drop "../", "./".
+  if (!file.empty() && file.front() == '.') {
+    while (file.substr(0, 3) == "../" || file.substr(0, 2) == "./") {
+      file.remove_prefix(file[1] == '/' ? 2 : 3);
+    }
+    return module_of_relative(file);
+  }
+  return module_by_search(file);
+}
+
+namespace {
+
+std::string_view module_of(std::string_view file) {
+  return log_module_of(file, kSourceRoot);
 }
 
 std::mutex g_write_mutex;

@@ -392,6 +392,11 @@ TEST(CliDb, NoOutputOverwritesTheDatabaseAndMaintenanceNeverCreatesOne) {
   EXPECT_EQ(run_cli("db export --db '" + db + "'").exit_code, 2);
   EXPECT_EQ(run_cli("db best --db '" + db + "'").exit_code, 2);
   EXPECT_EQ(run_cli("db import --db '" + db + "'").exit_code, 2);
+  // --k 0 keeps nothing: a usage error for prune as for best, and no record is deleted.
+  CliResult prune_zero = run_cli("db prune --k 0 --db '" + db + "'");
+  EXPECT_EQ(prune_zero.exit_code, 2) << prune_zero.out;
+  EXPECT_NE(prune_zero.err.find("1.."), std::string::npos) << prune_zero.err;
+  EXPECT_EQ(run_cli("db best --k 0 --db '" + db + "' --key " + kSeedKey).exit_code, 2);
   EXPECT_EQ(records_in(db), 3);
 }
 

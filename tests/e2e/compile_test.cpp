@@ -303,6 +303,12 @@ TEST(CliCompile, BadInputIsAOneLineError) {
            {"compile --workload matmul:M=4,N=4,K=4 --target native --out '" + out +
                 "' --name bad-name",
             1, "bad-name"},
+           // Accepted before, and exported a function named main (or tt_model_run).
+           {"compile --workload matmul:M=4,N=4,K=4 --target native --out '" + out + "' --name main",
+            1, "function name 'main' would collide with the program's entry point"},
+           {"compile --workload matmul:M=4,N=4,K=4 --target native --out '" + out +
+                "' --name tt_model_run",
+            1, "would collide with the model entry point's symbol 'tt_model_run'"},
            {"compile --workload matmul:M=4,N=4,K=4 --target native", 2, "--out"},
            {"compile --workload matmul:M=4,N=4,K=4 --workload relu:M=4,N=4 --target native "
             "--out '" +

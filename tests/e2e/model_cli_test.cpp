@@ -12,7 +12,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <sys/stat.h>
+#include <utility>
+#include <vector>
 
 namespace tensortune {
 namespace {
@@ -140,6 +144,23 @@ TEST(ModelCli, ModelMistakesAreClearErrors) {
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("no input 'nope'"), std::string::npos) << unknown.err;
   EXPECT_EQ(run_cli("run-model " + temp_path("nothing")).exit_code, 1);
+  // Inputs that never end or are far larger than the tensor: refused before they are read (they
+  // used to be read until std::bad_alloc, exit 70).
+  const std::string fifo = temp_path("fifo.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string big = temp_path("big.npy");
+  std::ofstream(big) << std::string(size_t{3} << 20, 'x');
+  for (const auto& [file, words] : std::vector<std::pair<std::string, std::string>>{
+           {"/dev/zero", "is a device, not a regular file"},
+           {fifo, "is a FIFO, not a regular file"},
+           {big, "more than the limit of"}}) {
+    CliResult r = run_cli("run-model " + dir + " --input x=" + file);
+    EXPECT_EQ(r.exit_code, 1) << file << ": " << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << file << ": " << r.err;
+  }
+  CliResult zero_model = run_cli("compile-model /dev/zero" + compile);
+  EXPECT_EQ(zero_model.exit_code, 1) << zero_model.err;
+  EXPECT_NE(zero_model.err.find("is a device"), std::string::npos) << zero_model.err;
   EXPECT_EQ(run_cli("compile-model --target native --out " + dir).exit_code, 2);
   // Models are CPU libraries: a CUDA target is refused before the output folder is made.
   const std::string gpu_dir = temp_path("gpu_model");

@@ -21,7 +21,9 @@
 #include <cstdint>
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 #include <thread>
+#include <utility>
 
 namespace tensortune::cli {
 
@@ -53,6 +55,7 @@ ArgParser bench_parser() {
       .option("min-repeat-ms", "MS", "least duration of one repeat (default 50)")
       .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
       .option("seed", "S", "seed of the random inputs (default 1)")
+      .option("build-timeout", "S", kBuildTimeoutHelp)
       .flag("cache-flush",
             "one call per repeat, the inputs but the first (the weights) flushed from the caches "
             "before it (how tune --cache-flush times)")
@@ -64,6 +67,10 @@ ArgParser bench_parser() {
 }
 
 namespace {
+
+double build_timeout(const ArgParser::Parsed& parsed) {
+  return parsed.get_double("build-timeout", kDefaultBuildTimeout, 0.001, 86400);
+}
 
 using measure::KernelBuffers;
 using measure::TimingOptions;
@@ -176,16 +183,20 @@ int run_compare(const ArgParser::Parsed& parsed,
                 const TimingOptions& timing,
                 uint64_t seed) {
   const auto rounds = static_cast<int>(parsed.get_int("rounds", 5, 1, 10000));
-  std::vector<ScheduleChoice> choices{choose_schedule(parsed, workload, "bench")};
-  for (const std::string& text : parsed.get_all("compare")) {
-    choices.push_back(text == "best"   ? best_schedule(parsed, workload, "bench")
-                      : text == "auto" ? auto_schedule(parsed, workload)
-                      : text == "zero-shot" ? auto_schedule(parsed, workload, true)
-                                       : load_schedule(text, workload));
-  }
+  std::vector<ScheduleChoice> choices;
   std::vector<std::pair<BuiltKernel, KernelBuffers>> built;
-  for (const ScheduleChoice& choice : choices)
-    built.push_back(build_and_verify(workload, choice, target, seed));
+  {
+    const BuildDeadline deadline(build_timeout(parsed), "bench");
+    choices.push_back(choose_schedule(parsed, workload, "bench"));
+    for (const std::string& text : parsed.get_all("compare")) {
+      choices.push_back(text == "best"        ? best_schedule(parsed, workload, "bench")
+                        : text == "auto"      ? auto_schedule(parsed, workload)
+                        : text == "zero-shot" ? auto_schedule(parsed, workload, true)
+                                              : load_schedule(text, workload));
+    }
+    for (const ScheduleChoice& choice : choices)
+      built.push_back(build_and_verify(workload, choice, target, seed));
+  }
   // times[k][r]: schedule k's median in round r.
   std::vector<std::vector<double>> times(built.size());
   for (int r = 0; r < rounds; ++r) {
@@ -255,14 +266,16 @@ int run_gpu_bench(const ArgParser::Parsed& parsed,
   TT_USER_CHECK(!parsed.has("cache-flush"))
       << "bench: --cache-flush is for CPU targets; GPU kernels are timed warm";
   TT_USER_CHECK(!parsed.has("threads")) << "bench: --threads is for CPU targets";
+  std::optional<BuildDeadline> deadline(std::in_place, build_timeout(parsed), "bench");
   ScheduleChoice choice = choose_schedule(parsed, workload, "bench");
   const ir::LoweredFunc candidate = lower::lower(workload, choice.schedule, target);
+  deadline.reset();  // the measurer's build workers have the same timeout from here on
   measure::MeasurerOptions options;
   options.run.gpu = true;
   options.run.seed = seed;
   options.run.timing = timing;
   options.run.timeout_s = 600;
-  options.build.timeout_s = 600;
+  options.build.timeout_s = build_timeout(parsed);
   measure::Measurer measurer(target, options);  // UserError without a device
   const auto reference = measurer.make_reference(
       lower::lower(workload, schedule::Schedule{workload.key(), {}}, target),
@@ -319,6 +332,7 @@ int run_bench(const std::vector<std::string>& args) {
     TT_USER_CHECK(!compare) << "bench --compare times CPU kernels only";
     return run_gpu_bench(*parsed, workload, target_text, target, timing, seed);
   }
+  check_target_runs_here(target_text, "bench", true);
   int threads = thread_count(requested_threads, target);
   target.cores = threads;
   tt_set_num_threads(threads);
@@ -326,9 +340,10 @@ int run_bench(const std::vector<std::string>& args) {
   if (compare) {
     return run_compare(*parsed, workload, target_text, target, threads, timing, seed);
   }
+  std::optional<BuildDeadline> deadline(std::in_place, build_timeout(*parsed), "bench");
   ScheduleChoice choice = choose_schedule(*parsed, workload, "bench");
-
   std::pair<BuiltKernel, KernelBuffers> built = build_and_verify(workload, choice, target, seed);
+  deadline.reset();  // timing is not building: --repeat and --min-repeat-ms bound it
   const BuiltKernel& kernel = built.first;
   void* const* pointers = built.second.pointers();
   const KernelBuffers& buffers = built.second;

@@ -3,13 +3,14 @@
 // the driver's fallbacks) into DIR/NAME.so and the header DIR/NAME.h that documents it.
 #include "commands.h"
 #include "db_schedule.h"
-#include "zero_shot_cli.h"
+#include "pipeline.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/te/operators.h"
+#include "zero_shot_cli.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -39,6 +40,7 @@ ArgParser compile_parser() {
       .option("target", "T", kTargetHelp, {}, true)
       .option("db", "PATH", "the tuning database, read only (without it: default schedules)")
       .option("out", "DIR", "the output directory (created when missing)", {}, true)
+      .option("build-timeout", "S", kBuildTimeoutHelp)
       .option("name", "NAME",
               "library name; with one workload also the function name (default: the "
               "workload's function name, e.g. matmul_64x48x32_float32)")
@@ -147,6 +149,9 @@ int run_compile(const std::vector<std::string>& args) {
   }
   driver::Compiler compiler(db.get(), target);
   enable_zero_shot(p, compiler);
+  check_target_runs_here(p.get("target"), "compile", false);
+  const BuildDeadline deadline(p.get_double("build-timeout", kDefaultBuildTimeout, 0.001, 86400),
+                               "compile");
   if (target.is_gpu()) {
     driver::ExportedCuda cuda = compiler.export_cuda(items, p.get("out"), name);
     print_driver_warnings(compiler);

@@ -6,6 +6,7 @@
 #include "tensortune/database/database.h"
 #include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/json.h"
 #include "tensortune/target/target.h"
 #include "tensortune/te/operators.h"
@@ -137,11 +138,22 @@ int export_db(const ArgParser::Parsed& p) {
   if (!p.has("out"))
     throw UsageError("export: give --out FILE.jsonl", "db");
   const std::string path = p.get("out");
+  const bool to_stdout = path == "-";
+  if (to_stdout && p.has("json"))
+    throw UsageError("export: --json and --out - would both write to standard output", "db");
   check_not_database(path, p.get("db"), "db export");
   database::Database db = database::Database::open(p.get("db"), true);
-  AtomicFile out(path, "db export");
-  int64_t lines = database::export_jsonl(db, out.stream());
+  AtomicFile out(path, "db export", true);
+  std::vector<std::string> unreadable;
+  int64_t lines = database::export_jsonl(db, out.stream(), &unreadable);
   out.commit();
+  // Every readable record is exported: export is how a damaged database is rescued.
+  for (const std::string& why : unreadable)
+    std::cerr << "tensortune: warning: db export: skipped " << why << "\n";
+  TT_USER_CHECK(unreadable.empty())
+      << "db export: " << unreadable.size() << " record" << (unreadable.size() == 1 ? "" : "s")
+      << " could not be read and " << (unreadable.size() == 1 ? "was" : "were")
+      << " not exported (see the warnings above); the other " << lines << " lines are in " << path;
   if (p.has("json")) {
     support::Json j = support::Json::object();
     j["out"] = path;
@@ -179,6 +191,8 @@ void check_targets(const database::ImportData& data) {
 int import_db(const ArgParser::Parsed& p, const std::string& file) {
   if (file.empty())
     throw UsageError("import: give the file to import (db import --db PATH FILE)", "db");
+  // A regular file under a cap: /dev/zero or a FIFO is refused, not read until memory runs out.
+  support::check_regular_file(file, support::kMaxImportFileBytes, "db import: file");
   std::ifstream in(file);
   TT_USER_CHECK(in.good()) << "db import: cannot read '" << file << "'";
   // The whole file is read and checked before the database is opened (and so created or
@@ -215,8 +229,12 @@ ArgParser db_parser() {
       .option("workload", "SPEC", kWorkloadHelp)
       .option("key", "KEY", "a workload key, instead of --workload")
       .option("target", "T", "only records of this target (as written to tune, e.g. native)")
-      .option("k", "N", "records per workload and target (best: default 5; prune: required)")
-      .option("out", "FILE", "export: the JSON-lines file to write")
+      .option("k", "N",
+              "records per workload and target, at least 1 (best: default 5; prune: required)")
+      .option("out", "FILE",
+              "export: the JSON-lines file to write, replaced whole ('-': standard output); a "
+              "link, directory, device, FIFO or socket is refused. A record that cannot be "
+              "read is skipped with a warning, and export then exits 1 after writing the rest")
       .flag("json", "print one JSON document");
   return parser;
 }
@@ -272,7 +290,8 @@ int run_db(const std::vector<std::string>& args) {
     const std::string path = p->get("db");
     if (action == "prune" && !p->has("k"))
       throw UsageError("prune: give --k N (the records kept per workload and target)", "db");
-    const int64_t k = action == "prune" ? p->get_int("k", 1, 0, INT64_MAX) : 0;
+    // --k 0 would delete every record: like best, it is a usage error, not an "empty it" switch.
+    const int64_t k = action == "prune" ? p->get_int("k", 1, 1, INT64_MAX) : 0;
     // Maintenance never creates a database: a mistyped path is an error, not a new empty file.
     TT_USER_CHECK(std::filesystem::is_regular_file(path))
         << "database '" << path << "' does not exist";

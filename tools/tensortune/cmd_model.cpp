@@ -17,6 +17,7 @@
 #include "tensortune/measure/measurer.h"
 #include "tensortune/search/tuner.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/json.h"
 #include "tune_common.h"
 
@@ -29,6 +30,9 @@
 namespace tensortune::cli {
 
 graph::Graph load_model(const std::string& path, bool quiet) {
+  // Checked here, before the importer reads it: a device or FIFO never ends, and protobuf
+  // refuses messages over 2 GiB anyway.
+  support::check_regular_file(path, support::kMaxModelFileBytes, "model");
   graph::Graph g = graph::import_onnx(path);
   graph::PassReport r = graph::optimize(g);
   if (!quiet)
@@ -115,6 +119,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   search::TuneOptions o = tune_options(p);
   o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
   const target::Target target = resolve_target(p.get("target"));
+  check_target_runs_here(p.get("target"), "tune-model", true);
   measure::Measurer measurer(target, measurer_options(p, target, true));
   const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
   database::Database db = open_tuning_database(p, "tune-model");
@@ -221,6 +226,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));
   enable_zero_shot(p, compiler);
+  check_target_runs_here(p.get("target"), "compile-model", false);
   graph::ExportedModel m = graph::export_model(g, compiler, p.get("out"));
   std::map<std::string, int> sources;
   for (const driver::Compiled& c : m.functions)

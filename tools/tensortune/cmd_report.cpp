@@ -5,6 +5,7 @@
 #include "output_file.h"
 #include "report.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/json.h"
 #include "tensortune/target/target.h"
 
@@ -25,7 +26,9 @@ ArgParser report_parser() {
       "chosen record (steps, loop nest, GFLOP/s, % of peak); the same workload on another "
       "target or in --compare's database side by side. Prints a text summary.");
   parser.option("db", "PATH", "tuning database to report on", {}, true)
-      .option("out", "FILE", "HTML file to write (default: only the text summary)")
+      .option("out", "FILE",
+              "HTML file to write (default: only the text summary); replaced whole, and "
+              "refused when it is a link, directory, device, FIFO or socket")
       .option("workload", "SPEC", "workload spec or key to include (default: all)", {}, false, true)
       .option("target", "TEXT", "only targets whose string contains TEXT")
       .option("record", "ID", "a record to show beside the best and the default")
@@ -61,6 +64,7 @@ int run_report(const std::vector<std::string>& args) {
   options.record_id = p.get_int("record", 0, 0, INT64_MAX);
   if (p.has("out")) {
     check_not_database(p.get("out"), p.get("db"), "report");
+    support::check_output_path(p.get("out"), "report");  // before any work is done
     if (p.has("compare"))
       check_not_database(p.get("out"), p.get("compare"), "report");
   }

@@ -121,7 +121,9 @@ int run_run_model(const std::vector<std::string>& in_args) {
       inputs.push_back(std::move(v));
       continue;
     }
-    graph::NpyArray a = graph::read_npy(it->second);
+    // Bounded by the tensor it fills (8 bytes an element covers every dtype read_npy knows):
+    // /dev/zero or a runaway file is refused instead of read until memory runs out.
+    graph::NpyArray a = graph::read_npy(it->second, t.numel() * 8 + graph::kNpyHeaderRoom);
     TT_USER_CHECK(a.shape == t.shape)
         << "run-model: input '" << t.name << "' has shape " << shape_str(t.shape) << ", '"
         << it->second << "' holds " << a.dtype.to_string() << shape_str(a.shape);

@@ -31,6 +31,7 @@ ArgParser show_parser() {
       .option("db", "PATH", "the tuning database (read only) for --record and --schedule best")
       .option("record", "ID", "a record id of --db, or 'best'")
       .option("emit", "WHAT", "what to print", {"steps", "ir", "llvm", "asm", "cuda", "ptx"}, true)
+      .option("build-timeout", "S", kBuildTimeoutHelp)
       .flag("json",
             "print one JSON document {workload, workload_key, target, schedule, emit, text}");
   add_zero_shot_options(parser);
@@ -78,9 +79,16 @@ int run_show(const std::vector<std::string>& args) {
   te::Workload workload = te::make_workload(parsed->get("workload"));
   std::string target_text = parsed->get("target");
   target::Target target = resolve_target(target_text);
-  ScheduleChoice choice = choose_schedule(*parsed, workload, "show");
+  check_target_runs_here(target_text, "show", false);
+  std::string text;
   std::string emit = parsed->get("emit");
-  std::string text = render(emit, workload, choice, target);
+  ScheduleChoice choice;
+  {
+    const BuildDeadline deadline(
+        parsed->get_double("build-timeout", kDefaultBuildTimeout, 0.001, 86400), "show");
+    choice = choose_schedule(*parsed, workload, "show");
+    text = render(emit, workload, choice, target);
+  }
   if (!parsed->has("json")) {
     std::cout << text;
     return 0;

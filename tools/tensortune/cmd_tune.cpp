@@ -307,6 +307,7 @@ int run_tune(const std::vector<std::string>& args) {
   const std::vector<search::TuneTask> tasks = make_tasks(p);
   const search::TuneOptions options = tune_options(p);
   const target::Target target = resolve_target(p.get("target"));
+  check_target_runs_here(p.get("target"), "tune", true);
   // Before the database: a machine that cannot measure (no GPU, no NVRTC) must not create one.
   measure::Measurer measurer(target, measurer_options(p, target));
   const std::string db_path = p.get("db", "tuning_logs/tensortune.db");

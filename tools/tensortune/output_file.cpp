@@ -5,10 +5,8 @@
 #include "tensortune/support/error.h"
 #include "tensortune/support/file.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <system_error>
 
 namespace tensortune::cli {
@@ -40,28 +38,26 @@ void check_not_database(const std::string& out, const std::string& db, const std
   }
 }
 
-AtomicFile::AtomicFile(std::string path, std::string what)
-    : path_(std::move(path)), what_(std::move(what)) {
-  temp_ = support::temp_path_beside(path_);
-  out_.open(temp_, std::ios::binary | std::ios::trunc);
-  TT_USER_CHECK(out_.good()) << what_ << ": cannot write '" << path_
-                             << "': " << std::strerror(errno);
-}
-
-AtomicFile::~AtomicFile() {
-  if (!done_) {
-    out_.close();
-    std::remove(temp_.c_str());
+AtomicFile::AtomicFile(const std::string& path, const std::string& what, bool allow_stdout)
+    : what_(what) {
+  if (!(allow_stdout && path == "-")) {
+    file_ = std::make_unique<support::AtomicOutput>(path, what);
   }
 }
 
+AtomicFile::~AtomicFile() = default;
+
+std::ostream& AtomicFile::stream() {
+  return file_ ? file_->stream() : std::cout;
+}
+
 void AtomicFile::commit() {
-  out_.close();
-  TT_USER_CHECK(!out_.fail()) << what_ << ": failed while writing '" << path_ << "'";
-  std::error_code ec;
-  fs::rename(temp_, path_, ec);
-  TT_USER_CHECK(!ec) << what_ << ": cannot write '" << path_ << "': " << ec.message();
-  done_ = true;
+  if (file_) {
+    file_->commit();
+    return;
+  }
+  std::cout.flush();
+  TT_USER_CHECK(std::cout.good()) << what_ << ": failed while writing to standard output";
 }
 
 }  // namespace tensortune::cli

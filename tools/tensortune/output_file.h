@@ -3,7 +3,10 @@
 // never half-written over what was there before.
 #pragma once
 
-#include <fstream>
+#include "tensortune/support/file.h"
+
+#include <memory>
+#include <ostream>
 #include <string>
 
 namespace tensortune::cli {
@@ -13,24 +16,24 @@ namespace tensortune::cli {
 /// spelling of the path) or by the same path. Writing there would destroy the records.
 void check_not_database(const std::string& out, const std::string& db, const std::string& what);
 
-/// A file written under a temporary name beside `path` and renamed over `path` by commit(). A
-/// failed or interrupted write removes the temporary file and leaves `path` as it was.
+/// An output file of the command line: support::AtomicOutput (written beside `path`, renamed
+/// into place; links, directories, devices, FIFOs and sockets refused), or standard output, written
+/// in place, when `path` is "-" and `allow_stdout` is set.
 class AtomicFile {
  public:
-  /// UserError "WHAT: cannot write 'PATH': ..." when the temporary file cannot be created.
-  AtomicFile(std::string path, std::string what);
+  /// UserError "WHAT: ..." when `path` is refused or the temporary file cannot be created.
+  AtomicFile(const std::string& path, const std::string& what, bool allow_stdout = false);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  std::ofstream& stream() { return out_; }
+  std::ostream& stream();
   /// Flushes, checks that every write succeeded, and renames the file into place.
   void commit();
 
  private:
-  std::string path_, temp_, what_;
-  std::ofstream out_;
-  bool done_ = false;
+  std::unique_ptr<support::AtomicOutput> file_;  // null for standard output
+  std::string what_;
 };
 
 }  // namespace tensortune::cli

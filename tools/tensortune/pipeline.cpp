@@ -2,17 +2,24 @@
 // Target resolution, schedule files and kernel builds for the command line tools.
 #include "pipeline.h"
 
+#include "tensortune/codegen/host.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/log.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace tensortune::cli {
 
@@ -24,20 +31,53 @@ target::Target resolve_target(const std::string& text) {
   return codegen::resolve_host(target);
 }
 
+void check_target_runs_here(const std::string& target_text, const std::string& command, bool runs) {
+  const std::vector<std::string> missing =
+      codegen::missing_host_features(target::Target::parse(target_text));
+  if (missing.empty())
+    return;
+  std::string list;
+  for (size_t i = 0; i < missing.size() && i < 8; ++i)
+    list += (i > 0 ? ", " : "") + missing[i];
+  if (missing.size() > 8)
+    list += ", and " + std::to_string(missing.size() - 8) + " more";
+  const std::string what = command + ": target '" + target_text +
+                           "' uses CPU features this machine lacks (" + list + ")";
+  TT_USER_CHECK(!runs) << what
+                       << ": its code would die of SIGILL here (tune and bench on a machine that "
+                          "has them, or use --target native)";
+  std::cerr << "tensortune: warning: " << what << ": the code it builds will not run here\n";
+}
+
 namespace {
 
 std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  TT_USER_CHECK(in.good()) << "cannot read " << what << " '" << path
-                           << "': " << std::strerror(errno);
-  std::ostringstream text;
-  text << in.rdbuf();
-  TT_USER_CHECK(!in.bad()) << "cannot read " << what << " '" << path
-                           << "': " << std::strerror(errno);
-  return text.str();
+  return support::read_regular_file(path, support::kMaxTextFileBytes, what);
 }
 
 }  // namespace
+
+BuildDeadline::BuildDeadline(double seconds, std::string what) {
+  thread_ = std::thread([this, seconds, what = std::move(what)] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (done_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return finished_; }))
+      return;
+    std::fprintf(stderr,
+                 "tensortune: error: %s: the build took longer than %g s (see --build-timeout)\n",
+                 what.c_str(), seconds);
+    std::fflush(stderr);
+    std::_Exit(1);
+  });
+}
+
+BuildDeadline::~BuildDeadline() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished_ = true;
+  }
+  done_.notify_one();
+  thread_.join();
+}
 
 ScheduleChoice load_schedule(const std::string& choice, const te::Workload& workload) {
   if (choice == "default") {

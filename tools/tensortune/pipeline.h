@@ -9,13 +9,48 @@
 #include "tensortune/target/target.h"
 #include "tensortune/te/workload.h"
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace tensortune::cli {
+
+/// --build-timeout's default for compile, show and bench: minutes for the largest honest build,
+/// far less than a runaway one (a huge unroll once took 101 s and 2.1 GB on a 32^3 matmul).
+inline constexpr double kDefaultBuildTimeout = 120;
+/// The help line of --build-timeout.
+inline constexpr const char* kBuildTimeoutHelp =
+    "seconds the lowering and code generation may take before the command gives up (default 120)";
+
+/// The build deadline of compile, show and bench, as the measurer's build timeout is tune's: when
+/// the object lives longer than `seconds`, "tensortune: error: WHAT: the build took longer than
+/// S s (see --build-timeout)" is printed and the process exits with status 1. Lowering and LLVM
+/// cannot be interrupted from inside, so the process ends, as the measurer's build worker does.
+class BuildDeadline {
+ public:
+  BuildDeadline(double seconds, std::string what);
+  ~BuildDeadline();
+  BuildDeadline(const BuildDeadline&) = delete;
+  BuildDeadline& operator=(const BuildDeadline&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_;
+  bool finished_ = false;
+  std::thread thread_;
+};
 
 /// Parses a target string; an LLVM target ("native", "llvm ...") is completed from the host.
 /// Throws UserError on a malformed string.
 target::Target resolve_target(const std::string& text);
+
+/// Checks that code for the target written `target_text` can run on this machine
+/// (codegen::missing_host_features). A command that runs the code (`runs`: tune, tune-model,
+/// bench) gets UserError "COMMAND: target 'T' uses CPU features this machine lacks (...)":
+/// its candidates would die of SIGILL, each recorded as a failure. One that only builds it
+/// (compile, show, compile-model: cross-compiling is fine) gets a warning on stderr.
+void check_target_runs_here(const std::string& target_text, const std::string& command, bool runs);
 
 /// A schedule picked on the command line.
 struct ScheduleChoice {

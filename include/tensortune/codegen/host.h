@@ -6,6 +6,7 @@
 #include "tensortune/target/target.h"
 
 #include <string>
+#include <vector>
 
 namespace tensortune::codegen {
 
@@ -18,5 +19,12 @@ namespace tensortune::codegen {
 /// "gpu=<name>; cc=<major.minor>; sms=<multiprocessors>", e.g. "gpu=NVIDIA H100 80GB HBM3;
 /// cc=9.0; sms=132"; without a device "gpu=cuda; arch=<arch>".
 std::string device_fingerprint(const target::Target& target);
+
+/// The ISA features code for the CPU target `target` (its -mcpu with its implied features, and
+/// -mattr) may use that this machine lacks, sorted ("avx512bw", "avx512f", ...); empty for a GPU
+/// target, for "native", and when the host has them all. Only features LLVM's host detection
+/// reports count, so tuning flags of a CPU model never do. Code using a missing feature dies of
+/// SIGILL here. UserError as resolve_host for an unknown CPU or feature.
+std::vector<std::string> missing_host_features(const target::Target& target);
 
 }  // namespace tensortune::codegen

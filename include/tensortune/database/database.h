@@ -91,8 +91,10 @@ class Database {
   /// For each workload of operator `op` with an Ok record on `target`: its best record.
   std::vector<Record> best_of_operator(const std::string& op, const TargetKey& target) const;
   std::vector<TuningRun> runs() const;
-  /// All records, in a stable order (workload key, target, timestamp, schedule, id).
-  std::vector<Record> all_records() const;
+  /// All records, in a stable order (workload key, target, timestamp, schedule, id). UserError
+  /// "record #ID: column 'C' ..." for a row that cannot be read, unless `unreadable` is given:
+  /// then such rows are left out and their messages appended to it.
+  std::vector<Record> all_records(std::vector<std::string>* unreadable = nullptr) const;
   int64_t count_records() const;
 
  private:

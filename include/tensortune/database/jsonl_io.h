@@ -14,7 +14,11 @@ namespace tensortune::database {
 
 /// Writes every workload (sorted by key) and every record (Database::all_records order) of `db`;
 /// record ids and tuning runs are local to a database and are not written. Returns the lines.
-int64_t export_jsonl(const Database& db, std::ostream& out);
+/// A record row that cannot be read throws UserError naming it, unless `unreadable` is given:
+/// then it is left out and its message appended there, so the rest can still be rescued.
+int64_t export_jsonl(const Database& db,
+                     std::ostream& out,
+                     std::vector<std::string>* unreadable = nullptr);
 
 struct ImportSummary {
   int64_t workloads = 0;

@@ -19,6 +19,13 @@ std::string c_type(ir::DataType dtype);
 /// (nor int32_t / int64_t, which the header uses).
 bool is_c_identifier(const std::string& name);
 
+/// What an exported function named `name` would collide with, "" when nothing: the program's
+/// `main`, a function of tensortune's runtime (tt_parallel_for, tt_alloc, ...), a model entry
+/// point's symbol (tt_model_run, ...), or a C library function the generated code or a caller
+/// needs (expf, memcpy, malloc, ...). Loaded with RTLD_GLOBAL, such a kernel would replace the
+/// real function for the whole process.
+std::string symbol_collision(const std::string& name);
+
 /// A model input or output as a header documents it.
 struct TensorDecl {
   std::string name;

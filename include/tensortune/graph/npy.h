@@ -24,11 +24,17 @@ struct NpyArray {
   static NpyArray from_floats(const std::vector<int64_t>& shape, const std::vector<float>& data);
 };
 
+/// The size cap of read_npy when the caller knows no tighter one.
+constexpr int64_t kMaxNpyBytes = int64_t{16} << 30;
+/// Room for a .npy header and the bytes np.load ignores after the data, beyond a tensor's size.
+constexpr int64_t kNpyHeaderRoom = int64_t{1} << 20;
+
 /// Reads `path`. Supported dtypes: '<f4' '<f8' '<i4' '<i8' '|b1' '|u1' '|i1' ('=' is taken as
 /// '<'; bytes after the data are ignored, as np.load ignores them). UserError naming
 /// the file for an unreadable file, a bad magic string, a malformed header, Fortran order, a
-/// big-endian or unsupported dtype, or a data section shorter than the shape needs.
-NpyArray read_npy(const std::string& path);
+/// big-endian or unsupported dtype, or a data section shorter than the shape needs; also when
+/// `path` is not a regular file or holds more than `max_bytes` (support::read_regular_file).
+NpyArray read_npy(const std::string& path, int64_t max_bytes = kMaxNpyBytes);
 /// Parses the bytes of a .npy file; `what` names it in messages.
 NpyArray parse_npy(const std::string& bytes, const std::string& what);
 

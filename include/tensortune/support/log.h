@@ -5,13 +5,20 @@
 
 #include <iostream>
 #include <string>
+#include <string_view>
 
 namespace tensortune::support {
 
 /// True when messages of `level` from the module owning source file `file` are enabled.
-/// The module is the folder after "src/" (or "tools/") in the path; the setting comes from TT_LOG
-/// or set_log_spec().
+/// The module is log_module_of(file, the project root at build time); the setting comes from
+/// TT_LOG or set_log_spec().
 bool log_enabled(const char* file, int level);
+
+/// The module of source file `file`: under `source_root`, the folder after its leading "src/",
+/// "tools/" or "include/tensortune/" ("" for tests/ and the like); a path relative to the build
+/// folder is read the same way after its "../"; any other path, the folder after its last
+/// "src/" or "tools/". Empty when none applies (lines then say "[tensortune]").
+std::string_view log_module_of(std::string_view file, std::string_view source_root);
 
 /// Overrides TT_LOG, e.g. "2" or "search=2,lower=3" (the CLI's -v/-vv use this).
 void set_log_spec(const std::string& spec);

@@ -128,20 +128,14 @@ void write_library(const std::vector<ir::LoweredFunc>& funcs,
   std::string object_code = detail::emit_machine_code(*module, *tm, false);
   // Linked under a temporary name beside `path`, then renamed over it: a library a running
   // process has loaded is replaced, never rewritten under it (that process would die of SIGBUS),
-  // and a failed link leaves the previous library as it was. Creating the temporary file first
-  // fails early, with a clear message, when the folder cannot be written.
-  const std::string temp = support::temp_path_beside(path);
-  write_file(temp, "");
-  try {
-    TempFile object("tensortune", "o");
-    write_file(object.path(), object_code);
-    link_shared(object.path(), runtime, temp, path);
-    std::error_code ec = llvm::sys::fs::rename(temp, path);
-    TT_USER_CHECK(!ec) << "export_shared_library: cannot write '" << path << "': " << ec.message();
-  } catch (...) {
-    llvm::sys::fs::remove(temp);
-    throw;
-  }
+  // and a failed link leaves the previous library as it was. AtomicOutput creates the temporary
+  // file exclusively first (a link planted under its name is never followed), which also fails
+  // early, with a clear message, when the folder cannot be written or `path` is a link or node.
+  support::AtomicOutput library(path, "export_shared_library");
+  TempFile object("tensortune", "o");
+  write_file(object.path(), object_code);
+  link_shared(object.path(), runtime, library.temp_path(), path);
+  library.commit();
 }
 
 }  // namespace

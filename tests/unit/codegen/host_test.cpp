@@ -84,5 +84,24 @@ TEST(FindRuntimeArchive, FindsTheBuiltArchiveAndChecksAnExplicitPath) {
   EXPECT_THROW(find_runtime_archive("/nonexistent/libtt_runtime.a"), UserError);
 }
 
+TEST(MissingHostFeatures, NamesWhatTheHostLacksAndNothingForNative) {
+  EXPECT_TRUE(missing_host_features(target::Target::parse("native")).empty());
+  EXPECT_TRUE(missing_host_features(target::Target::parse("cuda -arch=sm_80")).empty());
+  const target::Target host = resolve_host(target::Target::parse("native"));
+  // The host's own CPU model, named explicitly, lacks nothing either.
+  for (const std::string& f : missing_host_features(target::Target::parse("llvm -mcpu=" + host.mcpu)))
+    ADD_FAILURE() << host.mcpu << " lacks " << f;
+  if (host.mattr.find("+avx") == std::string::npos)
+    GTEST_SKIP() << "not an x86 host with AVX";
+  // AMX: Intel Sapphire Rapids and later only.
+  const std::vector<std::string> missing =
+      missing_host_features(target::Target::parse("llvm -mattr=+amx-tile,+amx-int8"));
+  if (host.mattr.find("+amx-tile") != std::string::npos)
+    GTEST_SKIP() << "the host has AMX";
+  EXPECT_NE(std::find(missing.begin(), missing.end(), "amx-tile"), missing.end());
+  EXPECT_NE(std::find(missing.begin(), missing.end(), "amx-int8"), missing.end());
+  EXPECT_TRUE(std::is_sorted(missing.begin(), missing.end()));
+}
+
 }  // namespace
 }  // namespace tensortune::codegen

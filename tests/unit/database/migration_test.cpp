@@ -61,6 +61,27 @@ TEST(Migration, EveryOlderVersionOpensAtTheCurrentOneWithItsData) {
   }
 }
 
+TEST(Migration, AFileWhoseVersionWasSetBackMigratesAgainWithItsData) {
+  // user_version 3 on a file that already had the confirmations table: read commands said to
+  // migrate, and the migration failed with "table confirmations already exists".
+  for (int version = 1; version < current_schema_version(); ++version) {
+    TempDir dir("set_back" + std::to_string(version));
+    std::string path = dir.file("t.db");
+    { Database::open(path); }
+    write_version_one_rows(path);
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, ("PRAGMA user_version = " + std::to_string(version)).c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+    EXPECT_THROW(Database::open(path, true), UserError) << version;
+    Database db = Database::open(path);
+    EXPECT_EQ(db.schema_version(), current_schema_version()) << version;
+    EXPECT_EQ(db.count_records(), 1) << version;
+  }
+}
+
 TEST(Migration, ReopeningAtTheCurrentVersionChangesNothing) {
   TempDir dir("reopen");
   std::string path = dir.file("t.db");

@@ -44,6 +44,15 @@ TEST(IsCIdentifier, AcceptsIdentifiersOnly) {
   EXPECT_FALSE(is_c_identifier("a b"));
 }
 
+TEST(SymbolCollision, NamesMainTheRuntimeTheModelEntryAndTheCLibrary) {
+  EXPECT_EQ(symbol_collision("main"), "the program's entry point 'main'");
+  EXPECT_EQ(symbol_collision("tt_model_run"), "the model entry point's symbol 'tt_model_run'");
+  EXPECT_EQ(symbol_collision("tt_alloc"), "tensortune's runtime function 'tt_alloc'");
+  EXPECT_EQ(symbol_collision("expf"), "the C library's function 'expf'");
+  EXPECT_EQ(symbol_collision("matmul_64x48x32_float32"), "");
+  EXPECT_EQ(symbol_collision("mains"), "");
+}
+
 TEST(CHeader, AKernelWithPrepackedWeightsDeclaresItsPrepareFunction) {
   te::Workload w = te::make_workload("conv2d:N=1,C=3,H=6,W=5,K=8,R=3,S=3,pad=1");
   ir::LoweredFunc f = lower::lower(

@@ -209,6 +209,27 @@ TEST(ModelLibrary, BrokenFoldersAreUserErrors) {
   LoadedModel::load(d);  // the plan as written loads
 }
 
+TEST(ModelLibrary, AFloat64ModelIsRefusedWhenCompiledNotWhenRun) {
+  tensortune::test::TempDir dir("tt_model_library_f64");
+  driver::Compiler compiler(nullptr, target::Target::parse("llvm"));
+  Builder b;
+  b.input("x", {4, 16});
+  b.output(b.node("Relu", {"x"}, "r", {4, 16}));
+  Value x = b.g.value("x");
+  x.dtype = ir::DataType::float64();
+  b.g.set_value(x);
+  expect_error([&] { export_model(b.g, compiler, dir.file("f64")); },
+               "model input 'x' is float64; compiled models take and return float32 tensors");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("f64")));
+  x.dtype = ir::DataType::float32();
+  b.g.set_value(x);
+  Value r = b.g.value("r");
+  r.dtype = ir::DataType::float64();
+  b.g.set_value(r);
+  expect_error([&] { export_model(b.g, compiler, dir.file("f64")); },
+               "model output 'r' is float64");
+}
+
 TEST(ModelLibrary, AModelWithNoKernelIsAClearErrorAndWritesNothing) {
   tensortune::test::TempDir dir("tt_model_library_empty");
   driver::Compiler compiler(nullptr, target::Target::parse("llvm"));

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 namespace tensortune::graph {
@@ -324,17 +325,32 @@ TEST(NpyError, NamesAnUnreadablePath) {
   test::TempDir dir("npy_unreadable");
   const std::string missing = dir.file("missing.npy");
   EXPECT_EQ(user_error_of([&] { read_npy(missing); }),
-            "'" + missing + "': cannot open file (No such file or directory)");
-  // A directory opens but cannot be read.
+            ".npy file '" + missing + "': cannot open (No such file or directory)");
   EXPECT_EQ(user_error_of([&] { read_npy(dir.file("")); }),
-            "'" + dir.file("") + "': cannot read file (Is a directory)");
+            ".npy file '" + dir.file("") + "' is a directory, not a regular file");
+}
+
+TEST(NpyError, RefusesEndlessAndOversizedFilesBeforeReadingThem) {
+  // /dev/zero used to be read until std::bad_alloc (exit 70); a FIFO with no writer hung.
+  EXPECT_EQ(user_error_of([&] { read_npy("/dev/zero"); }),
+            ".npy file '/dev/zero' is a device, not a regular file");
+  test::TempDir dir("npy_endless");
+  const std::string fifo = dir.file("fifo.npy");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(user_error_of([&] { read_npy(fifo); }),
+            ".npy file '" + fifo + "' is a FIFO, not a regular file");
+  const std::string big = dir.file("big.npy");
+  write_npy(big, NpyArray::from_floats({1000}, std::vector<float>(1000, 1.0f)));
+  EXPECT_EQ(read_npy(big, 4128).numel(), 1000);
+  EXPECT_EQ(user_error_of([&] { read_npy(big, 4000); }),
+            ".npy file '" + big + "' has 4128 bytes, more than the limit of 4000");
 }
 
 TEST(NpyError, NamesAnUnwritablePath) {
   test::TempDir dir("npy_unwritable");
   const std::string path = dir.file("no_such_dir/out.npy");
   EXPECT_EQ(user_error_of([&] { write_npy(path, NpyArray::from_floats({1}, {1.0f})); }),
-            "'" + path + "': cannot write file (No such file or directory)");
+            "write_npy: cannot write '" + path + "': No such file or directory");
 }
 
 TEST(NpyError, RejectsWritingUnsupportedDtypes) {

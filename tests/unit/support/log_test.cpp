@@ -48,6 +48,20 @@ TEST(LogSpec, ModuleIsTheFolderAfterTheLastSrcOrTools) {
   EXPECT_FALSE(log_enabled("/repo/mysrc/lower/x.cpp", 1));
 }
 
+TEST(LogModule, ComesFromThePathInsideTheProjectRoot) {
+  // A checkout at /src: its tests/ folder is not a module named "tests", its src/ is not "src".
+  EXPECT_EQ(log_module_of("/src/tests/unit/support/log_test.cpp", "/src"), "");
+  EXPECT_EQ(log_module_of("/src/src/lower/lower.cpp", "/src"), "lower");
+  EXPECT_EQ(log_module_of("/src/tools/tensortune/main.cpp", "/src/"), "tensortune");
+  EXPECT_EQ(log_module_of("/src/include/tensortune/ir/expr.h", "/src"), "ir");
+  EXPECT_EQ(log_module_of("/home/me/src/tt/tests/x.cpp", "/home/me/src/tt"), "");
+  // Relative to the build folder (ccache's base_dir), and outside the root: searched as before.
+  EXPECT_EQ(log_module_of("../src/search/tuner.cpp", "/src"), "search");
+  EXPECT_EQ(log_module_of("../../tests/x.cpp", "/src"), "");
+  EXPECT_EQ(log_module_of("/repo/src/search/tuner.cpp", "/src"), "search");
+  EXPECT_EQ(log_module_of("/srcx/src/ir/a.cpp", "/src"), "ir");
+}
+
 TEST(LogSpec, RejectsMalformedSpecs) {
   EXPECT_THROW(set_log_spec("search=high"), UserError);
   EXPECT_THROW(set_log_spec("=2"), UserError);
