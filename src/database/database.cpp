@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 namespace tensortune::database {
@@ -218,8 +219,22 @@ std::vector<int64_t> Database::add_records(const std::vector<Record>& records) {
   std::vector<int64_t> ids;
   ids.reserve(records.size());
   detail::RecordInserter inserter(db_);
+  std::map<int64_t, std::pair<int64_t, int64_t>> per_run;  // run id -> (trials, ok)
   for (const Record& r : records) {
     ids.push_back(inserter.insert(r));
+    if (r.run_id != 0) {
+      ++per_run[r.run_id].first;
+      per_run[r.run_id].second += r.ok() ? 1 : 0;
+    }
+  }
+  // The run's counts move with its records, in their transaction: a job killed by kill -9 leaves
+  // a row that says what it stored (and ended = 0).
+  Statement count(db_,
+                  "UPDATE tuning_runs SET trials = trials + ?, ok_trials = ok_trials + ? "
+                  "WHERE id = ?");
+  for (const auto& [run, n] : per_run) {
+    count.reset();
+    count.bind(1, n.first).bind(2, n.second).bind(3, run).run();
   }
   tx.commit();
   return ids;

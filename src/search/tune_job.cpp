@@ -5,7 +5,9 @@
 
 #include "tensortune/cost_model/random_model.h"
 #include "tensortune/cost_model/xgboost_model.h"
+#include "tensortune/lower/lower.h"
 #include "tensortune/measure/timing.h"
+#include "tensortune/schedule/schedule.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/log.h"
 
@@ -87,10 +89,27 @@ TuneJob::TuneJob(const std::vector<TuneTask>& tasks,
 
 void TuneJob::register_tasks() {
   support::Rng seeds(options_.seed);
-  for (const TuneTask& t : tasks_) {
+  for (const TuneTask& t : tasks_)
     states_.push_back(std::make_unique<TaskState>(t, target_, seeds.next()));
+  // A workload that cannot be lowered (int32 indices overflow, ...) fails the job before anything
+  // is written: otherwise its candidates are all dropped as invalid and the job ends "exhausted",
+  // leaving a workload and a run row behind.
+  for (const auto& s : states_)
+    check_lowers(*s);
+  for (const TuneTask& t : tasks_) {
     db_.put_workload({t.workload.key(), t.workload.name(), t.workload.canonical_text(),
                       t.workload.flop_count(), t.op, t.spec});
+  }
+}
+
+void TuneJob::check_lowers(const TaskState& state) const {
+  const te::Workload& w = state.task->workload;
+  try {
+    lower::lower(schedule::apply_steps(w, state.default_steps), target_, lower::function_name(w));
+    if (!state.default_steps.empty())  // the reference is the plain schedule
+      lower::lower(schedule::apply_steps(w, {}), target_, lower::function_name(w));
+  } catch (const UserError& e) {
+    throw UserError("tune: workload '" + w.name() + "' cannot be lowered: " + e.what());
   }
 }
 

@@ -39,7 +39,8 @@ class TuneJob {
           const ProgressFn& progress,
           const std::atomic<bool>* stop);
 
-  /// One TaskState per workload; every workload is stored in the database.
+  /// One TaskState per workload; every workload is stored in the database, once each one's
+  /// default schedule is known to lower (UserError, nothing written, if not).
   void register_tasks();
   /// The records already stored (the tasks' own and, with transfer, other workloads') resume the
   /// tasks and train the model the tuner guides its search with.
@@ -67,6 +68,8 @@ class TuneJob {
   };
 
   bool stop_requested() const { return stop_ != nullptr && stop_->load(); }
+  /// UserError naming the workload unless its default schedule (and the reference) lowers.
+  void check_lowers(const TaskState& state) const;
   Batch propose_batch(int task, PhaseTimes& times);
   LoweredBatch lower_batch(TaskState& state, const Batch& batch, PhaseTimes& times);
   std::vector<database::Record> store(TaskState& state,

@@ -135,7 +135,7 @@ TEST(TuneCli, CtrlCToTheWholeJobStoresNoCandidateAsAFailure) {
   const e2e::Background p = start_endless_tune(db);
   ASSERT_TRUE(wait_for_records(db, 8));
   kill(-p.pid, SIGINT);
-  EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
+  EXPECT_EQ(e2e::wait_cli(p), 128 + SIGINT) << e2e::read_text(p.err_path);
   const database::Database d = database::Database::open(db, true);
   EXPECT_EQ(d.count_records() % 4, 0);
   for (const database::Record& r : d.all_records())
@@ -147,7 +147,8 @@ TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {
   const e2e::Background p = start_endless_tune(db);
   ASSERT_TRUE(wait_for_records(db, 4));
   kill(p.pid, SIGTERM);
-  EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
+  // Saved, but not done: the exit code says which signal stopped it.
+  EXPECT_EQ(e2e::wait_cli(p), 128 + SIGTERM) << e2e::read_text(p.err_path);
   EXPECT_NE(e2e::read_text(p.err_path).find("stopping after the batch"), std::string::npos);
   EXPECT_NE(e2e::read_text(p.out_path).find("stopped on request"), std::string::npos);
   const database::Database d = database::Database::open(db, true);
@@ -167,6 +168,17 @@ TEST(TuneCli, KillNineLosesNothingCommittedAndTheRerunResumes) {
   EXPECT_EQ(integrity_check(db), "ok");
   const int64_t after = count_records(db);
   EXPECT_GE(after, committed);
+  {
+    // The run row counted every stored batch as it was stored; it never ended.
+    const database::Database d = database::Database::open(db, true);
+    ASSERT_EQ(d.runs().size(), 1u);
+    EXPECT_EQ(d.runs()[0].trials, after);
+    EXPECT_EQ(d.runs()[0].ended, 0);
+    const e2e::CliResult stats = run_cli("db stats --db '" + db + "'");
+    EXPECT_NE(stats.out.find("unfinished (killed?), " + std::to_string(after) + " trials"),
+              std::string::npos)
+        << stats.out;
+  }
   // The rerun resumes: it measures exactly what the budget still allows, nothing twice.
   const e2e::CliResult r = run_cli(tune_args(db, static_cast<int>(after + 4), 4) + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -203,6 +215,30 @@ TEST(TuneCli, BadInputGetsOneLineAndANonZeroExit) {
     EXPECT_NE(r.err.find(c.needle), std::string::npos) << r.err;
   }
   EXPECT_EQ(count_records(db), 0);
+}
+
+TEST(TuneCli, AWorkloadThatCannotBeLoweredFailsBeforeWritingAnything) {
+  // Indices past int32: one fails in flatten_storage, the other in the loop nest, where every
+  // candidate was dropped as invalid and the job ended "exhausted" with exit 0.
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"matmul:M=2147483647,N=2147483647,K=2147483647", "2^31 - 1 elements"},
+      {"pad:N=1,C=1,H=4,W=4,pad=2147483647", "more than int32 indices allow"},
+  };
+  for (const auto& [spec, needle] : cases) {
+    const std::string db = temp_path("unlowerable.db");
+    const e2e::CliResult r = run_cli("tune --workload '" + spec + "' --target '" + kTarget +
+                                     "' --db '" + db + "' --trials 4 --batch 4 --tuner random");
+    EXPECT_EQ(r.exit_code, 1) << spec << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("cannot be lowered"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    const e2e::CliResult show =
+        run_cli("show --workload '" + spec + "' --target '" + kTarget + "' --emit ir");
+    EXPECT_EQ(show.exit_code, 1);
+    EXPECT_NE(show.err.find(needle), std::string::npos) << show.err;
+    const database::Database d = database::Database::open(db, true);
+    EXPECT_TRUE(d.workloads().empty());
+    EXPECT_TRUE(d.runs().empty());
+  }
 }
 
 TEST(ReportCli, WritesASelfContainedPageThatChromiumRendersWithoutErrors) {

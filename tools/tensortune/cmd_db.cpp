@@ -3,6 +3,7 @@
 // export, import, prune, vacuum).
 #include "commands.h"
 #include "output_file.h"
+#include "report.h"
 #include "tensortune/database/database.h"
 #include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
@@ -115,6 +116,18 @@ int stats(const ArgParser::Parsed& p) {
     out["db"] = p.get("db");
     out["records"] = db.count_records();
     out["workloads"] = std::move(list);
+    support::Json runs = support::Json::array();
+    for (const database::TuningRun& run : db.runs()) {
+      support::Json r = support::Json::object();
+      r["id"] = run.id;
+      r["workload_key"] = run.workload_key;
+      r["target"] = run.target.target;
+      r["trials"] = run.trials;
+      r["ok"] = run.ok_trials;
+      r["state"] = run.ended != 0 ? "finished" : "unfinished (killed?)";
+      runs.push_back(std::move(r));
+    }
+    out["runs"] = std::move(runs);
     std::cout << out.dump() << "\n";
     return 0;
   }
@@ -128,6 +141,7 @@ int stats(const ArgParser::Parsed& p) {
                              e.at("workload").as_string(), e.at("records").as_int(),
                              e.at("best_gflops").as_double(), counts, e.at("target").as_string());
   }
+  std::cout << render_unfinished_runs(db);
   return 0;
 }
 

@@ -124,4 +124,17 @@ std::string render_text(const std::vector<ReportEntry>& entries, const std::vect
   return out;
 }
 
+std::string render_unfinished_runs(const database::Database& db) {
+  std::string out;
+  for (const database::TuningRun& run : db.runs()) {
+    if (run.ended != 0)
+      continue;
+    const std::optional<database::WorkloadInfo> w = db.workload(run.workload_key);
+    out +=
+        fmt::format("  run {} of {} on {}: unfinished (killed?), {} trials stored, {} ok\n", run.id,
+                    w ? w->name : run.workload_key, run.target.target, run.trials, run.ok_trials);
+  }
+  return out;
+}
+
 }  // namespace tensortune::cli

@@ -55,4 +55,7 @@ std::string render_html(const std::vector<ReportEntry>& entries,
 std::string render_text(const std::vector<ReportEntry>& entries,
                         const std::vector<ReportEntry>& compare);
 
+/// The unfinished tuning runs (ended = 0: killed, or still running), a line each; "" when none.
+std::string render_unfinished_runs(const database::Database& db);
+
 }  // namespace tensortune::cli

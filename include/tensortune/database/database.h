@@ -45,6 +45,7 @@ class Database {
   /// Records the end of a run and its counts.
   void finish_run(int64_t run_id, int64_t trials, int64_t ok_trials, int64_t ended);
   /// Inserts a batch atomically (all or nothing); every record's workload must have been put.
+  /// The trial counts of the records' tuning runs (Record::run_id) grow in the same transaction.
   /// Returns the ids in order.
   std::vector<int64_t> add_records(const std::vector<Record>& records);
   /// Puts `workloads` and every record not already present (same workload, target, schedule,
