@@ -3,6 +3,7 @@
 // queries.cpp.
 #include "tensortune/database/database.h"
 
+#include "database/checks.h"
 #include "database/record_rows.h"
 #include "database/schema.h"
 #include "database/sqlite_util.h"
@@ -160,7 +161,7 @@ sqlite3* connect(const std::string& path, bool read_only, bool immutable) {
 
 }  // namespace
 
-Database Database::open(const std::string& path, bool read_only) {
+Database Database::open(const std::string& path, bool read_only, Check check) {
   sqlite3* db = open_connection(path, read_only);
   Database result(path, db);
   int version = detail::stored_version(db);
@@ -169,7 +170,15 @@ Database Database::open(const std::string& path, bool read_only) {
         << "database '" << path << "' has schema version " << version
         << "; open it writable once to migrate it to version " << detail::schema_version_count();
   } else {
+    // A damaged file accepted writes (prune deleted records from it, vacuum said "disk is
+    // full"): it is named, and left as it is, before the first write, the migration included.
+    detail::check_integrity(db, path, check == Check::Full);
+    const bool current = version == detail::schema_version_count();
+    if (current)
+      detail::check_schema(db, path);
     detail::migrate(db, detail::schema_version_count());
+    if (!current)
+      detail::check_schema(db, path);
   }
   return result;
 }

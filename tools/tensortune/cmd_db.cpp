@@ -197,7 +197,8 @@ int import_db(const ArgParser::Parsed& p, const std::string& file) {
   // migrated): a bad file changes nothing.
   const database::ImportData data = database::read_jsonl(in, file);
   check_targets(data);
-  database::Database db = database::Database::open(p.get("db"));
+  database::Database db =
+      database::Database::open(p.get("db"), false, database::Database::Check::Full);
   database::ImportSummary s = database::import_jsonl(db, data);
   if (p.has("json")) {
     support::Json out = support::Json::object();
@@ -285,7 +286,7 @@ int run_db(const std::vector<std::string>& args) {
     // Maintenance never creates a database: a mistyped path is an error, not a new empty file.
     TT_USER_CHECK(std::filesystem::is_regular_file(path))
         << "database '" << path << "' does not exist";
-    database::Database db = database::Database::open(path);
+    database::Database db = database::Database::open(path, false, database::Database::Check::Full);
     support::Json j = support::Json::object();
     j["db"] = path;
     if (action == "vacuum") {

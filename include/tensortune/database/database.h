@@ -20,10 +20,16 @@ int current_schema_version();
 
 class Database {
  public:
+  /// How a writable open checks the file before anything writes to it: PRAGMA quick_check
+  /// (linear in the file, no index comparison), or integrity_check for the maintenance that
+  /// rewrites much of it (import, prune, vacuum). A read-only open checks nothing.
+  enum class Check { Quick, Full };
+
   /// Opens (creating the file and its directory unless `read_only`) and migrates the schema to
   /// the current version. UserError when the file is not a tensortune database, has a newer
-  /// schema, or cannot be opened.
-  static Database open(const std::string& path, bool read_only = false);
+  /// schema, or cannot be opened; opened writable, also when it fails `check` or lacks a table
+  /// or column of the current schema (nothing is written then).
+  static Database open(const std::string& path, bool read_only = false, Check check = Check::Quick);
   /// Opens a database at an older schema version `version` (1..current), for migration tests and
   /// tools that must not upgrade a file.
   static Database open_at_version(const std::string& path, int version);
