@@ -287,7 +287,8 @@ int64_t Database::prune(int64_t k) {
           "row_number() OVER (PARTITION BY r.workload_id, r.target_id ORDER BY ") +
       detail::kRankSeconds +
       ", r.id) AS rank FROM records r LEFT JOIN confirmations c ON c.record_id = r.id "
-      "WHERE r.status = 'Ok') WHERE rank <= ?";
+      "WHERE " +
+      detail::kMayBeBest + ") WHERE rank <= ?";
   Statement keep(db_, keep_sql.c_str());
   keep.bind(1, k).run();
   exec(db_, "DELETE FROM confirmations WHERE record_id NOT IN (SELECT id FROM temp.prune_keep)");
@@ -326,6 +327,18 @@ void Database::confirm(const std::vector<int64_t>& ids,
   detail::RecordInserter rows(db_);
   for (size_t i = 0; i < ids.size(); ++i)
     rows.confirm(ids[i], seconds[i], seconds[i] * scale, timestamp);
+  tx.commit();
+}
+
+void Database::fail_confirmation(int64_t id, const std::string& error, int64_t timestamp) {
+  TT_USER_CHECK(!error.empty()) << "database: a failed confirmation of record " << id
+                                << " needs a reason";
+  Transaction tx(db_);
+  Statement st(db_, "SELECT status, median_seconds FROM records WHERE id = ?");
+  st.bind(1, id);
+  TT_USER_CHECK(st.step()) << "database: confirm: no record " << id;
+  TT_USER_CHECK(st.get_text(0) == "Ok") << "database: confirm: record " << id << " failed";
+  detail::RecordInserter(db_).fail_confirmation(id, st.get_double(1), error, timestamp);
   tx.commit();
 }
 

@@ -75,6 +75,11 @@ const std::vector<const char*>& migrations() {
         rank_seconds REAL NOT NULL,
         timestamp INTEGER NOT NULL);
       )sql",
+      // 5: failed confirmations: a record whose schedule no longer replays, or that fails when
+      // measured again, keeps a confirmation row with the reason and is never best.
+      R"sql(
+      ALTER TABLE confirmations ADD COLUMN error TEXT NOT NULL DEFAULT '';
+      )sql",
   };
   return kMigrations;
 }

@@ -220,6 +220,8 @@ support::Json result_json(const search::TuneResult& r,
       b["confirmed"] = t.confirmed;
       b["unconfirmed_record_id"] = t.unconfirmed_best_id;
     }
+    if (t.refuted > 0)
+      b["refuted"] = t.refuted;
     return b;
   };
   out["best"] = best_of(first);
@@ -263,6 +265,12 @@ void print_text(const search::TuneResult& r, const std::string& db_path) {
               ? std::string("the same record is the best")
               : fmt::format("record {} (best by single measurements) ranks below it",
                             t.unconfirmed_best_id));
+    }
+    if (t.refuted > 0) {
+      std::cout << fmt::format(
+          "  {} records failed their confirmation (their schedules no longer replay, or they "
+          "failed when measured again): no longer best\n",
+          t.refuted);
     }
   }
   std::cout << fmt::format(

@@ -20,6 +20,8 @@ struct ReportEntry {
   database::WorkloadInfo workload;
   database::TargetKey target;
   std::vector<database::Record> history;  ///< insertion order
+  /// The best record that may be best and replays onto the workload (0 = none); see best().
+  int64_t best_id = 0;
 
   int64_t ok() const;
   std::map<std::string, int64_t> by_status() const;

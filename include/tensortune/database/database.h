@@ -70,11 +70,18 @@ class Database {
   void confirm(const std::vector<int64_t>& ids,
                const std::vector<double>& seconds,
                int64_t timestamp);
+  /// Stores a failed confirmation of Ok record `id`: its schedule no longer replays onto its
+  /// workload, or it failed when measured again; `error` says why. Replaces an earlier
+  /// confirmation; a later successful one replaces it in turn. Until then no best query (best,
+  /// best_of_operator, stats, prune's kept set) ranks the record. UserError for an unknown or
+  /// failed record, or an empty `error`.
+  void fail_confirmation(int64_t id, const std::string& error, int64_t timestamp);
   void vacuum();
 
   // --- reading ---
   /// The fastest Ok records of (workload, target), fastest first by Record::rank_seconds (a
-  /// confirmed record by its confirmation, the others by their median; ties: lower id first).
+  /// confirmed record by its confirmation, the others by their median; ties: lower id first),
+  /// leaving out those whose latest confirmation failed (Record::may_be_best).
   std::vector<Record> best(const std::string& workload_key,
                            const TargetKey& target,
                            int64_t k = 1) const;

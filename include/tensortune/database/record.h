@@ -69,8 +69,13 @@ struct Record {
   /// confirmation on the stored medians' scale, else median_seconds (as read from a database).
   double confirmed_seconds = 0;
   double rank_seconds = 0;
+  /// Why its latest confirmation failed: its schedule no longer replays onto the workload, or it
+  /// failed when measured again ("" = no failed confirmation). Such a record is never best.
+  std::string confirm_error;
 
   bool ok() const { return status == "Ok"; }
+  /// Ok and not refuted by a failed confirmation: what best queries rank.
+  bool may_be_best() const { return ok() && confirm_error.empty(); }
 };
 
 struct TuningRun {
