@@ -257,16 +257,20 @@ int64_t Database::merge(const std::vector<WorkloadInfo>& workloads,
   }
   int64_t skipped = 0;
   detail::RecordInserter inserter(db_);
-  Statement same(db_,
-                 "SELECT count(*) FROM records r JOIN workloads w ON w.id = r.workload_id "
-                 "JOIN targets t ON t.id = r.target_id WHERE w.key = ? AND t.target = ? AND "
-                 "t.fingerprint = ? AND r.schedule = ? AND r.seed = ? AND r.timestamp = ?");
+  // By ids, so that the lookup is one probe of records_by_identity (see kSameRecord).
+  Statement same(db_, detail::kSameRecord);
+  std::map<std::string, int64_t> workload_ids;
+  std::map<TargetKey, int64_t> target_ids;
   for (const Record& r : records) {
+    auto w = workload_ids.find(r.workload_key);
+    if (w == workload_ids.end())
+      w = workload_ids.emplace(r.workload_key, detail::workload_id(db_, r.workload_key)).first;
+    auto t = target_ids.find(r.target);
+    if (t == target_ids.end())
+      t = target_ids.emplace(r.target, detail::target_id(db_, r.target)).first;
     same.reset();
-    same.bind(1, r.workload_key).bind(2, r.target.target).bind(3, r.target.fingerprint);
-    same.bind(4, r.schedule).bind(5, r.seed).bind(6, r.timestamp);
-    same.step();
-    if (same.get_int(0) > 0) {
+    same.bind(1, w->second).bind(2, t->second).bind(3, r.schedule).bind(4, r.seed);
+    if (same.bind(5, r.timestamp).step()) {
       ++skipped;
       continue;
     }

@@ -17,6 +17,9 @@ const char* const kRecordFrom =
     "records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
     "LEFT JOIN confirmations c ON c.record_id = r.id";
 const char* const kRankSeconds = "COALESCE(c.rank_seconds, r.median_seconds)";
+const char* const kSameRecord =
+    "SELECT 1 FROM records WHERE workload_id = ? AND target_id = ? AND schedule = ? AND seed = ? "
+    "AND timestamp = ? LIMIT 1";
 const char* const kMayBeBest = "r.status = 'Ok' AND COALESCE(c.error, '') = ''";
 
 namespace {

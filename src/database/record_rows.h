@@ -22,6 +22,11 @@ extern const char* const kRankSeconds;
 /// confirmation did not fail.
 extern const char* const kMayBeBest;
 
+/// Whether a record of (workload id, target id, schedule, seed, timestamp) is stored: a row when
+/// it is. One probe of the index records_by_identity, whatever the number of records sharing
+/// the schedule (import's duplicate check).
+extern const char* const kSameRecord;
+
 Record read_record(const Statement& st);
 
 void put_workload(sqlite3* db, const WorkloadInfo& w);

@@ -366,7 +366,7 @@ TEST(CliDb, ADamagedDatabaseIsNamedAndNeverWritten) {
   const std::string db = seeded_database();
   const std::string lines = temp_path("rescue.jsonl");
   ASSERT_EQ(run_cli("db export --db '" + db + "' --out '" + lines + "'").exit_code, 0);
-  damage_index(db, "records_by_schedule");
+  damage_index(db, "records_by_time");
   const std::string before = read_text(db);
   for (const std::string& action :
        std::vector<std::string>{"prune --k 1", "vacuum", "import '" + lines + "'"}) {

@@ -57,8 +57,8 @@ TEST(Checks, ADamagedFileIsRefusedForWritingAndLeftAsItIs) {
   TempDir dir("damaged");
   const std::string path = dir.file("t.db");
   fill(path);
-  // The b-tree page of the records' schedule index claims 32767 cells: its page header lies.
-  const int64_t page = root_page(path, "records_by_schedule");
+  // The b-tree page of the records' time index claims 32767 cells: its page header lies.
+  const int64_t page = root_page(path, "records_by_time");
   ASSERT_GT(page, 1);
   {
     std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
