@@ -229,8 +229,15 @@ std::vector<int64_t> Database::add_records(const std::vector<Record>& records) {
   ids.reserve(records.size());
   detail::RecordInserter inserter(db_);
   std::map<int64_t, std::pair<int64_t, int64_t>> per_run;  // run id -> (trials, ok)
+  // A stored schedule needs its claim no more (Database::claim): the record now keeps other
+  // jobs from measuring it.
+  Statement unclaim(db_,
+                    "DELETE FROM claims WHERE (workload_id, target_id, schedule) IN (SELECT "
+                    "workload_id, target_id, schedule FROM records WHERE id = ?)");
   for (const Record& r : records) {
     ids.push_back(inserter.insert(r));
+    unclaim.reset();
+    unclaim.bind(1, ids.back()).run();
     if (r.run_id != 0) {
       ++per_run[r.run_id].first;
       per_run[r.run_id].second += r.ok() ? 1 : 0;

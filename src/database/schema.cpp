@@ -89,6 +89,20 @@ const std::vector<const char*>& migrations() {
         ON records(workload_id, target_id, schedule, seed, timestamp);
       DROP INDEX records_by_schedule;
       )sql",
+      // 7: claims: the schedules a tuning job is measuring, so that concurrent jobs of one
+      // workload neither measure nor store one twice (Database::claim).
+      R"sql(
+      CREATE TABLE claims(
+        workload_id INTEGER NOT NULL REFERENCES workloads(id),
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        schedule TEXT NOT NULL,
+        owner INTEGER NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        claimed INTEGER NOT NULL,
+        PRIMARY KEY(workload_id, target_id, schedule));
+      CREATE INDEX claims_by_owner ON claims(owner);
+      )sql",
   };
   return kMigrations;
 }

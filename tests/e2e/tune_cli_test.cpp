@@ -191,6 +191,29 @@ TEST(TuneCli, KillNineLosesNothingCommittedAndTheRerunResumes) {
   EXPECT_EQ(static_cast<int64_t>(knobs.size()), d.count_records());
 }
 
+TEST(TuneCli, ConcurrentJobsOfOneWorkloadShareTheBudgetAndMeasureNoScheduleTwice) {
+  // Each job used to measure the whole --trials, the same schedules as the others.
+  const std::string db = temp_path("shared.db");
+  ASSERT_EQ(run_cli(tune_args(db, 1, 1)).exit_code, 0);  // created, so no job races to make it
+  std::vector<e2e::Background> jobs;
+  for (int i = 0; i < 3; ++i) {
+    jobs.push_back(e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db,
+                                   "--trials", "24", "--batch", "8", "--tuner", "random",
+                                   "--progress", "none", "--confirm", "0"}));
+  }
+  for (const e2e::Background& job : jobs)
+    EXPECT_EQ(e2e::wait_cli(job), 0) << e2e::read_text(job.err_path);
+  const database::Database d = database::Database::open(db, true);
+  EXPECT_EQ(d.count_records(), 24);
+  std::set<std::string> schedules;
+  for (const database::Record& r : d.all_records())
+    EXPECT_TRUE(schedules.insert(r.schedule).second) << "stored twice: " << r.schedule;
+  int64_t measured = 0;
+  for (const database::TuningRun& run : d.runs())
+    measured += run.trials;
+  EXPECT_EQ(measured, 24);  // nothing measured and then dropped as a duplicate
+}
+
 TEST(TuneCli, BadInputGetsOneLineAndANonZeroExit) {
   const std::string db = temp_path("bad.db");
   struct Case {

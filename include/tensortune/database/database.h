@@ -51,7 +51,8 @@ class Database {
   /// Records the end of a run and its counts.
   void finish_run(int64_t run_id, int64_t trials, int64_t ok_trials, int64_t ended);
   /// Inserts a batch atomically (all or nothing); every record's workload must have been put.
-  /// The trial counts of the records' tuning runs (Record::run_id) grow in the same transaction.
+  /// The trial counts of the records' tuning runs (Record::run_id) grow in the same transaction,
+  /// and the claims of their schedules end (claim).
   /// Returns the ids in order.
   std::vector<int64_t> add_records(const std::vector<Record>& records);
   /// Puts `workloads` and every record not already present (same workload, target, schedule,
@@ -77,6 +78,18 @@ class Database {
   /// failed record, or an empty `error`.
   void fail_confirmation(int64_t id, const std::string& error, int64_t timestamp);
   void vacuum();
+
+  /// How long a claim lives: a job killed on another host leaves claims this old behind.
+  static constexpr int64_t kClaimSeconds = 3600;
+  /// Claims schedules before measuring them, so that jobs tuning one workload at once neither
+  /// measure nor store a schedule twice, and share one trial budget. In one transaction: drops
+  /// claims older than kClaimSeconds and those of processes of this host that are gone; counts
+  /// the budget used (ClaimResult::used); then claims each schedule, in order, that is neither
+  /// stored for (workload, target) nor claimed by another job, while the budget lasts. Storing a
+  /// record (add_records) ends its schedule's claim.
+  ClaimResult claim(const ClaimRequest& request);
+  /// Drops every claim of `owner` (a job that ends).
+  void release_claims(int64_t owner);
 
   // --- reading ---
   /// The fastest Ok records of (workload, target), fastest first by Record::rank_seconds (a
