@@ -3,6 +3,7 @@
 // queries.cpp.
 #include "tensortune/database/database.h"
 
+#include "database/checks.h"
 #include "database/record_rows.h"
 #include "database/schema.h"
 #include "database/sqlite_util.h"
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 namespace tensortune::database {
@@ -162,7 +164,7 @@ sqlite3* connect(const std::string& path, bool read_only, bool immutable) {
 
 }  // namespace
 
-Database Database::open(const std::string& path, bool read_only) {
+Database Database::open(const std::string& path, bool read_only, Check check) {
   sqlite3* db = open_connection(path, read_only);
   Database result(path, db);
   int version = detail::stored_version(db);
@@ -171,7 +173,15 @@ Database Database::open(const std::string& path, bool read_only) {
         << "database '" << path << "' has schema version " << version
         << "; open it writable once to migrate it to version " << detail::schema_version_count();
   } else {
+    // A damaged file accepted writes (prune deleted records from it, vacuum said "disk is
+    // full"): it is named, and left as it is, before the first write, the migration included.
+    detail::check_integrity(db, path, check == Check::Full);
+    const bool current = version == detail::schema_version_count();
+    if (current)
+      detail::check_schema(db, path);
     detail::migrate(db, detail::schema_version_count());
+    if (!current)
+      detail::check_schema(db, path);
   }
   return result;
 }
@@ -221,8 +231,29 @@ std::vector<int64_t> Database::add_records(const std::vector<Record>& records) {
   std::vector<int64_t> ids;
   ids.reserve(records.size());
   detail::RecordInserter inserter(db_);
+  std::map<int64_t, std::pair<int64_t, int64_t>> per_run;  // run id -> (trials, ok)
+  // A stored schedule needs its claim no more (Database::claim): the record now keeps other
+  // jobs from measuring it.
+  Statement unclaim(db_,
+                    "DELETE FROM claims WHERE (workload_id, target_id, schedule) IN (SELECT "
+                    "workload_id, target_id, schedule FROM records WHERE id = ?)");
   for (const Record& r : records) {
     ids.push_back(inserter.insert(r));
+    unclaim.reset();
+    unclaim.bind(1, ids.back()).run();
+    if (r.run_id != 0) {
+      ++per_run[r.run_id].first;
+      per_run[r.run_id].second += r.ok() ? 1 : 0;
+    }
+  }
+  // The run's counts move with its records, in their transaction: a job killed by kill -9 leaves
+  // a row that says what it stored (and ended = 0).
+  Statement count(db_,
+                  "UPDATE tuning_runs SET trials = trials + ?, ok_trials = ok_trials + ? "
+                  "WHERE id = ?");
+  for (const auto& [run, n] : per_run) {
+    count.reset();
+    count.bind(1, n.first).bind(2, n.second).bind(3, run).run();
   }
   tx.commit();
   return ids;
@@ -236,16 +267,20 @@ int64_t Database::merge(const std::vector<WorkloadInfo>& workloads,
   }
   int64_t skipped = 0;
   detail::RecordInserter inserter(db_);
-  Statement same(db_,
-                 "SELECT count(*) FROM records r JOIN workloads w ON w.id = r.workload_id "
-                 "JOIN targets t ON t.id = r.target_id WHERE w.key = ? AND t.target = ? AND "
-                 "t.fingerprint = ? AND r.schedule = ? AND r.seed = ? AND r.timestamp = ?");
+  // By ids, so that the lookup is one probe of records_by_identity (see kSameRecord).
+  Statement same(db_, detail::kSameRecord);
+  std::map<std::string, int64_t> workload_ids;
+  std::map<TargetKey, int64_t> target_ids;
   for (const Record& r : records) {
+    auto w = workload_ids.find(r.workload_key);
+    if (w == workload_ids.end())
+      w = workload_ids.emplace(r.workload_key, detail::workload_id(db_, r.workload_key)).first;
+    auto t = target_ids.find(r.target);
+    if (t == target_ids.end())
+      t = target_ids.emplace(r.target, detail::target_id(db_, r.target)).first;
     same.reset();
-    same.bind(1, r.workload_key).bind(2, r.target.target).bind(3, r.target.fingerprint);
-    same.bind(4, r.schedule).bind(5, r.seed).bind(6, r.timestamp);
-    same.step();
-    if (same.get_int(0) > 0) {
+    same.bind(1, w->second).bind(2, t->second).bind(3, r.schedule).bind(4, r.seed);
+    if (same.bind(5, r.timestamp).step()) {
       ++skipped;
       continue;
     }
@@ -266,7 +301,8 @@ int64_t Database::prune(int64_t k) {
           "row_number() OVER (PARTITION BY r.workload_id, r.target_id ORDER BY ") +
       detail::kRankSeconds +
       ", r.id) AS rank FROM records r LEFT JOIN confirmations c ON c.record_id = r.id "
-      "WHERE r.status = 'Ok') WHERE rank <= ?";
+      "WHERE " +
+      detail::kMayBeBest + ") WHERE rank <= ?";
   Statement keep(db_, keep_sql.c_str());
   keep.bind(1, k).run();
   exec(db_, "DELETE FROM confirmations WHERE record_id NOT IN (SELECT id FROM temp.prune_keep)");
@@ -305,6 +341,18 @@ void Database::confirm(const std::vector<int64_t>& ids,
   detail::RecordInserter rows(db_);
   for (size_t i = 0; i < ids.size(); ++i)
     rows.confirm(ids[i], seconds[i], seconds[i] * scale, timestamp);
+  tx.commit();
+}
+
+void Database::fail_confirmation(int64_t id, const std::string& error, int64_t timestamp) {
+  TT_USER_CHECK(!error.empty()) << "database: a failed confirmation of record " << id
+                                << " needs a reason";
+  Transaction tx(db_);
+  Statement st(db_, "SELECT status, median_seconds FROM records WHERE id = ?");
+  st.bind(1, id);
+  TT_USER_CHECK(st.step()) << "database: confirm: no record " << id;
+  TT_USER_CHECK(st.get_text(0) == "Ok") << "database: confirm: record " << id << " failed";
+  detail::RecordInserter(db_).fail_confirmation(id, st.get_double(1), error, timestamp);
   tx.commit();
 }
 

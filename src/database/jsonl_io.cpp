@@ -59,6 +59,8 @@ Json record_line(const Record& r) {
     line["confirmed_seconds"] = r.confirmed_seconds;
     line["rank_seconds"] = r.rank_seconds;
   }
+  if (!r.confirm_error.empty())  // it stays out of best on the machine it moves to
+    line["confirm_error"] = r.confirm_error;
   return line;
 }
 
@@ -123,6 +125,11 @@ Record parse_record(const Json& line) {
     r.rank_seconds = number(line, "rank_seconds");
     TT_USER_CHECK(r.ok() && r.confirmed_seconds > 0 && r.rank_seconds > 0)
         << "a confirmation needs an Ok record and positive confirmed_seconds and rank_seconds";
+  }
+  if (line.contains("confirm_error")) {
+    r.confirm_error = text(line, "confirm_error");
+    TT_USER_CHECK(r.ok() && !r.confirm_error.empty() && r.confirmed_seconds == 0)
+        << "a failed confirmation needs an Ok record without confirmed_seconds, and a reason";
   }
   return r;
 }

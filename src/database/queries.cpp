@@ -47,8 +47,8 @@ std::vector<Record> Database::best(const std::string& workload_key,
                                    const TargetKey& target,
                                    int64_t k) const {
   std::string sql =
-      select_records(std::string(kSameWorkloadAndTarget) + "AND r.status = 'Ok' ORDER BY " +
-                     detail::kRankSeconds + ", r.id LIMIT ?");
+      select_records(std::string(kSameWorkloadAndTarget) + "AND " + detail::kMayBeBest +
+                     " ORDER BY " + detail::kRankSeconds + ", r.id LIMIT ?");
   Statement st(db_, sql.c_str());
   st.bind(1, workload_key).bind(2, target.target).bind(3, target.fingerprint).bind(4, k);
   return read_all(st);
@@ -130,8 +130,8 @@ std::vector<WorkloadStats> Database::stats() const {
   const std::string sql =
       std::string(
           "SELECT w.key, w.name, w.flop_count, t.target, t.fingerprint, r.status, "
-          "count(*), min(CASE WHEN r.status = 'Ok' THEN ") +
-      detail::kRankSeconds + " END) FROM " + detail::kRecordFrom +
+          "count(*), min(CASE WHEN ") +
+      detail::kMayBeBest + " THEN " + detail::kRankSeconds + " END) FROM " + detail::kRecordFrom +
       " GROUP BY w.key, t.target, t.fingerprint, r.status "
       "ORDER BY w.key, t.target, t.fingerprint, r.status";
   Statement st(db_, sql.c_str());
@@ -168,7 +168,8 @@ std::vector<Record> Database::best_of_operator(const std::string& op,
       "  r2.id) AS rank FROM records r2 JOIN workloads w2 ON w2.id = r2.workload_id"
       "  JOIN targets t2 ON t2.id = r2.target_id"
       "  LEFT JOIN confirmations c2 ON c2.record_id = r2.id"
-      "  WHERE w2.op = ? AND t2.target = ? AND t2.fingerprint = ? AND r2.status = 'Ok')"
+      "  WHERE w2.op = ? AND t2.target = ? AND t2.fingerprint = ? AND r2.status = 'Ok'"
+      "  AND COALESCE(c2.error, '') = '')"
       " WHERE rank = 1) ORDER BY w.key");
   Statement st(db_, sql.c_str());
   st.bind(1, op).bind(2, target.target).bind(3, target.fingerprint);

@@ -11,11 +11,16 @@ const char* const kRecordColumns =
     "r.id, w.key, t.target, t.fingerprint, r.schedule, r.knobs, r.status, r.error, r.repeats, "
     "r.median_seconds, r.build_seconds, r.run_seconds, r.wall_seconds, r.seed, r.tool_version, "
     "r.git_revision, r.timestamp, COALESCE(r.run_id, 0), COALESCE(c.seconds, 0), "
-    "COALESCE(c.rank_seconds, r.median_seconds)";  // the last one is kRankSeconds
+    "COALESCE(c.rank_seconds, r.median_seconds), "  // kRankSeconds
+    "COALESCE(c.error, '')";                        // Record::confirm_error
 const char* const kRecordFrom =
     "records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
     "LEFT JOIN confirmations c ON c.record_id = r.id";
 const char* const kRankSeconds = "COALESCE(c.rank_seconds, r.median_seconds)";
+const char* const kSameRecord =
+    "SELECT 1 FROM records WHERE workload_id = ? AND target_id = ? AND schedule = ? AND seed = ? "
+    "AND timestamp = ? LIMIT 1";
+const char* const kMayBeBest = "r.status = 'Ok' AND COALESCE(c.error, '') = ''";
 
 namespace {
 
@@ -59,6 +64,7 @@ Record read_record(const Statement& st) {
   r.run_id = st.get_int(17);
   r.confirmed_seconds = st.get_double(18);
   r.rank_seconds = st.get_double(19);
+  r.confirm_error = st.get_text(20);
   return r;
 }
 
@@ -100,8 +106,8 @@ RecordInserter::RecordInserter(sqlite3* db)
               "tool_version, git_revision, timestamp, run_id) "
               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))"),
       confirm_(db,
-               "INSERT OR REPLACE INTO confirmations(record_id, seconds, rank_seconds, timestamp) "
-               "VALUES(?, ?, ?, ?)") {}
+               "INSERT OR REPLACE INTO confirmations(record_id, seconds, rank_seconds, timestamp, "
+               "error) VALUES(?, ?, ?, ?, ?)") {}
 
 int64_t RecordInserter::insert(const Record& r) {
   auto w = workloads_.find(r.workload_key);
@@ -125,12 +131,28 @@ int64_t RecordInserter::insert(const Record& r) {
         << "database: a confirmation needs an Ok record and a positive rank time";
     confirm(id, r.confirmed_seconds, r.rank_seconds, r.timestamp);
   }
+  if (!r.confirm_error.empty()) {
+    TT_USER_CHECK(r.ok()) << "database: a failed confirmation needs an Ok record";
+    fail_confirmation(id, r.median_seconds, r.confirm_error, r.timestamp);
+  }
   return id;
 }
 
 void RecordInserter::confirm(int64_t id, double seconds, double rank_seconds, int64_t timestamp) {
   confirm_.reset();
-  confirm_.bind(1, id).bind(2, seconds).bind(3, rank_seconds).bind(4, timestamp).run();
+  confirm_.bind(1, id).bind(2, seconds).bind(3, rank_seconds).bind(4, timestamp);
+  confirm_.bind(5, std::string()).run();
+}
+
+void RecordInserter::fail_confirmation(int64_t id,
+                                       double median_seconds,
+                                       const std::string& error,
+                                       int64_t timestamp) {
+  // Ranked by its own median, as if never confirmed: a query that forgot kMayBeBest would still
+  // not put it first for a time of 0.
+  confirm_.reset();
+  confirm_.bind(1, id).bind(2, 0.0).bind(3, median_seconds).bind(4, timestamp);
+  confirm_.bind(5, error).run();
 }
 
 }  // namespace tensortune::database::detail

@@ -18,6 +18,14 @@ extern const char* const kRecordColumns;
 extern const char* const kRecordFrom;
 /// What `best` orders by (in kRecordFrom's names): a record's confirmed rank time, else its median.
 extern const char* const kRankSeconds;
+/// The condition for a record that best queries rank (in kRecordFrom's names): Ok, and its latest
+/// confirmation did not fail.
+extern const char* const kMayBeBest;
+
+/// Whether a record of (workload id, target id, schedule, seed, timestamp) is stored: a row when
+/// it is. One probe of the index records_by_identity, whatever the number of records sharing
+/// the schedule (import's duplicate check).
+extern const char* const kSameRecord;
 
 Record read_record(const Statement& st);
 
@@ -35,6 +43,11 @@ class RecordInserter {
   int64_t insert(const Record& r);
   /// Sets (replaces) the confirmation of record `id`.
   void confirm(int64_t id, double seconds, double rank_seconds, int64_t timestamp);
+  /// Sets (replaces) the confirmation of record `id` with a failure: `error` says why.
+  void fail_confirmation(int64_t id,
+                         double median_seconds,
+                         const std::string& error,
+                         int64_t timestamp);
 
  private:
   sqlite3* db_;

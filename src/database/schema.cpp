@@ -77,6 +77,34 @@ const std::vector<const char*>& migrations() {
         rank_seconds REAL NOT NULL,
         timestamp INTEGER NOT NULL);
       )sql",
+      // 5: failed confirmations: a record whose schedule no longer replays, or that fails when
+      // measured again, keeps a confirmation row with the reason and is never best.
+      R"sql(
+      ALTER TABLE confirmations ADD COLUMN error TEXT NOT NULL DEFAULT '';
+      )sql",
+      // 6: a record's identity (workload, target, schedule, seed, timestamp), which import skips
+      // duplicates by. The schedule index alone left a scan of every record sharing the
+      // schedule per imported record, quadratic in them; this one also serves the schedule
+      // lookups, so it replaces that index.
+      R"sql(
+      CREATE INDEX records_by_identity
+        ON records(workload_id, target_id, schedule, seed, timestamp);
+      DROP INDEX records_by_schedule;
+      )sql",
+      // 7: claims: the schedules a tuning job is measuring, so that concurrent jobs of one
+      // workload neither measure nor store one twice (Database::claim).
+      R"sql(
+      CREATE TABLE claims(
+        workload_id INTEGER NOT NULL REFERENCES workloads(id),
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        schedule TEXT NOT NULL,
+        owner INTEGER NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        claimed INTEGER NOT NULL,
+        PRIMARY KEY(workload_id, target_id, schedule));
+      CREATE INDEX claims_by_owner ON claims(owner);
+      )sql",
   };
   return kMigrations;
 }
@@ -103,6 +131,12 @@ const std::vector<Adds>& additions() {
        {"CREATE INDEX IF NOT EXISTS records_by_schedule ON records(workload_id, target_id, "
         "schedule)"}},
       {{{"confirmations", ""}}, {}},
+      {{{"confirmations", "error"}}, {}},
+      // Only an index: a file set back to version 5 runs the migration again.
+      {{},
+       {"CREATE INDEX IF NOT EXISTS records_by_identity ON records(workload_id, target_id, "
+        "schedule, seed, timestamp)"}},
+      {{{"claims", ""}}, {"CREATE INDEX IF NOT EXISTS claims_by_owner ON claims(owner)"}},
   };
   return kAdds;
 }

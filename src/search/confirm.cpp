@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The end of a tuning job: the task's best records measured again side by side (see
-// TuneOptions::confirm_top and Database::confirm).
-#include "search/confirm.h"
-
+// TuneOptions::confirm_top and Database::confirm). A record that no longer replays, or fails
+// every time it is measured again, gets a failed confirmation and stops being best.
 #include "search/task_state.h"
+#include "tensortune/schedule/schedule.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/log.h"
@@ -14,33 +14,33 @@
 #include <vector>
 
 namespace tensortune::search::detail {
+namespace {
 
-void choose_best_after_confirmation(TaskState& state,
-                                    database::Database& db,
-                                    const database::TargetKey& target_key,
-                                    const std::vector<int64_t>& failed) {
-  const auto is_failed = [&](int64_t id) {
-    return std::find(failed.begin(), failed.end(), id) != failed.end();
-  };
-  const std::vector<database::Record> ranked =
-      db.best(state.result.workload_key, target_key, static_cast<int64_t>(failed.size()) + 1);
-  const auto first = std::find_if(ranked.begin(), ranked.end(), [&](const database::Record& r) {
-    return r.ok() && r.median_seconds > 0 && !is_failed(r.id);
-  });
-  state.result.unconfirmed_best_id = state.result.best_record_id;
-  if (first == ranked.end()) {
-    TT_LOG(0) << "confirm: no best record of " << state.result.workload_name
-              << " survived its confirmation";
-    state.result.best_record_id = 0;
-    state.result.best_seconds = 0;
-    state.result.best_gflops = 0;
-  } else {
-    state.result.best_record_id = first->id;
-    // Its own stored measurement, not the rank time (a figure on the stored scale).
-    state.result.best_seconds = first->median_seconds;
-    state.result.best_gflops = state.flops / first->median_seconds * 1e-9;
+/// The task's `top` best records, plus this run's best when the database's best lack them.
+std::vector<database::Record> candidates(const TaskState& state,
+                                         const database::Database& db,
+                                         const database::TargetKey& target_key,
+                                         int top,
+                                         int64_t run_id) {
+  std::vector<database::Record> best = db.best(state.result.workload_key, target_key, top);
+  std::vector<database::Record> run;
+  for (database::Record& r : db.history(state.result.workload_key, target_key)) {
+    if (r.run_id == run_id && r.may_be_best())
+      run.push_back(std::move(r));
   }
+  std::stable_sort(run.begin(), run.end(), [](const auto& a, const auto& b) {
+    return a.median_seconds < b.median_seconds;
+  });
+  run.resize(std::min(run.size(), std::max<size_t>(1, static_cast<size_t>(top) / 2)));
+  for (database::Record& r : run) {
+    if (std::none_of(best.begin(), best.end(),
+                     [&](const database::Record& b) { return b.id == r.id; }))
+      best.push_back(std::move(r));
+  }
+  return best;
 }
+
+}  // namespace
 
 bool confirm_best(TaskState& state,
                   database::Database& db,
@@ -55,50 +55,47 @@ bool confirm_best(TaskState& state,
   };
   if (top < 2 || rounds < 1 || state.result.trials == 0 || !state.reference || measurer.stopped())
     return true;
-  std::vector<database::Record> best = db.best(state.result.workload_key, target_key, top);
-  // This run's best, unless the database's best already holds them.
-  std::vector<database::Record> run;
-  for (database::Record& r : db.history(state.result.workload_key, target_key)) {
-    if (r.run_id == run_id && r.ok())
-      run.push_back(std::move(r));
-  }
-  std::stable_sort(run.begin(), run.end(), [](const auto& a, const auto& b) {
-    return a.median_seconds < b.median_seconds;
-  });
-  run.resize(std::min(run.size(), std::max<size_t>(1, static_cast<size_t>(top) / 2)));
-  for (database::Record& r : run) {
-    if (std::none_of(best.begin(), best.end(),
-                     [&](const database::Record& b) { return b.id == r.id; }))
-      best.push_back(std::move(r));
-  }
   std::vector<int64_t> ids;
   std::vector<ir::LoweredFunc> funcs;
-  for (const database::Record& r : best) {
+  std::vector<int64_t> refuted;
+  for (const database::Record& r : candidates(state, db, target_key, top, run_id)) {
+    // A record imported from elsewhere, or of an older schedule format, may not replay here: it
+    // cannot be measured, so it must not stay the best either.
     std::optional<ir::LoweredFunc> f;
+    std::string why = "its schedule does not lower";
     try {
-      f = state.evaluator.lower_steps(schedule::parse_schedule(r.schedule).steps);
-    } catch (const UserError& e) {  // a record of an older schedule format
-      TT_LOG(1) << "confirm: record " << r.id << " does not parse: " << e.what();
+      const std::vector<schedule::Step> steps = schedule::parse_schedule(r.schedule).steps;
+      schedule::apply_steps(state.task->workload, steps);  // names the step that fails
+      f = state.evaluator.lower_steps(steps);
+    } catch (const UserError& e) {
+      why = e.what();
     }
-    if (f) {
-      ids.push_back(r.id);
-      funcs.push_back(std::move(*f));
+    if (!f) {
+      TT_LOG(0) << "confirm: record " << r.id << " of " << state.result.workload_name
+                << " does not replay onto its workload (" << why << "); it is no longer best";
+      db.fail_confirmation(r.id, "does not replay onto the workload: " + why, unix_now());
+      refuted.push_back(r.id);
+      continue;
     }
+    ids.push_back(r.id);
+    funcs.push_back(std::move(*f));
   }
-  if (funcs.size() < 2)
-    return true;
   // Round-robin: every round measures each record once, so drift of the machine during the
   // confirmation hits them alike.
   std::vector<std::vector<double>> times(funcs.size());
-  for (int round = 0; round < rounds && !measurer.stopped(); ++round) {
+  std::vector<std::string> errors(funcs.size());
+  int measured_rounds = 0;
+  for (int round = 0; round < rounds && !measurer.stopped() && funcs.size() >= 2; ++round) {
     if (stopping())
       return false;
     const std::vector<measure::MeasureResult> results =
         measurer.measure(*state.reference, funcs, measure::Measurer::Protocol::Full);
+    ++measured_rounds;
     for (size_t i = 0; i < funcs.size(); ++i) {
       if (results[i].ok()) {
         times[i].push_back(results[i].median_seconds);
       } else {
+        errors[i] = results[i].message;
         TT_LOG(0) << "confirm: record " << ids[i] << " of " << state.result.workload_name
                   << " failed when measured again: " << results[i].message;
       }
@@ -106,22 +103,31 @@ bool confirm_best(TaskState& state,
   }
   if (stopping())  // the last round ran while the stop came: its times are suspect too
     return false;
-  std::vector<int64_t> kept, failed;
+  std::vector<int64_t> kept;
   std::vector<double> seconds;
   for (size_t i = 0; i < funcs.size(); ++i) {
     if (!times[i].empty()) {
       kept.push_back(ids[i]);
       seconds.push_back(support::median(times[i]));
-    } else if (!measurer.stopped()) {  // a stopped measurer says nothing of the record
-      failed.push_back(ids[i]);
+    } else if (measured_rounds > 0 && !measurer.stopped()) {
+      // Failed every round (a build that timed out, a kernel that crashes): its stored time is
+      // not reproducible. A stopped measurer says nothing of the record.
+      db.fail_confirmation(ids[i], "failed when measured again: " + errors[i], unix_now());
+      refuted.push_back(ids[i]);
     }
   }
+  state.result.refuted = static_cast<int64_t>(refuted.size());
+  const int64_t before = state.result.best_record_id;
+  if (!refuted.empty())
+    state.take_best_from(db, target_key);  // the best that is left, by single measurements
   if (kept.size() >= 2) {
+    // The best by single measurements, unless the confirmation refuted it.
+    state.result.unconfirmed_best_id =
+        std::count(refuted.begin(), refuted.end(), before) ? state.result.best_record_id : before;
     db.confirm(kept, seconds, unix_now());
     state.result.confirmed = static_cast<int64_t>(kept.size());
+    state.take_best_from(db, target_key);  // its own stored measurement, not the rank time
   }
-  if (kept.size() >= 2 || !failed.empty())
-    choose_best_after_confirmation(state, db, target_key, failed);
   return true;
 }
 

@@ -109,16 +109,12 @@ int64_t resume_task(TaskState& state,
     configs.push_back(config);
     if (!config && text == default_text)
       state.default_measured = true;
-    state.note_measured(config ? &*config : nullptr, r.schedule, r.ok() ? r.rank_seconds : 0, r.id,
-                        0);
+    state.note_measured(config ? &*config : nullptr, r.schedule,
+                        r.may_be_best() ? r.rank_seconds : 0, r.id, 0);
   }
   // The best is the database's (ranked by confirmations), reported with its own measurement.
-  if (state.result.best_record_id != 0) {
-    const database::Record best = db.best(key, target_key, 1).at(0);
-    state.result.best_record_id = best.id;
-    state.result.best_seconds = best.median_seconds;
-    state.result.best_gflops = gflops_of(state.flops, best.median_seconds);
-  }
+  if (state.result.best_record_id != 0)
+    state.take_best_from(db, target_key);
   int64_t lowered = 0;
   for (const database::Record* r : pick_records(records, limit)) {
     std::optional<std::vector<float>> f;
@@ -233,6 +229,14 @@ void TaskState::note_measured(const Config* config,
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   if (top.size() > kTopKept)
     top.resize(kTopKept);
+}
+
+void TaskState::take_best_from(const database::Database& db,
+                               const database::TargetKey& target_key) {
+  const std::vector<database::Record> best = db.best(task->workload.key(), target_key, 1);
+  result.best_record_id = best.empty() ? 0 : best[0].id;
+  result.best_seconds = best.empty() ? 0 : best[0].median_seconds;
+  result.best_gflops = best.empty() ? 0 : gflops_of(flops, best[0].median_seconds);
 }
 
 std::string TaskState::schedule_text(const Config& config) const {

@@ -44,6 +44,9 @@ struct TaskState {
   TaskState(const TaskState&) = delete;
   TaskState& operator=(const TaskState&) = delete;
 
+  /// Names the database's best record of the task as its best, with its own stored median (none
+  /// when no record may be best).
+  void take_best_from(const database::Database& db, const database::TargetKey& target_key);
   /// Records a measured configuration: updates measured keys, the best and the top list.
   void note_measured(const Config* config,
                      const std::string& schedule_json,

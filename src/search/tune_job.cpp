@@ -5,13 +5,18 @@
 
 #include "tensortune/cost_model/random_model.h"
 #include "tensortune/cost_model/xgboost_model.h"
+#include "tensortune/lower/lower.h"
 #include "tensortune/measure/timing.h"
+#include "tensortune/schedule/schedule.h"
+#include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/log.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
+#include <unistd.h>
 #include <unordered_set>
 
 namespace tensortune::search::detail {
@@ -85,14 +90,46 @@ TuneJob::TuneJob(const std::vector<TuneTask>& tasks,
       options_(options),
       progress_(progress),
       stop_(stop),
-      start_(now()) {}
+      start_(now()) {
+  claimer_.owner = static_cast<int64_t>(std::random_device{}() >> 1) << 31 ^
+                   static_cast<int64_t>(::getpid()) ^ static_cast<int64_t>(unix_now());
+  claimer_.pid = ::getpid();
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0)
+    claimer_.host = host;
+}
+
+TuneJob::~TuneJob() {
+  try {
+    db_.release_claims(claimer_.owner);
+  } catch (const std::exception& e) {  // a destructor must not throw; the claims expire anyway
+    TT_LOG(0) << "tune: could not release the job's claims: " << e.what();
+  }
+}
 
 void TuneJob::register_tasks() {
   support::Rng seeds(options_.seed);
-  for (const TuneTask& t : tasks_) {
+  for (const TuneTask& t : tasks_)
     states_.push_back(std::make_unique<TaskState>(t, target_, seeds.next()));
+  // A workload that cannot be lowered (int32 indices overflow, ...) fails the job before anything
+  // is written: otherwise its candidates are all dropped as invalid and the job ends "exhausted",
+  // leaving a workload and a run row behind.
+  for (const auto& s : states_)
+    check_lowers(*s);
+  for (const TuneTask& t : tasks_) {
     db_.put_workload({t.workload.key(), t.workload.name(), t.workload.canonical_text(),
                       t.workload.flop_count(), t.op, t.spec});
+  }
+}
+
+void TuneJob::check_lowers(const TaskState& state) const {
+  const te::Workload& w = state.task->workload;
+  try {
+    lower::lower(schedule::apply_steps(w, state.default_steps), target_, lower::function_name(w));
+    if (!state.default_steps.empty())  // the reference is the plain schedule
+      lower::lower(schedule::apply_steps(w, {}), target_, lower::function_name(w));
+  } catch (const UserError& e) {
+    throw UserError("tune: workload '" + w.name() + "' cannot be lowered: " + e.what());
   }
 }
 
@@ -192,7 +229,13 @@ bool TuneJob::run_round() {
     scheduler_->finish(ti);
     return true;
   }
-  const LoweredBatch lowered = lower_batch(state, batch, times);
+  LoweredBatch lowered = lower_batch(state, batch, times);
+  if (!claim_batch(state, lowered)) {
+    out_.stop_reason = "the trial budget is spent (by this and other jobs on the database)";
+    return false;
+  }
+  if (lowered.funcs.empty())
+    return true;  // other jobs measure these: the next proposals differ
   const measure::MeasureTotals before = measurer_.totals();
   const std::vector<measure::MeasureResult> results =
       measurer_.measure(*state.reference, lowered.funcs);
@@ -278,6 +321,44 @@ TuneJob::LoweredBatch TuneJob::lower_batch(TaskState& state,
   }
   times.features += now() - t0;
   return out;
+}
+
+bool TuneJob::claim_batch(TaskState& state, LoweredBatch& lowered) {
+  database::ClaimRequest q;
+  for (const TuneTask& t : tasks_)
+    q.budget_keys.push_back(t.workload.key());
+  q.budget = options_.trials;
+  q.workload_key = state.task->workload.key();
+  q.target = target_key_;
+  q.claimer = claimer_;
+  q.now = unix_now();
+  for (const std::optional<Config>& c : lowered.configs) {
+    q.schedules.push_back(
+        c ? state.schedule_text(*c)
+          : schedule::to_json(schedule::Schedule{q.workload_key, state.default_steps}).dump());
+  }
+  const double t0 = now();
+  const database::ClaimResult claimed = db_.claim(q);
+  out_.times.database += now() - t0;
+  done_ = claimed.used;
+  LoweredBatch kept;
+  for (size_t i = 0; i < lowered.configs.size(); ++i) {
+    if (claimed.claimed[i]) {
+      kept.funcs.push_back(std::move(lowered.funcs[i]));
+      kept.configs.push_back(std::move(lowered.configs[i]));
+      continue;
+    }
+    // Not proposed again: another job stores it, or the budget ends first.
+    const std::optional<Config>& c = lowered.configs[i];
+    state.note_measured(c ? &*c : nullptr, q.schedules[i], 0, 0, 0);
+  }
+  if (kept.funcs.size() < lowered.funcs.size()) {
+    TT_LOG(1) << "search: " << lowered.funcs.size() - kept.funcs.size() << " of "
+              << lowered.funcs.size() << " candidates of " << state.result.workload_name
+              << " left to other jobs or beyond the budget";
+  }
+  lowered = std::move(kept);
+  return !lowered.funcs.empty() || done_ < options_.trials;
 }
 
 std::vector<database::Record> TuneJob::store(TaskState& state,

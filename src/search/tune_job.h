@@ -39,7 +39,8 @@ class TuneJob {
           const ProgressFn& progress,
           const std::atomic<bool>* stop);
 
-  /// One TaskState per workload; every workload is stored in the database.
+  /// One TaskState per workload; every workload is stored in the database, once each one's
+  /// default schedule is known to lower (UserError, nothing written, if not).
   void register_tasks();
   /// The records already stored (the tasks' own and, with transfer, other workloads') resume the
   /// tasks and train the model the tuner guides its search with.
@@ -55,6 +56,10 @@ class TuneJob {
   void confirm_bests();
   /// Ends the run row and returns the job's result.
   TuneResult finish();
+  /// Releases the job's claims that are left (a job that ends by an error).
+  ~TuneJob();
+  TuneJob(const TuneJob&) = delete;
+  TuneJob& operator=(const TuneJob&) = delete;
 
  private:
   struct Batch {
@@ -67,8 +72,14 @@ class TuneJob {
   };
 
   bool stop_requested() const { return stop_ != nullptr && stop_->load(); }
+  /// UserError naming the workload unless its default schedule (and the reference) lowers.
+  void check_lowers(const TaskState& state) const;
   Batch propose_batch(int task, PhaseTimes& times);
   LoweredBatch lower_batch(TaskState& state, const Batch& batch, PhaseTimes& times);
+  /// Claims the batch's schedules in the database (Database::claim) and drops those another job
+  /// stored or is measuring, or that the budget has no room for; done_ becomes the budget used
+  /// by every job. False when nothing is left to measure because the budget is spent.
+  bool claim_batch(TaskState& state, LoweredBatch& lowered);
   std::vector<database::Record> store(TaskState& state,
                                       const LoweredBatch& lowered,
                                       const std::vector<measure::MeasureResult>& results,
@@ -97,7 +108,8 @@ class TuneJob {
   std::unique_ptr<cost_model::CostModel> model_;
   std::optional<TaskScheduler> scheduler_;
   std::vector<bool> owed_;  ///< tasks still owed their first batch
-  int64_t done_ = 0;        ///< trials counted against the budget (stored ones included)
+  int64_t done_ = 0;        ///< trials counted against the budget (stored and claimed by any job)
+  database::Claimer claimer_;
   int64_t round_ = 0;
   int64_t ok_total_ = 0;
   TuneResult out_;

@@ -7,6 +7,7 @@
 #include "tensortune/support/json.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <array>
@@ -343,6 +344,39 @@ TEST(CliDb, BadInputIsAOneLineErrorAndStoredDataSurvives) {
   EXPECT_EQ(run_cli("db import --db '" + db + "' '" + temp_path("none.jsonl") + "'").exit_code, 1);
   EXPECT_EQ(run_cli("db frobnicate --db '" + db + "'").exit_code, 2);
   EXPECT_EQ(run_cli("db best --db '" + db + "' --workload 'matmul:M=0'").exit_code, 1);
+}
+
+/// Makes the root page of `index` in `path` claim 32767 cells, as a torn write could.
+void damage_index(const std::string& path, const char* index) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT rootpage FROM sqlite_master WHERE name = ?", -1, &st, nullptr);
+  sqlite3_bind_text(st, 1, index, -1, SQLITE_STATIC);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const int64_t page = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekp((page - 1) * 4096 + 3);
+  f.write("\x7f\xff", 2);
+}
+
+TEST(CliDb, ADamagedDatabaseIsNamedAndNeverWritten) {
+  const std::string db = seeded_database();
+  const std::string lines = temp_path("rescue.jsonl");
+  ASSERT_EQ(run_cli("db export --db '" + db + "' --out '" + lines + "'").exit_code, 0);
+  damage_index(db, "records_by_time");
+  const std::string before = read_text(db);
+  for (const std::string& action :
+       std::vector<std::string>{"prune --k 1", "vacuum", "import '" + lines + "'"}) {
+    const CliResult r = run_cli("db " + action + " --db '" + db + "'");
+    EXPECT_EQ(r.exit_code, 1) << action << "\n" << r.err;
+    EXPECT_NE(r.err.find("tensortune: error: database '" + db + "' is damaged"), std::string::npos)
+        << action << "\n"
+        << r.err;
+    EXPECT_EQ(read_text(db), before) << action;
+  }
 }
 
 std::string replaced_once(std::string text, const std::string& from, const std::string& to) {

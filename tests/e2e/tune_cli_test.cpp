@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace tensortune {
@@ -135,7 +136,7 @@ TEST(TuneCli, CtrlCToTheWholeJobStoresNoCandidateAsAFailure) {
   const e2e::Background p = start_endless_tune(db);
   ASSERT_TRUE(wait_for_records(db, 8));
   kill(-p.pid, SIGINT);
-  EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
+  EXPECT_EQ(e2e::wait_cli(p), 128 + SIGINT) << e2e::read_text(p.err_path);
   const database::Database d = database::Database::open(db, true);
   EXPECT_EQ(d.count_records() % 4, 0);
   for (const database::Record& r : d.all_records())
@@ -147,7 +148,8 @@ TEST(TuneCli, SigtermStopsAfterSavingTheBatchInFlight) {
   const e2e::Background p = start_endless_tune(db);
   ASSERT_TRUE(wait_for_records(db, 4));
   kill(p.pid, SIGTERM);
-  EXPECT_EQ(e2e::wait_cli(p), 0) << e2e::read_text(p.err_path);
+  // Saved, but not done: the exit code says which signal stopped it.
+  EXPECT_EQ(e2e::wait_cli(p), 128 + SIGTERM) << e2e::read_text(p.err_path);
   EXPECT_NE(e2e::read_text(p.err_path).find("stopping after the batch"), std::string::npos);
   EXPECT_NE(e2e::read_text(p.out_path).find("stopped on request"), std::string::npos);
   const database::Database d = database::Database::open(db, true);
@@ -167,6 +169,17 @@ TEST(TuneCli, KillNineLosesNothingCommittedAndTheRerunResumes) {
   EXPECT_EQ(integrity_check(db), "ok");
   const int64_t after = count_records(db);
   EXPECT_GE(after, committed);
+  {
+    // The run row counted every stored batch as it was stored; it never ended.
+    const database::Database d = database::Database::open(db, true);
+    ASSERT_EQ(d.runs().size(), 1u);
+    EXPECT_EQ(d.runs()[0].trials, after);
+    EXPECT_EQ(d.runs()[0].ended, 0);
+    const e2e::CliResult stats = run_cli("db stats --db '" + db + "'");
+    EXPECT_NE(stats.out.find("unfinished (killed?), " + std::to_string(after) + " trials"),
+              std::string::npos)
+        << stats.out;
+  }
   // The rerun resumes: it measures exactly what the budget still allows, nothing twice.
   const e2e::CliResult r = run_cli(tune_args(db, static_cast<int>(after + 4), 4) + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -176,6 +189,29 @@ TEST(TuneCli, KillNineLosesNothingCommittedAndTheRerunResumes) {
   for (const database::Record& rec : d.all_records())
     knobs.insert(rec.knobs);
   EXPECT_EQ(static_cast<int64_t>(knobs.size()), d.count_records());
+}
+
+TEST(TuneCli, ConcurrentJobsOfOneWorkloadShareTheBudgetAndMeasureNoScheduleTwice) {
+  // Each job used to measure the whole --trials, the same schedules as the others.
+  const std::string db = temp_path("shared.db");
+  ASSERT_EQ(run_cli(tune_args(db, 1, 1)).exit_code, 0);  // created, so no job races to make it
+  std::vector<e2e::Background> jobs;
+  for (int i = 0; i < 3; ++i) {
+    jobs.push_back(e2e::start_cli({"tune", "--workload", kWorkload, "--target", kTarget, "--db", db,
+                                   "--trials", "24", "--batch", "8", "--tuner", "random",
+                                   "--progress", "none", "--confirm", "0"}));
+  }
+  for (const e2e::Background& job : jobs)
+    EXPECT_EQ(e2e::wait_cli(job), 0) << e2e::read_text(job.err_path);
+  const database::Database d = database::Database::open(db, true);
+  EXPECT_EQ(d.count_records(), 24);
+  std::set<std::string> schedules;
+  for (const database::Record& r : d.all_records())
+    EXPECT_TRUE(schedules.insert(r.schedule).second) << "stored twice: " << r.schedule;
+  int64_t measured = 0;
+  for (const database::TuningRun& run : d.runs())
+    measured += run.trials;
+  EXPECT_EQ(measured, 24);  // nothing measured and then dropped as a duplicate
 }
 
 TEST(TuneCli, BadInputGetsOneLineAndANonZeroExit) {
@@ -203,6 +239,103 @@ TEST(TuneCli, BadInputGetsOneLineAndANonZeroExit) {
     EXPECT_NE(r.err.find(c.needle), std::string::npos) << r.err;
   }
   EXPECT_EQ(count_records(db), 0);
+}
+
+TEST(TuneCli, AWorkloadThatCannotBeLoweredFailsBeforeWritingAnything) {
+  // Indices past int32: one fails in flatten_storage, the other in the loop nest, where every
+  // candidate was dropped as invalid and the job ended "exhausted" with exit 0.
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"matmul:M=2147483647,N=2147483647,K=2147483647", "2^31 - 1 elements"},
+      {"pad:N=1,C=1,H=4,W=4,pad=2147483647", "more than int32 indices allow"},
+  };
+  for (const auto& [spec, needle] : cases) {
+    const std::string db = temp_path("unlowerable.db");
+    const e2e::CliResult r = run_cli("tune --workload '" + spec + "' --target '" + kTarget +
+                                     "' --db '" + db + "' --trials 4 --batch 4 --tuner random");
+    EXPECT_EQ(r.exit_code, 1) << spec << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("cannot be lowered"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    const e2e::CliResult show =
+        run_cli("show --workload '" + spec + "' --target '" + kTarget + "' --emit ir");
+    EXPECT_EQ(show.exit_code, 1);
+    EXPECT_NE(show.err.find(needle), std::string::npos) << show.err;
+    const database::Database d = database::Database::open(db, true);
+    EXPECT_TRUE(d.workloads().empty());
+    EXPECT_TRUE(d.runs().empty());
+  }
+}
+
+/// The lines of `db` exported, plus its first record again as an older tensortune could have
+/// written it: a median of 1 ns, and a split of an axis the workload does not have.
+std::string lines_with_a_stale_record(const std::string& db) {
+  const std::string lines = temp_path("stale.jsonl");
+  EXPECT_EQ(run_cli("db export --db '" + db + "' --out '" + lines + "'").exit_code, 0);
+  std::istringstream in(e2e::read_text(lines));
+  std::string line, out;
+  while (std::getline(in, line)) {
+    const support::Json j = support::Json::parse(line);
+    if (j.at("kind").as_string() != "record") {
+      out += line + "\n";
+      continue;
+    }
+    support::Json stale = support::Json::object();
+    for (const auto& [key, value] : j.as_object()) {
+      if (key != "confirmed_seconds" && key != "rank_seconds")
+        stale[key] = value;
+    }
+    support::Json schedule = support::Json::parse(j.at("schedule").as_string());
+    schedule["steps"] = support::Json::parse(
+        R"([{"kind": "split", "stage": "C", "axis": "zz", "factor": 4, "nparts": false}])");
+    stale["schedule"] = schedule.dump();
+    stale["knobs"] = "{}";
+    stale["median_seconds"] = 1e-9;
+    stale["repeats"] = support::Json::parse("[1e-9]");
+    stale["timestamp"] = int64_t{1};
+    return out + stale.dump() + "\n";
+  }
+  return out;
+}
+
+TEST(TuneCli, ARecordThatDoesNotReplayIsNeverNamedBest) {
+  const std::string db = temp_path("stale.db");
+  ASSERT_EQ(run_cli(tune_args(db, 4, 4)).exit_code, 0);
+  const std::string stale = temp_path("stale-import.jsonl");
+  e2e::write_text(stale, lines_with_a_stale_record(db));
+  ASSERT_EQ(run_cli("db import --db '" + db + "' '" + stale + "'").exit_code, 0);
+  const int64_t bad = count_records(db);  // the last one stored
+  const std::string warning = "record #" + std::to_string(bad) + " of matmul_32x32x32_float32 " +
+                              "does not replay onto its workload";
+  // The surfaces that name a best skip it, saying so.
+  const e2e::CliResult best =
+      run_cli(std::string("db best --db '") + db + "' --workload " + kWorkload + " --k 1 --json");
+  ASSERT_EQ(best.exit_code, 0) << best.err;
+  EXPECT_NE(support::Json::parse(best.out).at("records").as_array().at(0).at("id").as_int(), bad);
+  EXPECT_NE(best.err.find(warning), std::string::npos) << best.err;
+  const e2e::CliResult report = run_cli("report --db '" + db + "'");
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(report.out.find("record " + std::to_string(bad)), std::string::npos) << report.out;
+  EXPECT_NE(report.err.find(warning), std::string::npos) << report.err;
+  const e2e::CliResult stats = run_cli("db stats --db '" + db + "' --json");
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const double gflops = support::Json::parse(stats.out)
+                            .at("workloads")
+                            .as_array()
+                            .at(0)
+                            .at("best_gflops")
+                            .as_double();
+  EXPECT_LT(gflops, 10000) << "65536 GFLOP/s is the stale record's 1 ns";
+  // tune's confirmation cannot measure it: it stores a failed confirmation and names another.
+  const e2e::CliResult tuned = run_cli(tune_args(db, 8, 4) + " --json");
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  const support::Json j = support::Json::parse(tuned.out);
+  EXPECT_NE(j.at("best").at("record_id").as_int(), bad);
+  EXPECT_EQ(j.at("best").at("refuted").as_int(), 1);
+  const database::Database d = database::Database::open(db, true);
+  EXPECT_NE(d.record(bad)->confirm_error.find("does not replay onto the workload: split"),
+            std::string::npos)
+      << d.record(bad)->confirm_error;
+  for (const database::Record& r : d.best(j.at("workload_key").as_string(), d.targets().at(0), 99))
+    EXPECT_NE(r.id, bad);
 }
 
 TEST(ReportCli, WritesASelfContainedPageThatChromiumRendersWithoutErrors) {

@@ -2,7 +2,9 @@
 // `tensortune db ACTION`: queries and maintains the tuning database (list, stats, best, history,
 // export, import, prune, vacuum).
 #include "commands.h"
+#include "db_schedule.h"
 #include "output_file.h"
+#include "report.h"
 #include "tensortune/database/database.h"
 #include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
@@ -67,7 +69,8 @@ int show_records(const ArgParser::Parsed& p, bool best) {
     if (p.has("target") && t.target != wanted) {
       continue;
     }
-    std::vector<database::Record> records = best ? db.best(key, t, k) : db.history(key, t);
+    std::vector<database::Record> records =
+        best ? replaying_best(db, *w, t, k) : db.history(key, t);
     for (const database::Record& r : records) {
       list.push_back(record_json(r, w->flop_count));
     }
@@ -97,6 +100,12 @@ int stats(const ArgParser::Parsed& p) {
   database::Database db = database::Database::open(p.get("db"), true);
   support::Json list = support::Json::array();
   for (const database::WorkloadStats& s : db.stats()) {
+    double best_seconds = s.best_seconds;
+    if (best_seconds > 0) {  // the best that still replays, as db best and report name it
+      const std::vector<database::Record> best =
+          replaying_best(db, *db.workload(s.workload_key), s.target, 1);
+      best_seconds = best.empty() ? 0 : best[0].rank_seconds;
+    }
     support::Json entry = support::Json::object();
     entry["workload"] = s.workload_name;
     entry["workload_key"] = s.workload_key;
@@ -104,8 +113,8 @@ int stats(const ArgParser::Parsed& p) {
     entry["fingerprint"] = s.target.fingerprint;
     entry["records"] = s.records;
     entry["ok"] = s.ok;
-    entry["best_seconds"] = s.best_seconds;
-    entry["best_gflops"] = s.best_seconds > 0 ? s.flop_count / s.best_seconds / 1e9 : 0.0;
+    entry["best_seconds"] = best_seconds;
+    entry["best_gflops"] = best_seconds > 0 ? s.flop_count / best_seconds / 1e9 : 0.0;
     support::Json by = support::Json::object();
     for (const auto& [status, n] : s.by_status) {
       by[status] = n;
@@ -118,6 +127,18 @@ int stats(const ArgParser::Parsed& p) {
     out["db"] = p.get("db");
     out["records"] = db.count_records();
     out["workloads"] = std::move(list);
+    support::Json runs = support::Json::array();
+    for (const database::TuningRun& run : db.runs()) {
+      support::Json r = support::Json::object();
+      r["id"] = run.id;
+      r["workload_key"] = run.workload_key;
+      r["target"] = run.target.target;
+      r["trials"] = run.trials;
+      r["ok"] = run.ok_trials;
+      r["state"] = run.ended != 0 ? "finished" : "unfinished (killed?)";
+      runs.push_back(std::move(r));
+    }
+    out["runs"] = std::move(runs);
     std::cout << out.dump() << "\n";
     return 0;
   }
@@ -131,6 +152,7 @@ int stats(const ArgParser::Parsed& p) {
                              e.at("workload").as_string(), e.at("records").as_int(),
                              e.at("best_gflops").as_double(), counts, e.at("target").as_string());
   }
+  std::cout << render_unfinished_runs(db);
   return 0;
 }
 
@@ -199,7 +221,8 @@ int import_db(const ArgParser::Parsed& p, const std::string& file) {
   // migrated): a bad file changes nothing.
   const database::ImportData data = database::read_jsonl(in, file);
   check_targets(data);
-  database::Database db = database::Database::open(p.get("db"));
+  database::Database db =
+      database::Database::open(p.get("db"), false, database::Database::Check::Full);
   database::ImportSummary s = database::import_jsonl(db, data);
   if (p.has("json")) {
     support::Json out = support::Json::object();
@@ -295,7 +318,7 @@ int run_db(const std::vector<std::string>& args) {
     // Maintenance never creates a database: a mistyped path is an error, not a new empty file.
     TT_USER_CHECK(std::filesystem::is_regular_file(path))
         << "database '" << path << "' does not exist";
-    database::Database db = database::Database::open(path);
+    database::Database db = database::Database::open(path, false, database::Database::Check::Full);
     support::Json j = support::Json::object();
     j["db"] = path;
     if (action == "vacuum") {

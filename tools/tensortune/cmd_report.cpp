@@ -114,7 +114,7 @@ int run_report(const std::vector<std::string>& args) {
     std::cout << j.dump() << "\n";
     return 0;
   }
-  std::cout << render_text(entries, compare);
+  std::cout << render_text(entries, compare) << render_unfinished_runs(db);
   if (p.has("out"))
     std::cout << "report written to " << p.get("out") << "\n";
   return 0;

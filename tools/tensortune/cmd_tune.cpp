@@ -34,7 +34,9 @@ ArgParser tune_parser() {
       "Generates the schedule space of each workload, searches it with the cost model and "
       "measures candidates on this machine, writing every measurement to the database. Records "
       "already stored count towards --trials and are never measured again, so rerunning a "
-      "stopped job finishes it. Ctrl-C or SIGTERM stops after the batch in flight is saved.");
+      "stopped job finishes it. Ctrl-C or SIGTERM stops after the batch in flight is saved. "
+      "Exit codes: 0 done, 1 error in the input, 2 usage error, 130 stopped by Ctrl-C (SIGINT), "
+      "143 stopped by SIGTERM.");
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true, true)
       .option("weight", "W", "weight of the matching --workload in the total latency (default 1)",
               {}, false, true)
@@ -181,13 +183,15 @@ database::Database open_tuning_database(const ArgParser::Parsed& p, const std::s
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};  // the signal that asked to stop, for the exit code
 
-extern "C" void on_stop_signal(int) {
+extern "C" void on_stop_signal(int sig) {
   if (g_stop.load()) {
     std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C aborts at once
     std::raise(SIGINT);
     return;
   }
+  g_stop_signal.store(sig);
   g_stop.store(true);
   static const char kMessage[] =
       "\ntensortune: stopping after the batch in flight is saved (Ctrl-C again to abort)\n";
@@ -243,6 +247,8 @@ support::Json result_json(const search::TuneResult& r,
       b["confirmed"] = t.confirmed;
       b["unconfirmed_record_id"] = t.unconfirmed_best_id;
     }
+    if (t.refuted > 0)
+      b["refuted"] = t.refuted;
     return b;
   };
   out["best"] = best_of(first);
@@ -287,6 +293,12 @@ void print_text(const search::TuneResult& r, const std::string& db_path) {
               : fmt::format("record {} (best by single measurements) ranks below it",
                             t.unconfirmed_best_id));
     }
+    if (t.refuted > 0) {
+      std::cout << fmt::format(
+          "  {} records failed their confirmation (their schedules no longer replay, or they "
+          "failed when measured again): no longer best\n",
+          t.refuted);
+    }
   }
   std::cout << fmt::format(
       "time: {} (search {:.1f}s, features {:.1f}s, training {:.1f}s, build {:.1f}s, run {:.1f}s, "
@@ -322,6 +334,7 @@ int run_tune(const std::vector<std::string>& args) {
                           : measure_fma_peak(std::max(1, target.cores), 200).gflops;
   ProgressPrinter printer(style, peak);
   g_stop.store(false);
+  g_stop_signal.store(0);
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
   const search::TuneResult result = search::tune(
@@ -335,7 +348,10 @@ int run_tune(const std::vector<std::string>& args) {
   } else {
     print_text(result, db_path);
   }
-  return 0;  // a stop on request is a clean end: everything measured is saved
+  // Everything measured is saved, but the job did not finish: a script running it must be able
+  // to tell, as the shell convention 128 + signal says (130 after Ctrl-C, 143 after SIGTERM).
+  const int sig = g_stop_signal.load();
+  return sig != 0 ? 128 + sig : 0;
 }
 
 }  // namespace tensortune::cli

@@ -5,12 +5,14 @@
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/support/error.h"
+#include "tensortune/te/operators.h"
 #include "zero_shot_cli.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <utility>
 
 namespace tensortune::cli {
 namespace {
@@ -43,7 +45,51 @@ ScheduleChoice exact_record(const database::Database& db,
   return ScheduleChoice{parsed, "record #" + std::to_string(id)};
 }
 
+/// The workload `info` describes, when this build makes the same one from its spec.
+std::optional<te::Workload> rebuild(const database::WorkloadInfo& info) {
+  try {
+    te::Workload w = te::make_workload(info.spec);
+    if (w.key() == info.key)
+      return w;
+  } catch (const UserError&) {
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::vector<database::Record> replaying_best(const database::Database& db,
+                                             const database::WorkloadInfo& info,
+                                             const database::TargetKey& target,
+                                             int64_t k) {
+  const std::optional<te::Workload> workload = rebuild(info);
+  if (!workload)
+    return db.best(info.key, target, k);
+  std::vector<database::Record> out;
+  std::vector<std::pair<int64_t, std::string>> skipped;  // record id, why
+  for (int64_t asked = k;; asked *= 2) {  // more, while skipped records leave the list short
+    const std::vector<database::Record> best = db.best(info.key, target, asked);
+    out.clear();
+    skipped.clear();
+    for (const database::Record& r : best) {
+      if (static_cast<int64_t>(out.size()) == k)
+        break;
+      try {
+        schedule::apply_schedule(*workload, driver::record_schedule(r));
+        out.push_back(r);
+      } catch (const UserError& e) {
+        skipped.emplace_back(r.id, e.what());
+      }
+    }
+    if (static_cast<int64_t>(out.size()) == k || static_cast<int64_t>(best.size()) < asked)
+      break;
+  }
+  for (const auto& [id, why] : skipped) {
+    std::cerr << "tensortune: warning: record #" << id << " of " << info.name
+              << " does not replay onto its workload (" << why << "); it is not counted as best\n";
+  }
+  return out;
+}
 
 std::vector<std::string> driver_warnings(const driver::Compiler& compiler) {
   std::vector<std::string> all = compiler.warnings();

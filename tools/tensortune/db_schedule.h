@@ -36,6 +36,15 @@ ScheduleChoice best_schedule(const ArgParser::Parsed& args,
                              const te::Workload& workload,
                              const std::string& command);
 
+/// The `k` best records of (`info`, `target`) whose schedules replay onto the workload, as
+/// Database::best ranks them. A record that does not replay (imported from another version, its
+/// steps changed since) is skipped with a warning on stderr naming it and why. When this build
+/// cannot rebuild the workload from `info.spec`, nothing can be checked: Database::best's list.
+std::vector<database::Record> replaying_best(const database::Database& db,
+                                             const database::WorkloadInfo& info,
+                                             const database::TargetKey& target,
+                                             int64_t k);
+
 /// The compiler's warnings: each stale-record warning, then the summary of untuned workloads.
 std::vector<std::string> driver_warnings(const driver::Compiler& compiler);
 

@@ -2,6 +2,7 @@
 // The report's data: entries per (workload, target) from the database, and the text summary.
 #include "report.h"
 
+#include "db_schedule.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/operators.h"
@@ -23,12 +24,13 @@ std::map<std::string, int64_t> ReportEntry::by_status() const {
 }
 
 const database::Record* ReportEntry::best() const {
-  const database::Record* best = nullptr;
+  // Chosen by collect_entries as Database::best ranks (by a side-by-side confirmation when there
+  // is one), leaving out failed confirmations and schedules that no longer replay.
   for (const database::Record& r : history) {
-    // As Database::best ranks them: by a side-by-side confirmation when there is one.
-    if (r.ok() && (best == nullptr || r.rank_seconds < best->rank_seconds)) best = &r;
+    if (r.id == best_id)
+      return &r;
   }
-  return best;
+  return nullptr;
 }
 
 const database::Record* ReportEntry::default_record() const {
@@ -76,7 +78,8 @@ std::vector<ReportEntry> collect_entries(const database::Database& db, const Rep
       }
       std::vector<database::Record> history = db.history(info.key, target);
       if (history.empty()) continue;
-      out.push_back({db.path(), info, target, std::move(history)});
+      const std::vector<database::Record> best = replaying_best(db, info, target, 1);
+      out.push_back({db.path(), info, target, std::move(history), best.empty() ? 0 : best[0].id});
     }
   }
   for (const std::string& key : wanted) {
@@ -121,6 +124,19 @@ std::string render_text(const std::vector<ReportEntry>& entries, const std::vect
     }
   }
   if (entries.empty()) out += "no records\n";
+  return out;
+}
+
+std::string render_unfinished_runs(const database::Database& db) {
+  std::string out;
+  for (const database::TuningRun& run : db.runs()) {
+    if (run.ended != 0)
+      continue;
+    const std::optional<database::WorkloadInfo> w = db.workload(run.workload_key);
+    out +=
+        fmt::format("  run {} of {} on {}: unfinished (killed?), {} trials stored, {} ok\n", run.id,
+                    w ? w->name : run.workload_key, run.target.target, run.trials, run.ok_trials);
+  }
   return out;
 }
 

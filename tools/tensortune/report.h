@@ -20,6 +20,8 @@ struct ReportEntry {
   database::WorkloadInfo workload;
   database::TargetKey target;
   std::vector<database::Record> history;  ///< insertion order
+  /// The best record that may be best and replays onto the workload (0 = none); see best().
+  int64_t best_id = 0;
 
   int64_t ok() const;
   std::map<std::string, int64_t> by_status() const;
@@ -54,5 +56,8 @@ std::string render_html(const std::vector<ReportEntry>& entries,
 /// A few lines per entry for the terminal.
 std::string render_text(const std::vector<ReportEntry>& entries,
                         const std::vector<ReportEntry>& compare);
+
+/// The unfinished tuning runs (ended = 0: killed, or still running), a line each; "" when none.
+std::string render_unfinished_runs(const database::Database& db);
 
 }  // namespace tensortune::cli

@@ -20,10 +20,16 @@ int current_schema_version();
 
 class Database {
  public:
+  /// How a writable open checks the file before anything writes to it: PRAGMA quick_check
+  /// (linear in the file, no index comparison), or integrity_check for the maintenance that
+  /// rewrites much of it (import, prune, vacuum). A read-only open checks nothing.
+  enum class Check { Quick, Full };
+
   /// Opens (creating the file and its directory unless `read_only`) and migrates the schema to
   /// the current version. UserError when the file is not a tensortune database, has a newer
-  /// schema, or cannot be opened.
-  static Database open(const std::string& path, bool read_only = false);
+  /// schema, or cannot be opened; opened writable, also when it fails `check` or lacks a table
+  /// or column of the current schema (nothing is written then).
+  static Database open(const std::string& path, bool read_only = false, Check check = Check::Quick);
   /// Opens a database at an older schema version `version` (1..current), for migration tests and
   /// tools that must not upgrade a file.
   static Database open_at_version(const std::string& path, int version);
@@ -45,6 +51,8 @@ class Database {
   /// Records the end of a run and its counts.
   void finish_run(int64_t run_id, int64_t trials, int64_t ok_trials, int64_t ended);
   /// Inserts a batch atomically (all or nothing); every record's workload must have been put.
+  /// The trial counts of the records' tuning runs (Record::run_id) grow in the same transaction,
+  /// and the claims of their schedules end (claim).
   /// Returns the ids in order.
   std::vector<int64_t> add_records(const std::vector<Record>& records);
   /// Puts `workloads` and every record not already present (same workload, target, schedule,
@@ -63,11 +71,30 @@ class Database {
   void confirm(const std::vector<int64_t>& ids,
                const std::vector<double>& seconds,
                int64_t timestamp);
+  /// Stores a failed confirmation of Ok record `id`: its schedule no longer replays onto its
+  /// workload, or it failed when measured again; `error` says why. Replaces an earlier
+  /// confirmation; a later successful one replaces it in turn. Until then no best query (best,
+  /// best_of_operator, stats, prune's kept set) ranks the record. UserError for an unknown or
+  /// failed record, or an empty `error`.
+  void fail_confirmation(int64_t id, const std::string& error, int64_t timestamp);
   void vacuum();
+
+  /// How long a claim lives: a job killed on another host leaves claims this old behind.
+  static constexpr int64_t kClaimSeconds = 3600;
+  /// Claims schedules before measuring them, so that jobs tuning one workload at once neither
+  /// measure nor store a schedule twice, and share one trial budget. In one transaction: drops
+  /// claims older than kClaimSeconds and those of processes of this host that are gone; counts
+  /// the budget used (ClaimResult::used); then claims each schedule, in order, that is neither
+  /// stored for (workload, target) nor claimed by another job, while the budget lasts. Storing a
+  /// record (add_records) ends its schedule's claim.
+  ClaimResult claim(const ClaimRequest& request);
+  /// Drops every claim of `owner` (a job that ends).
+  void release_claims(int64_t owner);
 
   // --- reading ---
   /// The fastest Ok records of (workload, target), fastest first by Record::rank_seconds (a
-  /// confirmed record by its confirmation, the others by their median; ties: lower id first).
+  /// confirmed record by its confirmation, the others by their median; ties: lower id first),
+  /// leaving out those whose latest confirmation failed (Record::may_be_best).
   std::vector<Record> best(const std::string& workload_key,
                            const TargetKey& target,
                            int64_t k = 1) const;

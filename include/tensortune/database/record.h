@@ -69,8 +69,13 @@ struct Record {
   /// confirmation on the stored medians' scale, else median_seconds (as read from a database).
   double confirmed_seconds = 0;
   double rank_seconds = 0;
+  /// Why its latest confirmation failed: its schedule no longer replays onto the workload, or it
+  /// failed when measured again ("" = no failed confirmation). Such a record is never best.
+  std::string confirm_error;
 
   bool ok() const { return status == "Ok"; }
+  /// Ok and not refuted by a failed confirmation: what best queries rank.
+  bool may_be_best() const { return ok() && confirm_error.empty(); }
 };
 
 struct TuningRun {
@@ -83,6 +88,35 @@ struct TuningRun {
   int64_t ended = 0;  // 0 while running or when killed
   int64_t trials = 0;
   int64_t ok_trials = 0;
+};
+
+/// Who claims schedules for measurement (Database::claim): one tuning job, and the process and
+/// host it runs on, so that the claims of a process that is gone can be released.
+struct Claimer {
+  int64_t owner = 0;  ///< unique per job (random)
+  int64_t pid = 0;
+  std::string host;
+};
+
+/// A job's claim of schedules of one workload before it measures them (Database::claim).
+struct ClaimRequest {
+  /// The job's workloads and trial budget: the budget counts every record of these workloads on
+  /// `target`, and the schedules other jobs claimed of them.
+  std::vector<std::string> budget_keys;
+  int64_t budget = 0;
+  std::string workload_key;
+  TargetKey target;
+  /// Schedule texts, as records store them; may be empty (then claim only counts).
+  std::vector<std::string> schedules;
+  Claimer claimer;
+  int64_t now = 0;  ///< unix seconds
+};
+
+struct ClaimResult {
+  /// Per requested schedule: claimed by this job, to measure and store.
+  std::vector<bool> claimed;
+  /// The budget used before this claim: records stored plus other jobs' live claims.
+  int64_t used = 0;
 };
 
 /// Counts for one (workload, target): trials by status, and the best median.

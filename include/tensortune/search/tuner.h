@@ -154,6 +154,9 @@ struct TaskResult {
   /// that; best_* then name the confirmed best, with its own stored median.
   int64_t confirmed = 0;
   int64_t unconfirmed_best_id = 0;
+  /// Records whose confirmation failed at the end of the run (their schedule no longer replays,
+  /// or they failed every time they were measured again): no longer best anywhere.
+  int64_t refuted = 0;
   /// (trials of this call when reached, best GFLOP/s) after each improvement.
   std::vector<std::pair<int64_t, double>> curve;
 };

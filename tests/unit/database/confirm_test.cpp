@@ -3,9 +3,12 @@
 // measurement on the stored medians' scale, in best, best_of_operator, stats and prune; bad
 // confirmations are refused and write nothing.
 #include "db_test_util.h"
+#include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace tensortune::database {
 namespace {
@@ -101,6 +104,42 @@ TEST_F(Confirmed, BadConfirmationsAreRefusedAndWriteNothing) {
     EXPECT_EQ(after[i].id, before[i].id);
     EXPECT_DOUBLE_EQ(after[i].rank_seconds, before[i].rank_seconds);
   }
+}
+
+TEST_F(Confirmed, AFailedConfirmationTakesARecordOutOfEveryBestUntilOneSucceeds) {
+  // An imported record claims 1 ns; its schedule no longer replays.
+  const int64_t bad = db.add_records({record(mm, cpu(), 8, 1e-9)}).at(0);
+  ASSERT_EQ(db.best(mm.key, cpu(), 1).at(0).id, bad);
+  db.fail_confirmation(bad, "does not replay onto the workload: no axis 'zz'", 1700000300);
+  EXPECT_EQ(db.record(bad)->confirm_error, "does not replay onto the workload: no axis 'zz'");
+  EXPECT_FALSE(db.record(bad)->may_be_best());
+  EXPECT_EQ(ids_of(db.best(mm.key, cpu(), 10)),
+            (std::vector<int64_t>{ids[1], ids[3], ids[2], ids[0]}));
+  EXPECT_EQ(db.best_of_operator("matmul", cpu()).at(0).id, ids[1]);
+  EXPECT_NEAR(db.stats().at(0).best_seconds, 1.1e-3 * 0.96, 1e-12);
+  EXPECT_EQ(db.stats().at(0).ok, 5);  // still an Ok measurement, counted as one
+  // Moved to another database, it stays out of best there.
+  std::stringstream lines;
+  export_jsonl(db, lines);
+  EXPECT_NE(lines.str().find("\"confirm_error\""), std::string::npos);
+  TempDir other_dir("confirm-import");
+  Database other = Database::open(other_dir.file("t.db"));
+  import_jsonl(other, lines, "lines");
+  EXPECT_EQ(other.best(mm.key, cpu(), 10).size(), 4u);
+  EXPECT_EQ(other.count_records(), 5);
+  // Prune keeps what may be best.
+  EXPECT_EQ(db.prune(4), 1);
+  EXPECT_FALSE(db.record(bad).has_value());
+  EXPECT_THROW(db.fail_confirmation(ids[0], "", 1700000300), UserError);
+  EXPECT_THROW(db.fail_confirmation(999, "gone", 1700000300), UserError);
+}
+
+TEST_F(Confirmed, ASuccessfulConfirmationReplacesAFailedOne) {
+  db.fail_confirmation(ids[1], "failed when measured again: signal 11", 1700000300);
+  EXPECT_EQ(db.best(mm.key, cpu(), 1).at(0).id, ids[3]);
+  db.confirm({ids[1], ids[3]}, {1.1e-3, 1.15e-3}, 1700000400);
+  EXPECT_EQ(db.best(mm.key, cpu(), 1).at(0).id, ids[1]);
+  EXPECT_EQ(db.record(ids[1])->confirm_error, "");
 }
 
 }  // namespace

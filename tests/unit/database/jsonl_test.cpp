@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // JSON-lines export/import: a sorted, stable export; an exact round trip; re-imports skip what is
 // present; and every malformed case stops the import with its line number, writing nothing.
+#include "database/record_rows.h"
 #include "db_test_util.h"
 #include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <sstream>
 
@@ -113,6 +115,62 @@ TEST(Jsonl, EveryMalformedCaseFailsWithItsLineAndImportsNothing) {
     EXPECT_EQ(db.count_records(), before) << c.name;
     EXPECT_TRUE(db.workloads().empty()) << c.name;
   }
+}
+
+/// SQLite's plan of `sql` on the database at `path`, its details joined by "; ".
+std::string query_plan(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, ("EXPLAIN QUERY PLAN " + sql).c_str(), -1, &st, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  std::string plan;
+  while (sqlite3_step(st) == SQLITE_ROW)
+    plan += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 3))) + "; ";
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return plan;
+}
+
+TEST(Jsonl, ManyRecordsOfOneScheduleImportByIndexProbes) {
+  // Records that share one schedule (one configuration measured again and again, on many
+  // machines) made import quadratic: each duplicate check scanned every record of the schedule.
+  TempDir dir("jsonl-same");
+  Database db = Database::open(dir.file("t.db"));
+  const WorkloadInfo mm = workload("matmul", 64);
+  std::vector<Record> records;
+  for (int i = 0; i < 3000; ++i) {
+    Record r = record(mm, cpu(), 4, 1e-3);
+    r.seed = i % 1000;
+    r.timestamp = 1700000000 + i / 1000;
+    records.push_back(r);
+  }
+  records.push_back(records[1234]);  // the same measurement twice in one file: stored once
+  std::stringstream lines;
+  {
+    TempDir source_dir("jsonl-same-source");
+    Database source = Database::open(source_dir.file("t.db"));
+    source.put_workload(mm);
+    source.add_records(records);
+    export_jsonl(source, lines);
+  }
+  const ImportSummary first = import_jsonl(db, lines, "same.jsonl");
+  EXPECT_EQ(first.imported, 3000);
+  EXPECT_EQ(first.skipped, 1);
+  EXPECT_EQ(db.count_records(), 3000);
+  lines.clear();
+  lines.seekg(0);
+  const ImportSummary again = import_jsonl(db, lines, "same.jsonl");
+  EXPECT_EQ(again.imported, 0);
+  EXPECT_EQ(again.skipped, 3001);
+  // The duplicate check is one probe of an index on all five columns of a record's identity,
+  // whatever the number of records sharing the schedule.
+  const std::string plan = query_plan(dir.file("t.db"), detail::kSameRecord);
+  EXPECT_NE(plan.find("INDEX records_by_identity (workload_id=? AND target_id=? AND schedule=? "
+                      "AND seed=? AND timestamp=?)"),
+            std::string::npos)
+      << plan;
 }
 
 }  // namespace
