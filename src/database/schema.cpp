@@ -114,6 +114,7 @@ const std::vector<const char*>& migrations() {
 struct Adds {
   std::vector<std::pair<const char*, const char*>> columns;  // (table, column or "")
   std::vector<const char*> indexes;                          // CREATE INDEX IF NOT EXISTS ...
+  std::vector<const char*> index_names = {};  // indexes it creates, for one that adds no column
 };
 
 const std::vector<Adds>& additions() {
@@ -132,10 +133,12 @@ const std::vector<Adds>& additions() {
         "schedule)"}},
       {{{"confirmations", ""}}, {}},
       {{{"confirmations", "error"}}, {}},
-      // Only an index: a file set back to version 5 runs the migration again.
+      // Only an index, which replaces version 3's (recreated when an older version is replayed).
       {{},
        {"CREATE INDEX IF NOT EXISTS records_by_identity ON records(workload_id, target_id, "
-        "schedule, seed, timestamp)"}},
+        "schedule, seed, timestamp)",
+        "DROP INDEX IF EXISTS records_by_schedule"},
+       {"records_by_identity"}},
       {{{"claims", ""}}, {"CREATE INDEX IF NOT EXISTS claims_by_owner ON claims(owner)"}},
   };
   return kAdds;
@@ -144,6 +147,12 @@ const std::vector<Adds>& additions() {
 bool has_table(sqlite3* db, const char* table) {
   Statement st(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
   st.bind(1, std::string(table));
+  return st.step();
+}
+
+bool has_index(sqlite3* db, const char* index) {
+  Statement st(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
+  st.bind(1, std::string(index));
   return st.step();
 }
 
@@ -171,6 +180,8 @@ bool already_applied(sqlite3* db, int v) {
                            : has_table(db, item.first) && has_column(db, item.first, item.second);
     (there ? present : missing).push_back(describe(item));
   }
+  for (const char* index : additions().at(static_cast<size_t>(v)).index_names)
+    (has_index(db, index) ? present : missing).push_back(std::string("index '") + index + "'");
   if (present.empty())
     return false;
   if (missing.empty())
