@@ -26,6 +26,8 @@
 #                      /usr/bin/python3 scripts/make_models.py --resnet18 DIR when it lacks it
 #   --db PATH          tuning database: also compile and time the tuned model
 #   --tune-trials N    first tune-model --trials N --db PATH (PATH defaults to DIR/tuned.db)
+#   --time-budget D    first tune-model --time-budget D --db PATH (e.g. 10m), instead of trials
+#   --no-shipped       the untuned build leaves out the shipped tuning logs: zero-shot alone
 #   --tuner NAME       tune-model's --tuner (default its own)
 #   --winograd         tune-model --winograd: also tune every 3x3 stride-1 conv's Winograd forms
 #                      (compile-model then builds each kernel's fastest stored form)
@@ -44,16 +46,18 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 py=/usr/bin/python3  # Debian's Python: torch 1.13, torchvision, onnx, numpy
 tt=${TT:-"$root/build-main/tools/tensortune/tensortune"}
 dir=/tmp/tt_resnet18 db="" trials="" tuner="" target="" threads=2 repeat=10 torch_runs=50
-policies="passive active unset" json="" winograd=""
+policies="passive active unset" json="" winograd="" budget="" no_shipped=""
 die() { echo "resnet18.sh: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case $1 in -h | --help) sed -n '3,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
   if [ "$1" = --winograd ]; then winograd=--winograd; shift; continue; fi
+  if [ "$1" = --no-shipped ]; then no_shipped=--no-shipped; shift; continue; fi
   [ $# -ge 2 ] || die "option '$1' needs a value (see the header of $0)"
   case $1 in
     --tt) tt=$2 ;; --dir) dir=$2 ;; --db) db=$2 ;; --tune-trials) trials=$2 ;;
     --tuner) tuner=$2 ;; --target) target=$2 ;; --threads) threads=$2 ;; --repeat) repeat=$2 ;;
     --torch-runs) torch_runs=$2 ;; --torch-policies) policies=$2 ;; --json) json=$2 ;;
+    --time-budget) budget=$2 ;;
     *) die "unknown option '$1' (see the header of $0)" ;;
   esac
   shift 2
@@ -100,10 +104,21 @@ compile_and_run() {  # compile_and_run NAME [--db PATH]: DIR/NAME/{compile,run}.
   "$tt" run-model "$dir/$name" --input "input=$input" --output-dir "$dir/$name/out" \
     --repeat "$repeat" --json > "$dir/$name.run.json"
 }
-compile_and_run untuned
+# shellcheck disable=SC2086  # the optional flag splits on purpose
+compile_and_run untuned $no_shipped
 
 tune_s=""
-if [ -n "$trials" ]; then
+if [ -n "$budget" ]; then
+  db=${db:-$dir/tuned.db}
+  echo "== tune-model --time-budget $budget --db $db"
+  t0=$(date +%s)
+  "$tt" tune-model "$onnx" --target "$target" --time-budget "$budget" --db "$db" --json \
+    > "$dir/tune.json"
+  t1=$(date +%s)
+  tune_s=$((t1 - t0))
+  trials=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['trials'])" "$dir/tune.json")
+  echo "tune-model: $trials trials in ${tune_s} s"
+elif [ -n "$trials" ]; then
   echo "== tune-model --trials $trials --db $db ${tuner:+--tuner $tuner} $winograd"
   t0=$(date +%s)
   # shellcheck disable=SC2086  # the optional --tuner pair splits on purpose

@@ -181,9 +181,20 @@ bool Compiler::try_shipped(const te::Workload& workload, Attempt& attempt) {
   const std::set<std::string> host = fingerprint_features(identity_.fingerprint);
   for (const database::TargetKey& key : shipped_->targets()) {
     const std::set<std::string> needs = fingerprint_features(key.fingerprint);
-    if (key.target != identity_.target ||
-        !std::includes(host.begin(), host.end(), needs.begin(), needs.end())) {
-      continue;  // another target, or a device with an instruction this host lacks
+    if (!std::includes(host.begin(), host.end(), needs.begin(), needs.end())) {
+      continue;  // tuned on a device with an instruction this host lacks
+    }
+    // The same target once resolved on this host: "llvm -cores=2" is "native" on 2 cores.
+    bool same = key.target == identity_.target;
+    if (!same) {
+      try {
+        same = codegen::resolve_host(target::Target::parse(key.target)).to_string() ==
+               resolved_.to_string();
+      } catch (const UserError&) {
+      }
+    }
+    if (!same) {
+      continue;
     }
     for (const database::Record& record : shipped_->best(workload.key(), key, kTunedTries)) {
       try {

@@ -256,9 +256,10 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     return 0;
   }
   std::cout << fmt::format(
-      "{}: {} kernels ({} calls): {} from records, {} adapted, {} zero-shot, {} default\n",
+      "{}: {} kernels ({} calls): {} from records, {} adapted, {} shipped, {} zero-shot, {} "
+      "default\n",
       m.library_path, m.functions.size(), m.plan.calls.size(), sources["record"],
-      sources["adapted"], sources["zero-shot"], sources["default"]);
+      sources["adapted"], sources["shipped"], sources["zero-shot"], sources["default"]);
   std::cout << fmt::format(
       "memory: peak activations {:.1f} KiB (arena) of {:.1f} KiB in all; weights {:.1f} KiB\n",
       m.memory.arena_bytes / 1024.0, m.memory.activation_bytes / 1024.0,

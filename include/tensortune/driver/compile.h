@@ -134,8 +134,8 @@ class Compiler {
   Compiler(const database::Database* db, const target::Target& target);
 
   /// Consults `shipped` (the tuning logs shipped with tensortune; it must outlive the compiler)
-  /// after the user's database: its best record of the workload under a target of the same
-  /// canonical text, tuned on a device whose ISA features are all features of this host (the
+  /// after the user's database: its best record of the workload under a target that resolves on
+  /// this host to the same target as this compiler's, tuned on a device whose ISA features are all features of this host (the
   /// fingerprints' feature lists), so a shipped kernel never uses an instruction the host lacks.
   void set_shipped(const database::Database* shipped) { shipped_ = shipped; }
 
