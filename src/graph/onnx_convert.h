@@ -50,4 +50,10 @@ bool static_shape(const onnx::TypeProto& type, std::vector<int64_t>* shape);
 /// when there is no shape at all.
 std::string describe_shape(const onnx::TypeProto& type);
 
+/// Checks the window attributes of every Conv, ConvTranspose and pooling node (strides,
+/// dilations and kernel_shape >= 1, pads >= 0, their lengths against the window's rank, group
+/// >= 1 and dividing the known channel counts). ONNX's shape inference must not see them
+/// otherwise: it divides by the stride. One UserError listing every problem, naming the nodes.
+void check_window_attributes(const onnx::GraphProto& graph, const std::string& what);
+
 }  // namespace tensortune::graph::onnx_detail

@@ -340,6 +340,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
       axis->set_i(1);
     }
   }
+  detail::check_window_attributes(model.graph(), what);
   infer_shapes(&model, what);
   return Importer(model.graph(), what).run();
 }
