@@ -7,6 +7,7 @@
 #include "tensortune/te/compute.h"
 #include "tensortune/te/operators.h"
 
+#include <cstring>
 #include <sstream>
 
 namespace tensortune::graph::detail {
@@ -44,6 +45,29 @@ std::vector<int64_t> constant_ints(const Value& value) {
   for (float f : value.data->floats)
     r.push_back(static_cast<int64_t>(f));
   return r;
+}
+
+bool constant_bytes_supported(ir::DataType t) {
+  return t == ir::DataType::float32() || t == ir::DataType::int64() || t == ir::DataType::int32() ||
+         t == ir::DataType(ir::DataType::Code::Int, 8) ||
+         t == ir::DataType(ir::DataType::Code::UInt, 8);
+}
+
+std::vector<uint8_t> constant_bytes(const Value& value) {
+  TT_CHECK(value.is_constant() && constant_bytes_supported(value.dtype))
+      << "value '" << value.name << "' " << value.describe() << " has no kernel layout";
+  size_t n = static_cast<size_t>(value.numel());
+  size_t per = static_cast<size_t>(value.dtype.bytes());
+  std::vector<uint8_t> bytes(n * per);
+  if (value.dtype == ir::DataType::float32()) {
+    std::memcpy(bytes.data(), value.data->floats.data(), bytes.size());
+    return bytes;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = value.data->ints.at(i);
+    std::memcpy(bytes.data() + i * per, &x, per);  // little-endian: the low bytes
+  }
+  return bytes;
 }
 
 int64_t normalize_axis(const Node& node, int64_t axis, size_t rank) {

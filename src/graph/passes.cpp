@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -81,6 +82,47 @@ bool fold_directly(Graph& g, const Node& node) {
   return true;
 }
 
+/// The kinds of constants a folding kernel reads and writes: float32, and the integers and
+/// bools (uint8) of shape arithmetic and masks, which ConstantData keeps as int64.
+bool foldable(ir::DataType t) {
+  return detail::constant_bytes_supported(t);
+}
+
+std::vector<uint8_t> to_bytes(const Value& v, const Node& node) {
+  TT_USER_CHECK(foldable(v.dtype) && v.is_constant())
+      << node.describe() << ": cannot fold with input '" << v.name << "' of type "
+      << v.dtype.to_string();
+  return detail::constant_bytes(v);
+}
+
+ConstantData from_bytes(const std::vector<uint8_t>& bytes, const Value& out, const Node& node) {
+  TT_USER_CHECK(foldable(out.dtype))
+      << node.describe() << ": cannot fold a constant of type " << out.dtype.to_string();
+  ConstantData d;
+  size_t n = static_cast<size_t>(out.numel());
+  if (out.dtype == ir::DataType::float32()) {
+    d.floats.resize(n);
+    std::memcpy(d.floats.data(), bytes.data(), n * 4);
+    return d;
+  }
+  int bytes_per = out.dtype.bytes();
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = bytes.data() + i * static_cast<size_t>(bytes_per);
+    int64_t x = 0;
+    if (bytes_per == 8) {
+      std::memcpy(&x, p, 8);
+    } else if (bytes_per == 4) {
+      int32_t v = 0;
+      std::memcpy(&v, p, 4);
+      x = v;
+    } else {
+      x = out.dtype.is_uint() ? static_cast<int64_t>(*p) : static_cast<int8_t>(*p);
+    }
+    d.ints.push_back(x);
+  }
+  return d;
+}
+
 /// Runs the single-node kernel of `node` on its constant inputs.
 void fold_by_kernel(Graph& g, size_t index, driver::Compiler& compiler) {
   const Node& node = g.nodes[index];
@@ -97,24 +139,16 @@ void fold_by_kernel(Graph& g, size_t index, driver::Compiler& compiler) {
   }
   te::Workload w = kernel_workload(g, k);
   const Value& out = g.value(k.output);
-  TT_USER_CHECK(out.dtype == ir::DataType::float32())
-      << node.describe() << ": cannot fold a constant of type " << out.dtype.to_string();
-  std::vector<std::vector<float>> args;
-  for (const std::string& in : k.inputs) {
-    const Value& v = g.value(in);
-    TT_USER_CHECK(v.dtype == ir::DataType::float32() && !v.data->floats.empty())
-        << node.describe() << ": cannot fold with input '" << in << "' of type "
-        << v.dtype.to_string();
-    args.push_back(v.data->floats);
-  }
-  ConstantData d;
-  d.floats.assign(static_cast<size_t>(numel_of(out.shape)), 0.f);
+  std::vector<std::vector<uint8_t>> args;
+  for (const std::string& in : k.inputs)
+    args.push_back(to_bytes(g.value(in), node));
+  args.emplace_back(static_cast<size_t>(numel_of(out.shape) * out.dtype.bytes()));
   std::vector<void*> buffers;
   for (auto& a : args)
     buffers.push_back(a.data());
-  buffers.push_back(d.floats.data());
   driver::Compiled c = compiler.compile(w);
   TT_CHECK(c.artifact(buffers.data()) == 0) << node.describe() << ": folding kernel failed";
+  ConstantData d = from_bytes(args.back(), out, node);
   g.set_value(constant_value(out, std::move(d)));
 }
 

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// Element-wise, comparison and MatMul operators of imported ONNX models, each run through the
+// compiled executor and compared with a naive reference; and the single list of every
+// unsupported operator.
+#include "tensortune/graph/onnx_import.h"
+#include "tensortune/support/error.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+
+#if defined(ONNX_NAMESPACE) && __has_include(<onnx/onnx_pb.h>)
+#include "onnx_op_runner.h"
+
+namespace tensortune::graph {
+namespace {
+
+using test::add_float_attr;
+using test::add_input;
+using test::add_int_attr;
+using test::add_node;
+using test::add_output;
+using test::expect_near_all;
+using test::wave;
+
+struct UnaryCase {
+  std::string op;
+  std::function<void(onnx::NodeProto*)> attrs;
+  std::function<double(double)> reference;
+  bool positive;  // the op needs positive inputs
+};
+
+TEST(OnnxOps, UnaryActivationsMatchTheReference) {
+  auto none = [](onnx::NodeProto*) {
+  };
+  std::vector<UnaryCase> cases = {
+      {"Sigmoid", none, [](double x) { return 1 / (1 + std::exp(-x)); }, false},
+      {"Tanh", none, [](double x) { return std::tanh(x); }, false},
+      {"HardSigmoid",
+       [](onnx::NodeProto* n) {
+         add_float_attr(n, "alpha", 0.3f);
+         add_float_attr(n, "beta", 0.4f);
+       },
+       [](double x) { return std::clamp(0.3 * x + 0.4, 0.0, 1.0); }, false},
+      {"HardSigmoid", none, [](double x) { return std::clamp(0.2 * x + 0.5, 0.0, 1.0); }, false},
+      {"HardSwish", none, [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); }, false},
+      {"LeakyRelu", [](onnx::NodeProto* n) { add_float_attr(n, "alpha", 0.1f); },
+       [](double x) { return x < 0 ? 0.1 * x : x; }, false},
+      {"LeakyRelu", none, [](double x) { return x < 0 ? 0.01 * x : x; }, false},
+      {"Sqrt", none, [](double x) { return std::sqrt(x); }, true},
+      {"Reciprocal", none, [](double x) { return 1 / x; }, true},
+      {"Neg", none, [](double x) { return -x; }, false},
+      {"Abs", none, [](double x) { return std::fabs(x); }, false},
+      {"Log", none, [](double x) { return std::log(x); }, true},
+  };
+  for (const UnaryCase& c : cases) {
+    onnx::ModelProto model = test::onnx_model("unary", 14);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_input(g, "x", {2, 3, 5});
+    c.attrs(add_node(g, c.op, {"x"}, {"y"}, "op"));
+    add_output(g, "y", {2, 3, 5});
+    std::vector<float> x = wave(30, 0.3, 4.0, c.positive ? 4.5 : 0.0);
+    std::vector<float> want;
+    for (float v : x)
+      want.push_back(static_cast<float>(c.reference(v)));
+    expect_near_all(test::run_onnx(model, {x}).at(0), want, c.op, 1e-5);
+  }
+}
+
+TEST(OnnxOps, PowPReluMinMaxBroadcast) {
+  onnx::ModelProto model = test::onnx_model("binary", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {2, 3, 4});
+  add_input(g, "y", {4});
+  add_input(g, "z", {3, 1});
+  test::fill_float_tensor(g->add_initializer(), "e", {}, {1.7f}, false);
+  test::fill_float_tensor(g->add_initializer(), "slope", {3, 1}, {0.1f, 0.2f, 0.3f}, true);
+  add_node(g, "Abs", {"x"}, {"ax"});
+  add_node(g, "Pow", {"ax", "e"}, {"p"});       // constant exponent
+  add_node(g, "Pow", {"ax", "y"}, {"q"});       // broadcast tensor exponent
+  add_node(g, "PRelu", {"x", "slope"}, {"r"});  // per-channel slope
+  add_node(g, "Min", {"x", "y", "z"}, {"mn"});  // n-ary, broadcasting
+  add_node(g, "Max", {"x", "y", "z"}, {"mx"});
+  for (const char* out : {"p", "q", "r", "mn", "mx"})
+    add_output(g, out, {2, 3, 4});
+  std::vector<float> x = wave(24, 0.3, 2.0), y = wave(4, 1.1), z = wave(3, 2.0);
+  std::vector<std::vector<float>> got = test::run_onnx(model, {x, y, z});
+  std::vector<std::vector<float>> want(5);
+  for (int64_t i = 0; i < 24; ++i) {
+    std::vector<int64_t> ix = test::unravel(i, {2, 3, 4});
+    float xv = x[i], yv = y[ix[2]], zv = z[ix[1]];
+    want[0].push_back(std::pow(std::fabs(xv), 1.7f));
+    want[1].push_back(std::pow(std::fabs(xv), yv));
+    want[2].push_back(xv < 0 ? xv * 0.1f * static_cast<float>(ix[1] + 1) : xv);
+    want[3].push_back(std::min({xv, yv, zv}));
+    want[4].push_back(std::max({xv, yv, zv}));
+  }
+  const char* names[] = {"Pow const", "Pow tensor", "PRelu", "Min", "Max"};
+  for (size_t k = 0; k < 5; ++k)
+    expect_near_all(got.at(k), want[k], names[k], 1e-5);
+}
+
+TEST(OnnxOps, ComparisonsFeedWhereAndNot) {
+  onnx::ModelProto model = test::onnx_model("where", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {2, 6});
+  add_input(g, "y", {6});
+  test::fill_float_tensor(g->add_initializer(), "minus", {}, {-100.0f}, false);
+  add_node(g, "Equal", {"x", "y"}, {"eq"});
+  add_node(g, "Where", {"eq", "minus", "x"}, {"w_eq"});  // a masked fill, as attention does
+  add_node(g, "Less", {"x", "y"}, {"lt"});
+  add_node(g, "Not", {"lt"}, {"ge"});
+  add_node(g, "Where", {"ge", "x", "y"}, {"w_max"});
+  add_node(g, "Greater", {"x", "y"}, {"gt"});
+  add_node(g, "Where", {"gt", "y", "x"}, {"w_min"});
+  for (const char* out : {"w_eq", "w_max", "w_min"})
+    add_output(g, out, {2, 6});
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, -1, 2, -3, 4, 0, 7};
+  std::vector<float> y = {1, 0, 3, 5, 5, -6};
+  std::vector<std::vector<float>> got = test::run_onnx(model, {x, y});
+  std::vector<std::vector<float>> want(3);
+  for (size_t i = 0; i < x.size(); ++i) {
+    float yv = y[i % 6];
+    want[0].push_back(x[i] == yv ? -100.0f : x[i]);
+    want[1].push_back(std::max(x[i], yv));
+    want[2].push_back(std::min(x[i], yv));
+  }
+  expect_near_all(got.at(0), want[0], "Equal + Where");
+  expect_near_all(got.at(1), want[1], "Less + Not + Where");
+  expect_near_all(got.at(2), want[2], "Greater + Where");
+}
+
+TEST(OnnxOps, MatMulBroadcastsBatchDimensions) {
+  onnx::ModelProto model = test::onnx_model("bmm", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "a", {2, 1, 3, 4});
+  add_input(g, "b", {3, 4, 5});
+  add_node(g, "MatMul", {"a", "b"}, {"y"});
+  add_output(g, "y", {2, 3, 3, 5});
+  std::vector<float> a = wave(24), b = wave(60, 1.0);
+  std::vector<float> want;
+  for (int64_t i = 0; i < 2 * 3 * 3 * 5; ++i) {
+    std::vector<int64_t> ix = test::unravel(i, {2, 3, 3, 5});
+    double s = 0;
+    for (int64_t k = 0; k < 4; ++k)
+      s += a[(ix[0] * 3 + ix[2]) * 4 + k] * b[(ix[1] * 4 + k) * 5 + ix[3]];
+    want.push_back(static_cast<float>(s));
+  }
+  expect_near_all(test::run_onnx(model, {a, b}).at(0), want, "MatMul");
+}
+
+TEST(OnnxOps, EveryMissingOperatorIsListedInOneError) {
+  onnx::ModelProto model = test::onnx_model("missing", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {2, 3});
+  test::fill_int64_tensor(g->add_initializer(), "axis", {}, {1});
+  add_node(g, "Sigmoid", {"x"}, {"s"}, "ok");
+  add_node(g, "CumSum", {"s", "axis"}, {"c"}, "cumsum");
+  add_node(g, "Softsign", {"c"}, {"t"}, "softsign");
+  add_node(g, "Hardmax", {"t"}, {"y"});
+  add_output(g, "y", {2, 3});
+  try {
+    import_onnx_bytes(test::serialize(model), "m.onnx");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("'m.onnx': 3 unsupported node(s)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("\n  node 'cumsum' (CumSum)\n  node 'softsign' (Softsign)\n"
+                       "  node '#3' (Hardmax)"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+}  // namespace
+}  // namespace tensortune::graph
+
+#endif  // ONNX headers
