@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -32,6 +33,7 @@ std::vector<std::string> supported_onnx_ops() {
           "Concat",
           "Constant",
           "Conv",
+          "DepthToSpace",
           "Div",
           "Dropout",
           "Equal",
@@ -62,19 +64,27 @@ std::vector<std::string> supported_onnx_ops() {
           "Not",
           "Or",
           "PRelu",
+          "Pad",
           "Pow",
           "Reciprocal",
+          "ReduceMax",
           "ReduceMean",
+          "ReduceMin",
+          "ReduceSum",
           "Relu",
           "Reshape",
           "Shape",
           "Sigmoid",
+          "Slice",
           "Softmax",
+          "SpaceToDepth",
+          "Split",
           "Sqrt",
           "Squeeze",
           "Sub",
           "Sum",
           "Tanh",
+          "Tile",
           "Transpose",
           "Unsqueeze",
           "Where"};
@@ -243,6 +253,10 @@ class Importer {
       graph_.set_value(detail::constant_from_node(proto, name, what_));
       return;
     }
+    if (proto.op_type() == "Split") {
+      add_split(proto, name);
+      return;
+    }
     Node node;
     node.name = name;
     node.op = proto.op_type();
@@ -261,6 +275,54 @@ class Importer {
       add_value(v);
     }
     graph_.nodes.push_back(std::move(node));
+  }
+
+  /// A Split as one Slice per output: each output is its own kernel or view then, and the
+  /// split sizes need no reading, the outputs' inferred shapes give them.
+  void add_split(const onnx::NodeProto& proto, const std::string& name) {
+    add_value(proto.input(0));
+    std::vector<int64_t> in_shape;
+    auto it = types_.find(proto.input(0));
+    if (it == types_.end() || !detail::static_shape(*it->second, &in_shape))
+      return;  // reported as a dynamic shape
+    int64_t axis = 0;
+    for (const onnx::AttributeProto& a : proto.attribute()) {
+      if (a.name() == "axis")
+        axis = a.i();
+    }
+    int64_t rank = static_cast<int64_t>(in_shape.size());
+    TT_USER_CHECK(axis >= -rank && axis < rank)
+        << "'" << what_ << "': node '" << name << "' (Split): axis " << axis
+        << " is out of range for rank " << rank;
+    axis = axis < 0 ? axis + rank : axis;
+    int64_t start = 0;
+    for (int k = 0; k < proto.output_size(); ++k) {
+      const std::string& out = proto.output(k);
+      add_value(out);
+      if (out.empty() || !graph_.has_value(out))
+        continue;
+      int64_t extent = graph_.value(out).shape.at(static_cast<size_t>(axis));
+      Node node;
+      node.name = name + "_" + std::to_string(k);
+      node.op = "Slice";
+      node.inputs = {proto.input(0), int_constant(node.name + "_starts", start),
+                     int_constant(node.name + "_ends", start + extent),
+                     int_constant(node.name + "_axes", axis)};
+      node.outputs = {out};
+      graph_.nodes.push_back(std::move(node));
+      start += extent;
+    }
+  }
+
+  /// A new one-element int64 constant named after `base`.
+  std::string int_constant(const std::string& base, int64_t v) {
+    Value c;
+    c.name = graph_.fresh_name(base);
+    c.dtype = ir::DataType::int64();
+    c.shape = {1};
+    c.data = std::make_shared<const ConstantData>(ConstantData{{}, {v}});
+    graph_.set_value(c);
+    return c.name;
   }
 
   /// Adds the value `name` from its inferred type, or records why it cannot be.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The anchors that are not contractions: pooling, Softmax, LayerNormalization, ReduceMean,
+// The anchors that are not contractions: pooling, Softmax, LayerNormalization, the reductions,
 // Transpose, Concat and Gather as tensor expressions; and the helpers of op_util.h.
 #include "graph/op_util.h"
 #include "tensortune/ir/ops.h"
@@ -131,11 +131,13 @@ te::Tensor pool(const Graph& g, const Node& node, const InputFn& input, const st
       name, "pool");
 }
 
-te::Tensor reduce_mean(const Graph& g,
-                       const Node& node,
-                       const te::Tensor& x,
-                       std::vector<int64_t> axes,
-                       const std::string& name) {
+/// ReduceMean, ReduceSum, ReduceMax or ReduceMin (by node.op; GlobalAveragePool is a mean) over
+/// `axes` (every axis when empty).
+te::Tensor reduce(const Graph& g,
+                  const Node& node,
+                  const te::Tensor& x,
+                  std::vector<int64_t> axes,
+                  const std::string& name) {
   const Value& out = g.value(node.outputs[0]);
   size_t rank = x.ndim();
   if (axes.empty()) {
@@ -155,6 +157,7 @@ te::Tensor reduce_mean(const Graph& g,
     }
   }
   ir::Expr inv = ir::make_const(out.dtype, 1.0 / static_cast<double>(count));
+  const std::string& op = node.op;
   return te::compute(
       out.shape,
       [&](const Vars& v) {
@@ -169,6 +172,12 @@ te::Tensor reduce_mean(const Graph& g,
             ix.push_back(v[o++]);
           }
         }
+        if (op == "ReduceSum")
+          return te::sum(x(ix), raxes);
+        if (op == "ReduceMax")
+          return te::max_reduce(x(ix), raxes);
+        if (op == "ReduceMin")
+          return te::min_reduce(x(ix), raxes);
         return te::sum(x(ix) * inv, raxes);
       },
       name, "reduction");
@@ -260,15 +269,20 @@ te::Tensor lower_anchor(const Graph& g,
   if (op == "GlobalAveragePool") {
     te::Tensor x = input(0);
     TT_USER_CHECK(x.ndim() == 4) << node.describe() << ": needs a 4-D NCHW input";
-    return reduce_mean(g, node, x, {2, 3}, name);
+    return reduce(g, node, x, {2, 3}, name);
   }
-  if (op == "ReduceMean") {
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
     te::Tensor x = input(0);
+    // Axes are an attribute, or an input from opset 13 (ReduceSum) and 18 (the others).
     std::vector<int64_t> axes = node.attr_ints("axes", {});
     if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
       axes = constant_ints(g.value(node.inputs[1]));
     }
-    return reduce_mean(g, node, x, axes, name);
+    if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0) {
+      return te::compute(
+          x.shape(), [&](const Vars& v) { return x(all(v)); }, name, "injective");
+    }
+    return reduce(g, node, x, axes, name);
   }
   if (op == "Softmax") {
     te::Tensor x = input(0);
@@ -308,6 +322,9 @@ te::Tensor lower_anchor(const Graph& g,
     return concat(g, node, input, name);
   if (op == "Gather")
     return gather(g, node, input, name);
+  te::Tensor moved = lower_data_movement(g, node, input, name);
+  if (moved.defined())
+    return moved;
   TT_USER_CHECK(false) << node.describe() << ": op '" << op << "' cannot be compiled";
   return {};
 }

@@ -72,6 +72,16 @@ bool fold_directly(Graph& g, const Node& node) {
     for (int64_t i : detail::constant_ints(g.value(node.inputs[1]))) {
       d.ints.push_back(xs.at(static_cast<size_t>(i < 0 ? i + static_cast<int64_t>(xs.size()) : i)));
     }
+  } else if (node.op == "Slice" && x.shape.size() == 1 && node.inputs.size() >= 3) {
+    // Shape -> Slice: the dimensions from `start` on, as exporters take a shape's tail.
+    int64_t n = static_cast<int64_t>(xs.size());
+    int64_t start = detail::constant_ints(g.value(node.inputs[1])).at(0);
+    int64_t step = node.inputs.size() > 4 && !node.inputs[4].empty()
+                       ? detail::constant_ints(g.value(node.inputs[4])).at(0)
+                       : 1;
+    start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, step > 0 ? n : n - 1);
+    for (int64_t i = 0; i < numel_of(out.shape); ++i)
+      d.ints.push_back(xs.at(static_cast<size_t>(start + i * step)));
   } else {
     return false;
   }

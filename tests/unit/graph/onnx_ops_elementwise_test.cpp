@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Element-wise, comparison and MatMul operators of imported ONNX models, each run through the
-// compiled executor and compared with a naive reference; and the single list of every
-// unsupported operator.
+// Element-wise, comparison, reduction and MatMul operators of imported ONNX models, each run
+// through the compiled executor and compared with a naive reference; and the folding of shape
+// chains and the single list of every unsupported operator.
 #include "tensortune/graph/onnx_import.h"
 #include "tensortune/support/error.h"
 
@@ -133,6 +133,33 @@ TEST(OnnxOps, ComparisonsFeedWhereAndNot) {
   expect_near_all(got.at(2), want[2], "Greater + Where");
 }
 
+TEST(OnnxOps, ReductionsTakeAxesAsAttributeOrInput) {
+  onnx::ModelProto model = test::onnx_model("reduce", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {2, 3, 4});
+  test::fill_int64_tensor(g->add_initializer(), "axes", {1}, {1});
+  add_node(g, "ReduceSum", {"x", "axes"}, {"sum"});  // opset 13: axes as input, keepdims 1
+  onnx::NodeProto* mx = add_node(g, "ReduceMax", {"x"}, {"max"});
+  test::add_ints_attr(mx, "axes", {-1});
+  add_int_attr(mx, "keepdims", 0);
+  test::add_ints_attr(add_node(g, "ReduceMean", {"x"}, {"mean"}), "axes", {0, 2});
+  add_output(g, "sum", {2, 1, 4});
+  add_output(g, "max", {2, 3});
+  add_output(g, "mean", {1, 3, 1});
+  std::vector<float> x = wave(24);
+  std::vector<std::vector<float>> got = test::run_onnx(model, {x});
+  std::vector<float> sum(8, 0), max(6, -1e30f), mean(3, 0);
+  for (int64_t i = 0; i < 24; ++i) {
+    std::vector<int64_t> ix = test::unravel(i, {2, 3, 4});
+    sum[ix[0] * 4 + ix[2]] += x[i];
+    max[ix[0] * 3 + ix[1]] = std::max(max[ix[0] * 3 + ix[1]], x[i]);
+    mean[ix[1]] += x[i] / 8;
+  }
+  expect_near_all(got.at(0), sum, "ReduceSum");
+  expect_near_all(got.at(1), max, "ReduceMax");
+  expect_near_all(got.at(2), mean, "ReduceMean");
+}
+
 TEST(OnnxOps, MatMulBroadcastsBatchDimensions) {
   onnx::ModelProto model = test::onnx_model("bmm", 13);
   onnx::GraphProto* g = model.mutable_graph();
@@ -150,6 +177,43 @@ TEST(OnnxOps, MatMulBroadcastsBatchDimensions) {
     want.push_back(static_cast<float>(s));
   }
   expect_near_all(test::run_onnx(model, {a, b}).at(0), want, "MatMul");
+}
+
+TEST(OnnxOps, ShapeChainsFoldToConstants) {
+  // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) and the same with Slice(Shape(x),
+  // 0, 1): [2,3,4] -> [2,12] with no kernel left for the shape arithmetic. ONNX 1.12 does not
+  // propagate Slice's data, so that model declares r's type, as exporters often do.
+  for (bool with_slice : {false, true}) {
+    onnx::ModelProto model = test::onnx_model("shape_chain");
+    onnx::GraphProto* g = model.mutable_graph();
+    add_input(g, "x", {2, 3, 4});
+    test::fill_int64_tensor(g->add_initializer(), "zero", {}, {0});
+    test::fill_int64_tensor(g->add_initializer(), "zeros", {1}, {0});
+    test::fill_int64_tensor(g->add_initializer(), "one", {1}, {1});
+    test::fill_int64_tensor(g->add_initializer(), "minus_one", {1}, {-1});
+    add_node(g, "Shape", {"x"}, {"s"});
+    if (with_slice) {
+      add_node(g, "Slice", {"s", "zeros", "one"}, {"n1"});
+      test::set_tensor_type(g->add_value_info(), "r", onnx::TensorProto::FLOAT, {2, 12});
+    } else {
+      add_node(g, "Gather", {"s", "zero"}, {"n"});
+      add_node(g, "Unsqueeze", {"n", "zeros"}, {"n1"});
+    }
+    add_int_attr(add_node(g, "Concat", {"n1", "minus_one"}, {"shape"}), "axis", 0);
+    add_node(g, "Reshape", {"x", "shape"}, {"r"}, "reshape");
+    add_node(g, "Sigmoid", {"r"}, {"y"}, "sigmoid");
+    add_output(g, "y", {2, 12});
+    Graph graph = import_onnx_bytes(test::serialize(model), "chain.onnx");
+    optimize(graph);
+    EXPECT_EQ(graph.to_string(),
+              "reshape: Reshape(x, shape) -> r float32[2,12]\n"
+              "sigmoid: Sigmoid(r) -> y float32[2,12]\n");
+    EXPECT_EQ(graph.value("shape").data->ints, (std::vector<int64_t>{2, -1}));
+    std::vector<float> x = wave(24), want;
+    for (float v : x)
+      want.push_back(1 / (1 + std::exp(-v)));
+    expect_near_all(test::run_onnx(model, {x}).at(0), want, "chain");
+  }
 }
 
 TEST(OnnxOps, EveryMissingOperatorIsListedInOneError) {
