@@ -73,6 +73,7 @@ std::vector<std::string> supported_onnx_ops() {
           "ReduceSum",
           "Relu",
           "Reshape",
+          "Resize",
           "Shape",
           "Sigmoid",
           "Slice",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The data movement anchors: Slice (Split is imported as Slices), Pad, Tile, DepthToSpace and
-// SpaceToDepth. Each output element reads input elements at
+// The data movement anchors: Slice (Split is imported as Slices), Pad, Tile, DepthToSpace,
+// SpaceToDepth and Resize (nearest and linear). Each output element reads input elements at
 // indices computed from its own; shapes, pads and scales are constants read here.
 #include "graph/op_util.h"
 #include "tensortune/ir/ops.h"
@@ -193,6 +193,8 @@ te::Tensor lower_data_movement(const Graph& g,
     return tile(g, node, input, name);
   if (op == "DepthToSpace" || op == "SpaceToDepth")
     return depth_space(g, node, input, name);
+  if (op == "Resize")
+    return lower_resize(g, node, input, name);
   return {};
 }
 

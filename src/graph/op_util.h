@@ -52,9 +52,15 @@ te::Tensor lower_anchor(const Graph& graph,
                         const std::function<te::Tensor(size_t)>& input,
                         const std::string& name);
 
-/// Slice, Pad, Tile, DepthToSpace and SpaceToDepth; an undefined tensor for other ops.
+/// Slice, Pad, Tile, DepthToSpace, SpaceToDepth and Resize; an undefined tensor for other ops.
 te::Tensor lower_data_movement(const Graph& graph,
                                const Node& node,
                                const std::function<te::Tensor(size_t)>& input,
                                const std::string& name);
+/// Resize: nearest and linear modes (op_lowering_resize.cpp).
+te::Tensor lower_resize(const Graph& graph,
+                        const Node& node,
+                        const std::function<te::Tensor(size_t)>& input,
+                        const std::string& name);
+
 }  // namespace tensortune::graph::detail

@@ -38,8 +38,8 @@ bool contains(const std::string& text, const std::string& part) {
 TEST(OnnxImport, SupportedOpsAreSortedAndComplete) {
   std::vector<std::string> ops = supported_onnx_ops();
   EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
-  EXPECT_EQ(ops.size(), 65u);
-  for (const char* op : {"Add", "Constant", "Conv", "Gemm", "LayerNormalization", "Slice", "Split",
+  EXPECT_EQ(ops.size(), 66u);
+  for (const char* op : {"Add", "Constant", "Conv", "Gemm", "LayerNormalization", "Resize", "Split",
                          "Unsqueeze", "Where"}) {
     EXPECT_TRUE(std::binary_search(ops.begin(), ops.end(), op)) << op;
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Data movement operators of imported ONNX models (Split, Slice, Pad, DepthToSpace,
+// Data movement operators of imported ONNX models (Split, Slice, Pad, Resize, DepthToSpace,
 // SpaceToDepth, Expand, Tile), each run through the compiled executor and compared with a naive
 // reference.
 #include "tensortune/graph/onnx_import.h"
@@ -105,6 +105,89 @@ TEST(OnnxOps, PadConstantReflectAndEdge) {
       want.push_back(x[static_cast<size_t>((ix[1] * 3 + h) * 4 + w)]);
     }
     expect_near_all(test::run_onnx(model, {x}).at(0), want, mode);
+  }
+}
+
+/// The source coordinate of Resize, in float32 as the kernel computes it.
+float resize_coordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, float scale) {
+  float xf = static_cast<float>(x);
+  if (mode == "asymmetric")
+    return xf * (1.0f / scale);
+  if (mode == "align_corners")
+    return out == 1 ? 0.0f : xf * (static_cast<float>(in - 1) / static_cast<float>(out - 1));
+  if (mode == "pytorch_half_pixel" && out == 1)
+    return 0.0f;
+  return (xf + 0.5f) * (1.0f / scale) - 0.5f;
+}
+
+struct ResizeCase {
+  std::string mode, transform, nearest_mode;
+  Shape out;
+  bool by_sizes;
+};
+
+TEST(OnnxOps, ResizeNearestAndLinearUnderEachCoordinateTransform) {
+  std::vector<ResizeCase> cases = {
+      {"nearest", "asymmetric", "floor", {1, 2, 6, 8}, false},
+      {"nearest", "half_pixel", "round_prefer_floor", {1, 2, 6, 8}, false},
+      {"nearest", "asymmetric", "round_prefer_ceil", {1, 2, 5, 2}, true},
+      {"linear", "half_pixel", "", {1, 2, 6, 8}, false},
+      {"linear", "align_corners", "", {1, 2, 7, 5}, true},
+      {"linear", "pytorch_half_pixel", "", {1, 2, 1, 7}, true},
+      {"linear", "asymmetric", "", {1, 2, 6, 8}, false},
+  };
+  const Shape in = {1, 2, 3, 4};
+  for (const ResizeCase& c : cases) {
+    onnx::ModelProto model = test::onnx_model("resize", 13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_input(g, "x", in);
+    std::vector<float> scales = {1, 1, 2, 2};
+    if (c.by_sizes) {
+      test::fill_int64_tensor(g->add_initializer(), "sizes", {4}, c.out);
+      add_node(g, "Resize", {"x", "", "", "sizes"}, {"y"}, "resize");
+    } else {
+      test::fill_float_tensor(g->add_initializer(), "scales", {4}, scales, false);
+      add_node(g, "Resize", {"x", "", "scales"}, {"y"}, "resize");
+    }
+    onnx::NodeProto* node = g->mutable_node(0);
+    add_string_attr(node, "mode", c.mode);
+    add_string_attr(node, "coordinate_transformation_mode", c.transform);
+    if (!c.nearest_mode.empty())
+      add_string_attr(node, "nearest_mode", c.nearest_mode);
+    add_output(g, "y", c.out);
+    std::vector<float> x = wave(24), want;
+    for (int64_t i = 0; i < test::numel(c.out); ++i) {
+      Shape ix = unravel(i, c.out);
+      double v = 0;
+      std::vector<int64_t> lo(2), hi(2);
+      std::vector<double> lam(2);
+      for (int d = 0; d < 2; ++d) {
+        int64_t n = in[2 + d], m = c.out[2 + d];
+        float scale = c.by_sizes ? static_cast<float>(m) / static_cast<float>(n) : scales[2 + d];
+        float s = resize_coordinate(c.transform, ix[2 + d], n, m, scale);
+        if (c.mode == "nearest") {
+          float r = c.nearest_mode == "floor"               ? std::floor(s)
+                    : c.nearest_mode == "round_prefer_ceil" ? std::floor(s + 0.5f)
+                                                            : std::ceil(s - 0.5f);
+          lo[d] = hi[d] = std::clamp<int64_t>(static_cast<int64_t>(r), 0, n - 1);
+          lam[d] = 0;
+          continue;
+        }
+        float f = std::floor(s);
+        lo[d] = std::clamp<int64_t>(static_cast<int64_t>(f), 0, n - 1);
+        hi[d] = std::clamp<int64_t>(static_cast<int64_t>(f) + 1, 0, n - 1);
+        lam[d] = s - f;
+      }
+      auto at = [&](int64_t h, int64_t w) {
+        return x[static_cast<size_t>((ix[1] * 3 + h) * 4 + w)];
+      };
+      v = (1 - lam[0]) * (1 - lam[1]) * at(lo[0], lo[1]) +
+          (1 - lam[0]) * lam[1] * at(lo[0], hi[1]) + lam[0] * (1 - lam[1]) * at(hi[0], lo[1]) +
+          lam[0] * lam[1] * at(hi[0], hi[1]);
+      want.push_back(static_cast<float>(v));
+    }
+    expect_near_all(test::run_onnx(model, {x}).at(0), want,
+                    c.mode + " " + c.transform + " " + c.nearest_mode);
   }
 }
 
