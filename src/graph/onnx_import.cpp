@@ -166,6 +166,25 @@ void infer_shapes(onnx::ModelProto* model, const std::string& what) {
   }
 }
 
+/// True when some node output has no static shape in the model's inferred types.
+bool has_unknown_shapes(const onnx::GraphProto& graph) {
+  std::set<std::string> known;
+  std::vector<int64_t> shape;
+  for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()}) {
+    for (const onnx::ValueInfoProto& info : *list) {
+      if (detail::static_shape(info.type(), &shape))
+        known.insert(info.name());
+    }
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& out : node.output()) {
+      if (!out.empty() && !known.count(out))
+        return true;
+    }
+  }
+  return false;
+}
+
 /// One UserError listing every node whose op the importer does not support.
 void reject_unsupported(const onnx::GraphProto& graph, const std::string& what) {
   std::ostringstream lines;
@@ -425,6 +444,13 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
   }
   detail::check_window_attributes(model.graph(), what);
   infer_shapes(&model, what);
+  // Shape chains ONNX's data propagation left unresolved (opsets before 14): fold what is known
+  // and infer again, as long as that makes progress.
+  for (int round = 0; round < 16 && has_unknown_shapes(model.graph()) &&
+                      detail::fold_shape_arithmetic(&model, what);
+       ++round) {
+    infer_shapes(&model, what);
+  }
   return Importer(model.graph(), what).run();
 }
 

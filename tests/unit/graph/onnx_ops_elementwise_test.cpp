@@ -179,40 +179,52 @@ TEST(OnnxOps, MatMulBroadcastsBatchDimensions) {
   expect_near_all(test::run_onnx(model, {a, b}).at(0), want, "MatMul");
 }
 
-TEST(OnnxOps, ShapeChainsFoldToConstants) {
-  // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) and the same with Slice(Shape(x),
-  // 0, 1): [2,3,4] -> [2,12] with no kernel left for the shape arithmetic. ONNX 1.12 does not
-  // propagate Slice's data, so that model declares r's type, as exporters often do.
-  for (bool with_slice : {false, true}) {
-    onnx::ModelProto model = test::onnx_model("shape_chain");
-    onnx::GraphProto* g = model.mutable_graph();
-    add_input(g, "x", {2, 3, 4});
-    test::fill_int64_tensor(g->add_initializer(), "zero", {}, {0});
-    test::fill_int64_tensor(g->add_initializer(), "zeros", {1}, {0});
-    test::fill_int64_tensor(g->add_initializer(), "one", {1}, {1});
-    test::fill_int64_tensor(g->add_initializer(), "minus_one", {1}, {-1});
-    add_node(g, "Shape", {"x"}, {"s"});
-    if (with_slice) {
-      add_node(g, "Slice", {"s", "zeros", "one"}, {"n1"});
-      test::set_tensor_type(g->add_value_info(), "r", onnx::TensorProto::FLOAT, {2, 12});
-    } else {
-      add_node(g, "Gather", {"s", "zero"}, {"n"});
+/// Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])), or with Slice(Shape(x), 0, 1), then
+/// a Sigmoid: [2,3,4] -> [2,12].
+onnx::ModelProto shape_chain_model(int64_t opset, bool with_slice) {
+  onnx::ModelProto model = test::onnx_model("shape_chain", opset);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {2, 3, 4});
+  test::fill_int64_tensor(g->add_initializer(), "zero", {}, {0});
+  test::fill_int64_tensor(g->add_initializer(), "zeros", {1}, {0});
+  test::fill_int64_tensor(g->add_initializer(), "one", {1}, {1});
+  test::fill_int64_tensor(g->add_initializer(), "minus_one", {1}, {-1});
+  add_node(g, "Shape", {"x"}, {"s"});
+  if (with_slice) {
+    add_node(g, "Slice", {"s", "zeros", "one"}, {"n1"});
+  } else {
+    add_node(g, "Gather", {"s", "zero"}, {"n"});
+    if (opset >= 13) {
       add_node(g, "Unsqueeze", {"n", "zeros"}, {"n1"});
+    } else {
+      test::add_ints_attr(add_node(g, "Unsqueeze", {"n"}, {"n1"}), "axes", {0});
     }
-    add_int_attr(add_node(g, "Concat", {"n1", "minus_one"}, {"shape"}), "axis", 0);
-    add_node(g, "Reshape", {"x", "shape"}, {"r"}, "reshape");
-    add_node(g, "Sigmoid", {"r"}, {"y"}, "sigmoid");
-    add_output(g, "y", {2, 12});
-    Graph graph = import_onnx_bytes(test::serialize(model), "chain.onnx");
-    optimize(graph);
-    EXPECT_EQ(graph.to_string(),
-              "reshape: Reshape(x, shape) -> r float32[2,12]\n"
-              "sigmoid: Sigmoid(r) -> y float32[2,12]\n");
-    EXPECT_EQ(graph.value("shape").data->ints, (std::vector<int64_t>{2, -1}));
-    std::vector<float> x = wave(24), want;
-    for (float v : x)
-      want.push_back(1 / (1 + std::exp(-v)));
-    expect_near_all(test::run_onnx(model, {x}).at(0), want, "chain");
+  }
+  add_int_attr(add_node(g, "Concat", {"n1", "minus_one"}, {"shape"}), "axis", 0);
+  add_node(g, "Reshape", {"x", "shape"}, {"r"}, "reshape");
+  add_node(g, "Sigmoid", {"r"}, {"y"}, "sigmoid");
+  add_output(g, "y", {-1, -1});
+  return model;
+}
+
+TEST(OnnxOps, ShapeChainsFoldToConstantsAtEveryOpset) {
+  // ONNX 1.12's own data propagation resolves these chains from opset 14 only.
+  for (int64_t opset : {11, 13, 14, 17}) {
+    for (bool with_slice : {false, true}) {
+      std::string what = "opset " + std::to_string(opset) + (with_slice ? " slice" : " gather");
+      onnx::ModelProto model = shape_chain_model(opset, with_slice);
+      Graph graph = import_onnx_bytes(test::serialize(model), "chain.onnx");
+      optimize(graph);
+      EXPECT_EQ(graph.to_string(),
+                "reshape: Reshape(x, shape) -> r float32[2,12]\n"
+                "sigmoid: Sigmoid(r) -> y float32[2,12]\n")
+          << what;
+      EXPECT_EQ(graph.value("shape").data->ints, (std::vector<int64_t>{2, -1})) << what;
+      std::vector<float> x = wave(24), want;
+      for (float v : x)
+        want.push_back(1 / (1 + std::exp(-v)));
+      expect_near_all(test::run_onnx(model, {x}).at(0), want, what);
+    }
   }
 }
 
