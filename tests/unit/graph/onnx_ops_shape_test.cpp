@@ -246,6 +246,42 @@ TEST(OnnxOps, ExpandAndTile) {
                   "Tile");
 }
 
+TEST(OnnxOps, MaxPoolWithCeilModeAndAsymmetricPads) {
+  // SqueezeNet pools 3x3 with stride 2 and ceil_mode=1: 6 -> 3 rather than 2.
+  struct Case {
+    int64_t ceil_mode;
+    std::vector<int64_t> pads;
+    Shape out;
+  };
+  for (const Case& c : {Case{1, {0, 0, 0, 0}, {1, 2, 3, 3}}, Case{0, {1, 0, 0, 1}, {1, 2, 3, 3}},
+                        Case{1, {1, 0, 1, 0}, {1, 2, 4, 3}}}) {
+    onnx::ModelProto model = test::onnx_model("pool", 13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_input(g, "x", {1, 2, 6, 6});
+    onnx::NodeProto* node = add_node(g, "MaxPool", {"x"}, {"y"});
+    test::add_ints_attr(node, "kernel_shape", {3, 3});
+    test::add_ints_attr(node, "strides", {2, 2});
+    test::add_ints_attr(node, "pads", c.pads);
+    add_int_attr(node, "ceil_mode", c.ceil_mode);
+    add_output(g, "y", c.out);
+    std::vector<float> x = wave(72), want;
+    for (int64_t i = 0; i < test::numel(c.out); ++i) {
+      Shape ix = unravel(i, c.out);
+      float m = -1e30f;
+      for (int64_t dy = 0; dy < 3; ++dy) {
+        for (int64_t dx = 0; dx < 3; ++dx) {
+          int64_t h = ix[2] * 2 + dy - c.pads[0], w = ix[3] * 2 + dx - c.pads[1];
+          if (h >= 0 && h < 6 && w >= 0 && w < 6)
+            m = std::max(m, x[static_cast<size_t>((ix[1] * 6 + h) * 6 + w)]);
+        }
+      }
+      want.push_back(m);
+    }
+    expect_near_all(test::run_onnx(model, {x}).at(0), want,
+                    "ceil_mode " + std::to_string(c.ceil_mode));
+  }
+}
+
 }  // namespace
 }  // namespace tensortune::graph
 
