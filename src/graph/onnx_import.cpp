@@ -32,6 +32,7 @@ std::vector<std::string> supported_onnx_ops() {
           "Clip",
           "Concat",
           "Constant",
+          "ConstantOfShape",
           "Conv",
           "DepthToSpace",
           "Div",
@@ -66,6 +67,7 @@ std::vector<std::string> supported_onnx_ops() {
           "PRelu",
           "Pad",
           "Pow",
+          "Range",
           "Reciprocal",
           "ReduceMax",
           "ReduceMean",
@@ -286,6 +288,17 @@ class Importer {
       Attribute attr;
       if (detail::to_attribute(a, &attr)) {
         node.attrs[a.name()] = std::move(attr);
+      }
+      // ConstantOfShape's fill value is a one-element tensor; the graph keeps it as a number.
+      if (node.op == "ConstantOfShape" && a.name() == "value") {
+        Value fill = detail::constant_from_tensor(a.t(), name + ".value", what_);
+        TT_USER_CHECK(fill.numel() == 1)
+            << "'" << what_ << "': node '" << name << "' (ConstantOfShape): value has "
+            << fill.numel() << " elements, not 1";
+        node.attrs["value"].kind = Attribute::Kind::Float;
+        node.attrs["value"].f = fill.data->floats.empty()
+                                    ? static_cast<double>(fill.data->ints.at(0))
+                                    : static_cast<double>(fill.data->floats.at(0));
       }
     }
     for (const std::string& v : node.inputs) {

@@ -57,6 +57,30 @@ bool fold_directly(Graph& g, const Node& node) {
     g.set_value(constant_value(out, *x.data));  // row-major: the same elements
     return true;
   }
+  if (node.op == "ConstantOfShape") {
+    double value = node.attr_float("value", 0.0);
+    ConstantData d;
+    if (out.dtype.is_float())
+      d.floats.assign(static_cast<size_t>(numel_of(out.shape)), static_cast<float>(value));
+    else
+      d.ints.assign(static_cast<size_t>(numel_of(out.shape)), static_cast<int64_t>(value));
+    g.set_value(constant_value(out, d));
+    return true;
+  }
+  if (node.op == "Range") {
+    double start = detail::constant_scalar(x);
+    double delta = detail::constant_scalar(g.value(node.inputs.at(2)));
+    ConstantData d;
+    for (int64_t i = 0; i < numel_of(out.shape); ++i) {
+      double v = start + static_cast<double>(i) * delta;
+      if (out.dtype.is_float())
+        d.floats.push_back(static_cast<float>(v));
+      else
+        d.ints.push_back(static_cast<int64_t>(v));
+    }
+    g.set_value(constant_value(out, d));
+    return true;
+  }
   if (!out.dtype.is_int())
     return false;
   std::vector<int64_t> xs = detail::constant_ints(x);

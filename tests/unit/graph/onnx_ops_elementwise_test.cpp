@@ -228,6 +228,29 @@ TEST(OnnxOps, ShapeChainsFoldToConstantsAtEveryOpset) {
   }
 }
 
+TEST(OnnxOps, ConstantOfShapeAndRangeBecomeConstants) {
+  // y = x + ConstantOfShape(Shape(x), 2.5) + Range(0, 4, 1): masks and position ids as exporters
+  // write them, constants once shapes are static.
+  onnx::ModelProto model = test::onnx_model("consts", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {2, 4});
+  test::fill_float_tensor(g->add_initializer(), "start", {}, {0.0f}, false);
+  test::fill_float_tensor(g->add_initializer(), "limit", {}, {4.0f}, false);
+  test::fill_float_tensor(g->add_initializer(), "delta", {}, {1.0f}, false);
+  add_node(g, "Shape", {"x"}, {"s"});
+  onnx::NodeProto* fill = add_node(g, "ConstantOfShape", {"s"}, {"c"});
+  test::fill_float_tensor(test::add_attr(fill, "value", onnx::AttributeProto::TENSOR)->mutable_t(),
+                          "", {1}, {2.5f}, false);
+  add_node(g, "Range", {"start", "limit", "delta"}, {"r"});
+  add_node(g, "Add", {"x", "c"}, {"a"});
+  add_node(g, "Add", {"a", "r"}, {"y"});
+  add_output(g, "y", {2, 4});
+  std::vector<float> x = wave(8), want;
+  for (size_t i = 0; i < x.size(); ++i)
+    want.push_back(x[i] + 2.5f + static_cast<float>(i % 4));
+  expect_near_all(test::run_onnx(model, {x}).at(0), want, "consts");
+}
+
 TEST(OnnxOps, EveryMissingOperatorIsListedInOneError) {
   onnx::ModelProto model = test::onnx_model("missing", 13);
   onnx::GraphProto* g = model.mutable_graph();
