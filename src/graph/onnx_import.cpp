@@ -332,9 +332,12 @@ class Importer {
     for (int k = 0; k < proto.output_size(); ++k) {
       const std::string& out = proto.output(k);
       add_value(out);
-      if (out.empty() || !graph_.has_value(out))
-        continue;
-      int64_t extent = graph_.value(out).shape.at(static_cast<size_t>(axis));
+      std::vector<int64_t> out_shape;
+      auto type = types_.find(out);
+      if (type == types_.end() || !detail::static_shape(*type->second, &out_shape) ||
+          out_shape.size() != in_shape.size())
+        continue;  // reported by add_value
+      int64_t extent = out_shape[static_cast<size_t>(axis)];
       Node node;
       node.name = name + "_" + std::to_string(k);
       node.op = "Slice";
@@ -377,8 +380,23 @@ class Importer {
     }
     if (!detail::static_shape(type, &v.shape)) {
       shape_problems_.push_back("'" + name + "' " + detail::describe_shape(type));
+    } else if (too_large(v.shape)) {
+      size_problems_.push_back("'" + name + "' " + detail::describe_shape(type));
     }
     graph_.set_value(std::move(v));
+  }
+
+  /// More elements than any kernel here could hold (a ConstantOfShape of [1e6, 1e6] would be
+  /// folded into memory); false for shapes whose product fits.
+  static bool too_large(const std::vector<int64_t>& shape) {
+    constexpr int64_t kMaxElements = int64_t{1} << 32;
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      if (d > 0 && n > kMaxElements / d)
+        return true;
+      n *= d;
+    }
+    return false;
   }
 
   void throw_problems() const {
@@ -393,6 +411,8 @@ class Importer {
         << "'" << what_ << "': unsupported data types: " << join(dtype_problems_);
     TT_USER_CHECK(shape_problems_.empty())
         << "'" << what_ << "': dynamic or unknown shapes: " << join(shape_problems_);
+    TT_USER_CHECK(size_problems_.empty())
+        << "'" << what_ << "': values of more than 2^32 elements: " << join(size_problems_);
   }
 
   const onnx::GraphProto& proto_;
@@ -403,6 +423,7 @@ class Importer {
   std::set<std::string> seen_;
   std::vector<std::string> dtype_problems_;
   std::vector<std::string> shape_problems_;
+  std::vector<std::string> size_problems_;
 };
 
 }  // namespace

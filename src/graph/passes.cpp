@@ -57,6 +57,11 @@ bool fold_directly(Graph& g, const Node& node) {
     g.set_value(constant_value(out, *x.data));  // row-major: the same elements
     return true;
   }
+  if (node.op == "ConstantOfShape" || node.op == "Range") {
+    // Folded into memory here, before any kernel could refuse them.
+    TT_USER_CHECK(numel_of(out.shape) <= (int64_t{1} << 27))
+        << node.describe() << ": its output " << out.describe() << " is too large to fold";
+  }
   if (node.op == "ConstantOfShape") {
     double value = node.attr_float("value", 0.0);
     ConstantData d;

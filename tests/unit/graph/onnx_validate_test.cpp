@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Window attributes that ONNX's shape inference cannot take (a stride of 0 divides by zero in
-// libonnx) are refused by the importer, naming the node, before inference runs.
+// libonnx) are refused by the importer, naming the node, before inference runs; and other
+// hostile attribute values are user errors, never crashes or internal errors.
 #include "tensortune/graph/onnx_import.h"
 #include "tensortune/support/error.h"
 
@@ -97,6 +98,31 @@ TEST(OnnxWindowAttributes, ListsEveryBadNodeInOneError) {
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("\n  node '#2' (AveragePool): pads [-1,0,0,0]"), std::string::npos) << msg;
+}
+
+TEST(OnnxHostileValues, SplitWithNegativeSizesIsAUserError) {
+  onnx::ModelProto model = test::onnx_model("split");
+  onnx::GraphProto* g = model.mutable_graph();
+  test::add_input(g, "x", {1, 4});
+  test::fill_int64_tensor(g->add_initializer(), "sizes", {2}, {-1, 5});
+  test::add_attr(test::add_node(g, "Split", {"x", "sizes"}, {"a", "b"}, "split"), "axis",
+                 onnx::AttributeProto::INT)
+      ->set_i(1);
+  test::add_output(g, "a", {-1, -1});
+  test::add_output(g, "b", {-1, -1});
+  std::string msg = import_error(model);
+  EXPECT_NE(msg.find("'w.onnx': dynamic or unknown shapes: 'a' [1,-1]"), std::string::npos) << msg;
+}
+
+TEST(OnnxHostileValues, AHugeConstantOfShapeIsAUserError) {
+  onnx::ModelProto model = test::onnx_model("huge");
+  onnx::GraphProto* g = model.mutable_graph();
+  test::add_input(g, "x", {2});
+  test::fill_int64_tensor(g->add_initializer(), "shape", {3}, {1000000, 1000000, 2});
+  test::add_node(g, "ConstantOfShape", {"shape"}, {"c"}, "fill");
+  test::add_output(g, "c", {-1, -1, -1});
+  EXPECT_EQ(import_error(model),
+            "'w.onnx': values of more than 2^32 elements: 'c' [1000000,1000000,2]");
 }
 
 }  // namespace
