@@ -14,6 +14,7 @@
 
 #if defined(ONNX_NAMESPACE) && __has_include(<onnx/onnx_pb.h>)
 #include "onnx_op_runner.h"
+#include "tensortune/graph/partition.h"
 
 namespace tensortune::graph {
 namespace {
@@ -269,6 +270,36 @@ TEST(OnnxOps, EveryMissingOperatorIsListedInOneError) {
     EXPECT_NE(msg.find("'m.onnx': 3 unsupported node(s)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("\n  node 'cumsum' (CumSum)\n  node 'softsign' (Softsign)\n"
                        "  node '#3' (Hardmax)"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+TEST(OnnxOps, EveryNodeThatCannotBeCompiledIsListedInOneError) {
+  onnx::ModelProto model = test::onnx_model("uncompilable", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {1, 2, 4, 4});
+  test::fill_float_tensor(g->add_initializer(), "scales", {4}, {1, 1, 2, 2}, false);
+  test::add_string_attr(add_node(g, "Resize", {"x", "", "scales"}, {"r"}, "cubic"), "mode",
+                        "cubic");
+  onnx::NodeProto* pool = add_node(g, "AveragePool", {"r"}, {"p"}, "avg_ceil");
+  test::add_ints_attr(pool, "kernel_shape", {3, 3});
+  test::add_ints_attr(pool, "strides", {2, 2});
+  add_int_attr(pool, "ceil_mode", 1);
+  add_int_attr(add_node(g, "Softmax", {"p"}, {"y"}, "inner_softmax"), "axis", 1);
+  add_output(g, "y", {1, 2, 4, 4});
+  Graph graph = import_onnx_bytes(test::serialize(model), "u.onnx");
+  optimize(graph);
+  try {
+    extract_tasks(graph, partition(graph));
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("model 'uncompilable': 3 node(s) cannot be compiled:\n  node 'cubic'"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("\n  node 'avg_ceil' (AveragePool): ceil_mode=1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("\n  node 'inner_softmax' (Softmax): softmax over axis 1"),
               std::string::npos)
         << msg;
   }
