@@ -56,6 +56,11 @@ std::string describe_shape(const onnx::TypeProto& type);
 /// inference must run again then.
 bool fold_shape_arithmetic(onnx::ModelProto* model, const std::string& what);
 
+/// Rewrites the auto_pad of every Conv, MaxPool and AveragePool of an imported graph as explicit
+/// pads computed from the node's inferred input and output shapes. UserError naming the node for
+/// an unknown mode.
+void resolve_auto_pad(Graph& graph);
+
 /// Checks the window attributes of every Conv, ConvTranspose and pooling node (strides,
 /// dilations and kernel_shape >= 1, pads >= 0, their lengths against the window's rank, group
 /// >= 1 and dividing the known channel counts). ONNX's shape inference must not see them

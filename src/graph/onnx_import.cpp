@@ -239,6 +239,7 @@ class Importer {
       add_value(out.name());
     }
     throw_problems();
+    detail::resolve_auto_pad(graph_);
     graph_.validate();
     return std::move(graph_);
   }

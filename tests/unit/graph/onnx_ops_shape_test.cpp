@@ -282,6 +282,51 @@ TEST(OnnxOps, MaxPoolWithCeilModeAndAsymmetricPads) {
   }
 }
 
+/// A 3x3, stride 2 Conv (or MaxPool) over [1,2,8,8] with auto_pad `mode`, or with explicit
+/// `pads` when `mode` is empty.
+onnx::ModelProto strided_window(const std::string& op,
+                                const std::string& mode,
+                                const std::vector<int64_t>& pads,
+                                const Shape& out) {
+  onnx::ModelProto model = test::onnx_model("auto_pad", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {1, 2, 8, 8});
+  std::vector<std::string> inputs = {"x"};
+  if (op == "Conv") {
+    test::fill_float_tensor(g->add_initializer(), "w", {3, 2, 3, 3}, wave(54, 1.0), true);
+    inputs.push_back("w");
+  }
+  onnx::NodeProto* node = add_node(g, op, inputs, {"y"}, "window");
+  test::add_ints_attr(node, "kernel_shape", {3, 3});
+  test::add_ints_attr(node, "strides", {2, 2});
+  if (mode.empty())
+    test::add_ints_attr(node, "pads", pads);
+  else
+    add_string_attr(node, "auto_pad", mode);
+  add_output(g, "y", out);
+  return model;
+}
+
+TEST(OnnxOps, AutoPadIsTheSameAsItsExplicitPads) {
+  // 8 wide, 3 wide windows every 2: SAME needs 4 outputs and 1 pad, at the end for SAME_UPPER.
+  struct Case {
+    std::string mode;
+    std::vector<int64_t> pads;
+    Shape out_hw;
+  };
+  std::vector<float> x = wave(128);
+  for (const char* op : {"Conv", "MaxPool"}) {
+    for (const Case& c :
+         {Case{"SAME_UPPER", {0, 0, 1, 1}, {4, 4}}, Case{"SAME_LOWER", {1, 1, 0, 0}, {4, 4}},
+          Case{"VALID", {0, 0, 0, 0}, {3, 3}}}) {
+      Shape out = {1, std::string(op) == "Conv" ? 3 : 2, c.out_hw[0], c.out_hw[1]};
+      std::vector<float> got = test::run_onnx(strided_window(op, c.mode, {}, out), {x}).at(0);
+      std::vector<float> want = test::run_onnx(strided_window(op, "", c.pads, out), {x}).at(0);
+      expect_near_all(got, want, std::string(op) + " " + c.mode, 0.0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tensortune::graph
 
