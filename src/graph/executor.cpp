@@ -285,8 +285,12 @@ std::vector<std::vector<float>> Executable::run(
   }
   std::vector<std::vector<float>> out;
   std::vector<void*> out_ptrs;
-  for (const TensorInfo& o : plan_.outputs)
+  for (const TensorInfo& o : plan_.outputs) {
+    // Float buffers: an int64 output would overflow its buffer.
+    TT_USER_CHECK(o.dtype == ir::DataType::float32())
+        << "output '" << o.name << "' is " << o.dtype.to_string() << " (float32 only here)";
     out.emplace_back(static_cast<size_t>(o.numel()));
+  }
   for (auto& o : out)
     out_ptrs.push_back(o.data());
   run(in, out_ptrs);

@@ -95,6 +95,9 @@ te::Tensor lower_resize(const Graph& g,
   std::string mode = node.attr_string("mode", "nearest");
   TT_USER_CHECK(mode == "nearest" || mode == "linear")
       << node.describe() << ": mode '" << mode << "' is not supported (nearest, linear)";
+  TT_USER_CHECK(mode == "nearest" || x.dtype().is_float())
+      << node.describe() << ": linear resize of " << x.dtype().to_string()
+      << " is not supported (floating-point only)";
   bool opset10 = node.inputs.size() == 2;
   std::string transform =
       node.attr_string("coordinate_transformation_mode", opset10 ? "asymmetric" : "half_pixel");
@@ -149,7 +152,9 @@ te::Tensor lower_resize(const Graph& g,
             ir::Expr wd = upper ? lambda[d] : f32(1) - lambda[d];
             w = w.defined() ? w * wd : wd;
           }
-          ir::Expr term = w.defined() ? x(ix) * w : x(ix);
+          ir::Expr term = !w.defined()                           ? x(ix)
+                          : x.dtype() == ir::DataType::float32() ? x(ix) * w
+                                                                 : x(ix) * ir::cast(x.dtype(), w);
           sum = sum.defined() ? sum + term : term;
         }
         return sum;

@@ -305,6 +305,26 @@ TEST(OnnxOps, EveryNodeThatCannotBeCompiledIsListedInOneError) {
   }
 }
 
+TEST(OnnxOps, ABoolOrIntegerOutputIsRefusedByTheFloatRun) {
+  for (int type : {onnx::TensorProto::BOOL, onnx::TensorProto::INT64}) {
+    onnx::ModelProto model = test::onnx_model("int_out", 13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_input(g, "x", {2, 3});
+    add_input(g, "y", {2, 3});
+    if (type == onnx::TensorProto::BOOL)
+      add_node(g, "Less", {"x", "y"}, {"out"});
+    else
+      add_int_attr(add_node(g, "Cast", {"x"}, {"out"}), "to", type);
+    add_output(g, "out", {2, 3}, type);
+    try {
+      test::run_onnx(model, {wave(6), wave(6, 1.0)});
+      FAIL() << "expected a UserError";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("output 'out' is "), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tensortune::graph
 
