@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // run-model's output files: outputs whose names sanitize to the same file name (`a/b`, `a_b`)
-// are written to distinct files, named in --json, and neither is lost.
+// are written to distinct files, named in --json, and neither is lost; outputs that are not
+// float32 are refused before the run.
 #include "cli_runner.h"
 #include "tensortune/graph/npy.h"
 #include "tensortune/graph/onnx_import.h"
@@ -56,6 +57,25 @@ TEST(ModelOutputs, CollidingNamesAreWrittenToDistinctFiles) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("output a/b [2,3] -> " + out + "/a_b_1.npy"), std::string::npos)
       << text.out;
+}
+
+TEST(ModelOutputs, AnInt64OutputIsRefusedBeforeTheRun) {
+  // The outputs are run into float32 buffers: an int64 one would overflow its buffer.
+  onnx::ModelProto model = test::onnx_model("int_output");
+  onnx::GraphProto* g = model.mutable_graph();
+  test::add_input(g, "x", {64});
+  test::add_attr(test::add_node(g, "Cast", {"x"}, {"ids"}), "to", onnx::AttributeProto::INT)
+      ->set_i(onnx::TensorProto::INT64);
+  test::add_output(g, "ids", {64}, onnx::TensorProto::INT64);
+  const std::string onnx_file = temp_path("int_output.onnx");
+  std::ofstream(onnx_file, std::ios::binary) << test::serialize(model);
+  const std::string dir = temp_path("int_output_model");
+  CliResult c = run_cli("compile-model " + onnx_file + " --target native --out " + dir);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  CliResult r = run_cli("run-model " + dir + " --output-dir " + temp_path("int_output_out"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("run-model: output 'ids' is int64 (float32 only)"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -123,8 +123,13 @@ int run_run_model(const std::vector<std::string>& in_args) {
     inputs.push_back(a.to_floats());
   }
   std::vector<std::vector<float>> outputs;
-  for (const graph::TensorInfo& t : plan.outputs)
+  for (const graph::TensorInfo& t : plan.outputs) {
+    // Run into float32 buffers and written as float32 .npy: an int64 output would overflow its
+    // buffer, and a bool (uint8) one would be written as garbage.
+    TT_USER_CHECK(t.dtype == ir::DataType::float32())
+        << "run-model: output '" << t.name << "' is " << t.dtype.to_string() << " (float32 only)";
     outputs.emplace_back(static_cast<size_t>(t.numel()));
+  }
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
   for (auto& v : inputs)
