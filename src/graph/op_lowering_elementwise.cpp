@@ -88,6 +88,12 @@ ir::Expr unary(const Graph& g, const Node& node, const ir::Expr& x, ir::DataType
     return ir::log(x);
   if (op == "Neg")
     return c(0) - x;
+  if (op == "Softplus")  // log(1 + e^x), as log1p(e^-|x|) + max(x, 0) to not overflow
+    return ir::log(c(1) + ir::exp(c(0) - ir::abs(x))) + ir::max(x, c(0));
+  if (op == "Elu") {
+    ir::Expr alpha = c(node.attr_float("alpha", 1.0));
+    return ir::select(x < c(0), alpha * (ir::exp(x) - c(1)), x);
+  }
   if (op == "Abs")
     return ir::abs(x);
   if (op == "Reciprocal")
@@ -179,13 +185,14 @@ bool is_binary(const std::string& op) {
 }  // namespace
 
 std::set<std::string> elementwise_ops() {
-  return {
-      "Abs",         "Add",        "And",      "Cast",      "Clip", "Div",         "Dropout",
-      "Equal",       "Erf",        "Exp",      "Expand",    "Gelu", "Greater",     "GreaterOrEqual",
-      "HardSigmoid", "HardSwish",  "Identity", "LeakyRelu", "Less", "LessOrEqual", "Log",
-      "Max",         "Min",        "Mul",      "Neg",       "Not",  "Or",          "Pow",
-      "PRelu",       "Reciprocal", "Relu",     "Sigmoid",   "Sqrt", "Sub",         "Sum",
-      "Tanh",        "Where"};
+  return {"Abs",         "Add",       "And",      "Cast",      "Clip",
+          "Div",         "Dropout",   "Elu",      "Equal",     "Erf",
+          "Exp",         "Expand",    "Gelu",     "Greater",   "GreaterOrEqual",
+          "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "Less",
+          "LessOrEqual", "Log",       "Max",      "Min",       "Mul",
+          "Neg",         "Not",       "Or",       "Pow",       "PRelu",
+          "Reciprocal",  "Relu",      "Sigmoid",  "Softplus",  "Sqrt",
+          "Sub",         "Sum",       "Tanh",     "Where"};
 }
 
 te::Tensor lower_elementwise(const Graph& g,

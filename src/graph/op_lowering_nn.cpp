@@ -170,8 +170,8 @@ te::Tensor pool(const Graph& g, const Node& node, const InputFn& input, const st
       name, "pool");
 }
 
-/// ReduceMean, ReduceSum, ReduceMax or ReduceMin (by node.op; GlobalAveragePool is a mean) over
-/// `axes` (every axis when empty).
+/// ReduceMean, ReduceSum, ReduceMax or ReduceMin (by node.op; GlobalAveragePool is a mean,
+/// GlobalMaxPool a max) over `axes` (every axis when empty).
 te::Tensor reduce(const Graph& g,
                   const Node& node,
                   const te::Tensor& x,
@@ -213,7 +213,7 @@ te::Tensor reduce(const Graph& g,
         }
         if (op == "ReduceSum")
           return te::sum(x(ix), raxes);
-        if (op == "ReduceMax")
+        if (op == "ReduceMax" || op == "GlobalMaxPool")
           return te::max_reduce(x(ix), raxes);
         if (op == "ReduceMin")
           return te::min_reduce(x(ix), raxes);
@@ -305,7 +305,7 @@ te::Tensor lower_anchor(const Graph& g,
   const std::string& op = node.op;
   if (op == "MaxPool" || op == "AveragePool")
     return pool(g, node, input, name);
-  if (op == "GlobalAveragePool") {
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     te::Tensor x = input(0);
     TT_USER_CHECK(x.ndim() == 4) << node.describe() << ": needs a 4-D NCHW input";
     return reduce(g, node, x, {2, 3}, name);

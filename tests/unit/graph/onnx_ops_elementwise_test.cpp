@@ -56,6 +56,9 @@ TEST(OnnxOps, UnaryActivationsMatchTheReference) {
       {"Neg", none, [](double x) { return -x; }, false},
       {"Abs", none, [](double x) { return std::fabs(x); }, false},
       {"Log", none, [](double x) { return std::log(x); }, true},
+      {"Softplus", none, [](double x) { return std::log1p(std::exp(x)); }, false},
+      {"Elu", [](onnx::NodeProto* n) { add_float_attr(n, "alpha", 0.7f); },
+       [](double x) { return x < 0 ? 0.7 * (std::exp(x) - 1) : x; }, false},
   };
   for (const UnaryCase& c : cases) {
     onnx::ModelProto model = test::onnx_model("unary", 14);
@@ -139,14 +142,18 @@ TEST(OnnxOps, ReductionsTakeAxesAsAttributeOrInput) {
   onnx::GraphProto* g = model.mutable_graph();
   add_input(g, "x", {2, 3, 4});
   test::fill_int64_tensor(g->add_initializer(), "axes", {1}, {1});
+  test::fill_int64_tensor(g->add_initializer(), "as_image", {4}, {2, 3, 2, 2});
   add_node(g, "ReduceSum", {"x", "axes"}, {"sum"});  // opset 13: axes as input, keepdims 1
   onnx::NodeProto* mx = add_node(g, "ReduceMax", {"x"}, {"max"});
   test::add_ints_attr(mx, "axes", {-1});
   add_int_attr(mx, "keepdims", 0);
   test::add_ints_attr(add_node(g, "ReduceMean", {"x"}, {"mean"}), "axes", {0, 2});
+  add_node(g, "Reshape", {"x", "as_image"}, {"image"});
+  add_node(g, "GlobalMaxPool", {"image"}, {"gmp"});
   add_output(g, "sum", {2, 1, 4});
   add_output(g, "max", {2, 3});
   add_output(g, "mean", {1, 3, 1});
+  add_output(g, "gmp", {2, 3, 1, 1});
   std::vector<float> x = wave(24);
   std::vector<std::vector<float>> got = test::run_onnx(model, {x});
   std::vector<float> sum(8, 0), max(6, -1e30f), mean(3, 0);
@@ -159,6 +166,7 @@ TEST(OnnxOps, ReductionsTakeAxesAsAttributeOrInput) {
   expect_near_all(got.at(0), sum, "ReduceSum");
   expect_near_all(got.at(1), max, "ReduceMax");
   expect_near_all(got.at(2), mean, "ReduceMean");
+  expect_near_all(got.at(3), std::vector<float>(max.begin(), max.end()), "GlobalMaxPool");
 }
 
 TEST(OnnxOps, MatMulBroadcastsBatchDimensions) {
