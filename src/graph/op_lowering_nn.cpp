@@ -89,47 +89,9 @@ std::vector<ir::Expr> all(const Vars& v) {
   return std::vector<ir::Expr>(v.begin(), v.end());
 }
 
-/// MaxPool with asymmetric pads or ceil_mode (SqueezeNet's): the input padded explicitly with
-/// the lowest value, at the end far enough for the last window the output shape has, then
-/// pooled without padding.
-te::Tensor max_pool_padded(const Graph& g,
-                           const Node& node,
-                           const te::Tensor& x,
-                           const std::vector<int64_t>& k,
-                           const std::vector<int64_t>& pads,
-                           const std::string& name) {
-  const Value& out = g.value(node.outputs[0]);
-  std::vector<int64_t> s = node.attr_ints("strides", {1, 1});
-  std::vector<int64_t> dil = node.attr_ints("dilations", {1, 1});
-  std::vector<int64_t> after = {0, 0, pads[2], pads[3]};
-  for (size_t d = 0; d < 2; ++d) {
-    int64_t needed = (out.shape[2 + d] - 1) * s[d] + dil[d] * (k[d] - 1) + 1;
-    int64_t have = x.shape()[2 + d] + pads[d] + pads[2 + d];
-    after[2 + d] += std::max<int64_t>(0, needed - have);
-  }
-  ir::Expr lowest = ir::min_value(x.dtype());
-  te::Tensor padded = te::compute(
-      {x.shape()[0], x.shape()[1], x.shape()[2] + pads[0] + after[2],
-       x.shape()[3] + pads[1] + after[3]},
-      [&](const Vars& v) {
-        ir::Expr h = v[2] - idx(pads[0]), w = v[3] - idx(pads[1]);
-        ir::Expr inside =
-            h >= idx(0) && h < idx(x.shape()[2]) && w >= idx(0) && w < idx(x.shape()[3]);
-        ir::Expr hc = ir::max(ir::min(h, idx(x.shape()[2] - 1)), idx(0));
-        ir::Expr wc = ir::max(ir::min(w, idx(x.shape()[3] - 1)), idx(0));
-        return ir::select(inside, x(v[0], v[1], hc, wc), lowest);
-      },
-      name + "_pad", "injective");
-  te::Conv2dParams p;
-  p.stride_h = s[0], p.stride_w = s[1], p.dilation_h = dil[0], p.dilation_w = dil[1];
-  return te::pool2d_nchw(padded, te::PoolKind::Max, k[0], k[1], p, name);
-}
-
 te::Tensor pool(const Graph& g, const Node& node, const InputFn& input, const std::string& name) {
   te::Tensor x = input(0);
   TT_USER_CHECK(x.ndim() == 4) << node.describe() << ": only 2-D pooling of NCHW is supported";
-  TT_USER_CHECK(node.attr_int("ceil_mode", 0) == 0 || node.op == "MaxPool")
-      << node.describe() << ": ceil_mode=1 is not supported for average pooling";
   TT_USER_CHECK(node.attr_string("auto_pad", "NOTSET") == "NOTSET" ||
                 node.attr_string("auto_pad", "NOTSET") == "VALID")
       << node.describe() << ": auto_pad is not supported (use explicit pads)";
@@ -139,11 +101,8 @@ te::Tensor pool(const Graph& g, const Node& node, const InputFn& input, const st
   std::vector<int64_t> dil = node.attr_ints("dilations", {1, 1});
   TT_USER_CHECK(k.size() == 2 && pads.size() == 4 && s.size() == 2 && dil.size() == 2)
       << node.describe() << ": only 2-D windows are supported";
-  if (node.op == "MaxPool" &&
-      (node.attr_int("ceil_mode", 0) != 0 || pads[0] != pads[2] || pads[1] != pads[3]))
-    return max_pool_padded(g, node, x, k, pads, name);
-  TT_USER_CHECK(pads[0] == pads[2] && pads[1] == pads[3])
-      << node.describe() << ": asymmetric pads " << shape_text(pads) << " are not supported";
+  if (node.attr_int("ceil_mode", 0) != 0 || pads[0] != pads[2] || pads[1] != pads[3])
+    return pool_padded(g, node, x, k, pads, name);
   te::Conv2dParams p;
   p.stride_h = s[0], p.stride_w = s[1], p.pad_h = pads[0], p.pad_w = pads[1];
   p.dilation_h = dil[0], p.dilation_w = dil[1];

@@ -52,6 +52,14 @@ te::Tensor lower_anchor(const Graph& graph,
                         const std::function<te::Tensor(size_t)>& input,
                         const std::string& name);
 
+/// MaxPool or AveragePool of NCHW `x` with ceil_mode or asymmetric `pads` (op_lowering_pool.cpp).
+te::Tensor pool_padded(const Graph& graph,
+                       const Node& node,
+                       const te::Tensor& x,
+                       const std::vector<int64_t>& kernel,
+                       const std::vector<int64_t>& pads,
+                       const std::string& name);
+
 /// Slice, Pad, Tile, DepthToSpace, SpaceToDepth and Resize; an undefined tensor for other ops.
 te::Tensor lower_data_movement(const Graph& graph,
                                const Node& node,

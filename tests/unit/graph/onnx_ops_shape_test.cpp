@@ -282,6 +282,52 @@ TEST(OnnxOps, MaxPoolWithCeilModeAndAsymmetricPads) {
   }
 }
 
+TEST(OnnxOps, AveragePoolWithCeilModeAndAsymmetricPads) {
+  // 3x3 windows every 2 over 6x6: ceil_mode gives a last window hanging past the input, which
+  // never counts; with count_include_pad the pads do.
+  struct Case {
+    int64_t ceil_mode, include_pad;
+    std::vector<int64_t> pads;
+    Shape out;
+  };
+  for (const Case& c :
+       {Case{1, 0, {0, 0, 0, 0}, {1, 2, 3, 3}}, Case{1, 1, {1, 0, 1, 0}, {1, 2, 4, 3}},
+        Case{0, 0, {1, 0, 0, 1}, {1, 2, 3, 3}}, Case{1, 1, {0, 1, 0, 0}, {1, 2, 3, 3}}}) {
+    onnx::ModelProto model = test::onnx_model("avg", 13);
+    onnx::GraphProto* g = model.mutable_graph();
+    add_input(g, "x", {1, 2, 6, 6});
+    onnx::NodeProto* node = add_node(g, "AveragePool", {"x"}, {"y"});
+    test::add_ints_attr(node, "kernel_shape", {3, 3});
+    test::add_ints_attr(node, "strides", {2, 2});
+    test::add_ints_attr(node, "pads", c.pads);
+    add_int_attr(node, "ceil_mode", c.ceil_mode);
+    add_int_attr(node, "count_include_pad", c.include_pad);
+    add_output(g, "y", c.out);
+    std::vector<float> x = wave(72), want;
+    for (int64_t i = 0; i < test::numel(c.out); ++i) {
+      Shape ix = unravel(i, c.out);
+      double sum = 0;
+      int64_t count[2];
+      for (int d = 0; d < 2; ++d) {
+        int64_t start = ix[2 + d] * 2 - c.pads[d];
+        count[d] = c.include_pad ? std::min<int64_t>(start + 3, 6 + c.pads[2 + d]) - start
+                                 : std::min<int64_t>(start + 3, 6) - std::max<int64_t>(start, 0);
+      }
+      for (int64_t dy = 0; dy < 3; ++dy) {
+        for (int64_t dx = 0; dx < 3; ++dx) {
+          int64_t h = ix[2] * 2 + dy - c.pads[0], w = ix[3] * 2 + dx - c.pads[1];
+          if (h >= 0 && h < 6 && w >= 0 && w < 6)
+            sum += x[static_cast<size_t>((ix[1] * 6 + h) * 6 + w)];
+        }
+      }
+      want.push_back(static_cast<float>(sum / static_cast<double>(count[0] * count[1])));
+    }
+    expect_near_all(test::run_onnx(model, {x}).at(0), want,
+                    "ceil_mode " + std::to_string(c.ceil_mode) + " include_pad " +
+                        std::to_string(c.include_pad));
+  }
+}
+
 /// A 3x3, stride 2 Conv (or MaxPool) over [1,2,8,8] with auto_pad `mode`, or with explicit
 /// `pads` when `mode` is empty.
 onnx::ModelProto strided_window(const std::string& op,
