@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Blocks of the model families users bring, built as ONNX graphs in C++ the way exporters write
-// them: a MobileNet v3 squeeze-and-excitation block and a transformer attention head with Split
-// and a Where mask. Each is compiled whole, its new element-wise ops fused into their producers,
-// and compared with a naive reference.
+// them: a MobileNet v3 squeeze-and-excitation block, a transformer attention head with Split
+// and a Where mask, and RegNet's grouped convolution. Each is compiled whole, its new element-wise
+// ops fused into their producers, and compared with a naive reference.
 #include "tensortune/graph/onnx_import.h"
 
 #include <gtest/gtest.h>
@@ -170,6 +170,42 @@ TEST(OnnxBlocks, AttentionWithSplitHeadsAndACausalMask) {
     }
   }
   test::expect_near_all(test::run_onnx(model, {x}).at(0), want, "attention");
+}
+
+TEST(OnnxBlocks, RegNetGroupedConvolutionWithStride) {
+  // RegNet's 3x3 convolutions have groups of several channels (neither 1 nor depthwise).
+  const int64_t c = 8, groups = 2, per = c / groups, h = 7;
+  onnx::ModelProto model = test::onnx_model("grouped", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {1, c, h, h});
+  std::vector<float> w = wave(c * per * 9, 1.0, 0.3);
+  test::fill_float_tensor(g->add_initializer(), "w", {c, per, 3, 3}, w, true);
+  onnx::NodeProto* conv = add_node(g, "Conv", {"x", "w"}, {"cv"});
+  test::add_ints_attr(conv, "pads", {1, 1, 1, 1});
+  test::add_ints_attr(conv, "strides", {2, 2});
+  add_int_attr(conv, "group", groups);
+  add_node(g, "Relu", {"cv"}, {"y"});
+  add_output(g, "y", {1, c, 4, 4});
+  std::vector<float> x = wave(c * h * h), want;
+  for (int64_t o = 0; o < c; ++o) {
+    for (int64_t oy = 0; oy < 4; ++oy) {
+      for (int64_t ox = 0; ox < 4; ++ox) {
+        double sum = 0;
+        for (int64_t i = 0; i < per; ++i) {
+          int64_t ch = (o / per) * per + i;
+          for (int64_t dy = 0; dy < 3; ++dy) {
+            for (int64_t dx = 0; dx < 3; ++dx) {
+              int64_t y = oy * 2 + dy - 1, xx = ox * 2 + dx - 1;
+              if (y >= 0 && y < h && xx >= 0 && xx < h)
+                sum += x[(ch * h + y) * h + xx] * w[((o * per + i) * 3 + dy) * 3 + dx];
+            }
+          }
+        }
+        want.push_back(static_cast<float>(std::max(sum, 0.0)));
+      }
+    }
+  }
+  test::expect_near_all(test::run_onnx(model, {x}).at(0), want, "grouped conv");
 }
 
 }  // namespace
