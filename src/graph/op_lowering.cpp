@@ -161,29 +161,34 @@ te::Tensor gemm(const Graph& g,
       name, "elemwise");
 }
 
+/// MatMul with numpy's rules: batch dimensions broadcast, and a 1-D operand is a row (a) or a
+/// column (b) whose dimension the output drops.
 te::Tensor matmul_nd(const Graph& g,
                      const Node& node,
                      const std::function<te::Tensor(size_t)>& input,
                      const std::string& name) {
   te::Tensor a = input(0);
   te::Tensor b = input(1);
-  TT_USER_CHECK(a.ndim() >= 2 && b.ndim() >= 2)
-      << node.describe() << ": MatMul of 1-D operands is not supported";
   if (a.ndim() == 2 && b.ndim() == 2)
     return te::matmul(a, b, false, name);
   const Value& out = g.value(node.outputs[0]);
-  size_t r = out.shape.size();
+  bool a_row = a.ndim() == 1, b_column = b.ndim() == 1;
+  // The output's batch rank: what precedes its M (absent for a row) and N (absent for a column).
+  size_t batch = out.shape.size() - (a_row ? 0 : 1) - (b_column ? 0 : 1);
   ir::IterVar rk = te::reduce_axis(a.shape().back(), "rk");
   return te::compute(
       out.shape,
       [&](const Vars& v) {
+        std::vector<int64_t> out_batch(out.shape.begin(),
+                                       out.shape.begin() + static_cast<std::ptrdiff_t>(batch));
+        Vars bv(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(batch));
         auto operand_of = [&](const te::Tensor& t, bool is_a) {
-          std::vector<int64_t> batch(t.shape().begin(), t.shape().end() - 2);
-          std::vector<int64_t> out_batch(out.shape.begin(), out.shape.end() - 2);
-          Vars bv(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(r - 2));
-          std::vector<ir::Expr> ix = broadcast_indices(batch, out_batch, bv);
-          ix.push_back(is_a ? ir::Expr(v[r - 2]) : ir::Expr(rk.var));
-          ix.push_back(is_a ? ir::Expr(rk.var) : ir::Expr(v[r - 1]));
+          if (t.ndim() == 1)
+            return t(std::vector<ir::Expr>{rk.var});
+          std::vector<int64_t> t_batch(t.shape().begin(), t.shape().end() - 2);
+          std::vector<ir::Expr> ix = broadcast_indices(t_batch, out_batch, bv);
+          ix.push_back(is_a ? ir::Expr(v[batch]) : ir::Expr(rk.var));
+          ix.push_back(is_a ? ir::Expr(rk.var) : ir::Expr(v.back()));
           return t(ix);
         };
         return te::sum(operand_of(a, true) * operand_of(b, false), {rk});

@@ -188,6 +188,37 @@ TEST(OnnxOps, MatMulBroadcastsBatchDimensions) {
   expect_near_all(test::run_onnx(model, {a, b}).at(0), want, "MatMul");
 }
 
+TEST(OnnxOps, MatMulWithOneDimensionalOperands) {
+  // A row [4] times [3,4,5] is [3,5]; [2,3,4] times a column [4] is [2,3].
+  onnx::ModelProto model = test::onnx_model("mv", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "row", {4});
+  add_input(g, "b", {3, 4, 5});
+  add_input(g, "a", {2, 3, 4});
+  add_input(g, "column", {4});
+  add_node(g, "MatMul", {"row", "b"}, {"vm"});
+  add_node(g, "MatMul", {"a", "column"}, {"mv"});
+  add_output(g, "vm", {3, 5});
+  add_output(g, "mv", {2, 3});
+  std::vector<float> row = wave(4), b = wave(60, 1.0), a = wave(24, 2.0), column = wave(4, 3.0);
+  std::vector<std::vector<float>> got = test::run_onnx(model, {row, b, a, column});
+  std::vector<float> vm, mv;
+  for (int64_t i = 0; i < 15; ++i) {
+    double s = 0;
+    for (int64_t k = 0; k < 4; ++k)
+      s += row[k] * b[(i / 5 * 4 + k) * 5 + i % 5];
+    vm.push_back(static_cast<float>(s));
+  }
+  for (int64_t i = 0; i < 6; ++i) {
+    double s = 0;
+    for (int64_t k = 0; k < 4; ++k)
+      s += a[i * 4 + k] * column[k];
+    mv.push_back(static_cast<float>(s));
+  }
+  expect_near_all(got.at(0), vm, "row x batch");
+  expect_near_all(got.at(1), mv, "batch x column");
+}
+
 /// Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])), or with Slice(Shape(x), 0, 1), then
 /// a Sigmoid: [2,3,4] -> [2,12].
 onnx::ModelProto shape_chain_model(int64_t opset, bool with_slice) {
