@@ -36,9 +36,10 @@ except ImportError:
 SUPPORTED = set("""Abs Add And AveragePool BatchNormalization Cast Clip Concat Constant
 ConstantOfShape Conv DepthToSpace Div Dropout Elu Equal Erf Exp Expand Flatten Gather Gelu Gemm
 GlobalAveragePool GlobalMaxPool Greater GreaterOrEqual HardSigmoid HardSwish Identity
-LayerNormalization LeakyRelu Less LessOrEqual Log MatMul Max MaxPool Min Mul Neg Not Or PRelu Pad
-Pow Range Reciprocal ReduceMax ReduceMean ReduceMin ReduceSum Relu Reshape Resize Shape Sigmoid
-Slice Softmax Softplus SpaceToDepth Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where""".split())
+LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax MatMul Max MaxPool Min Mul Neg Not Or
+PRelu Pad Pow Range Reciprocal ReduceMax ReduceMean ReduceMin ReduceSum Relu Reshape Resize Shape
+Sigmoid Slice Softmax Softplus SpaceToDepth Split Sqrt Squeeze Sub Sum Tanh Tile Transpose
+Unsqueeze Where""".split())
 
 
 class Mlp(nn.Module):

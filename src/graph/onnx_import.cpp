@@ -58,6 +58,7 @@ std::vector<std::string> supported_onnx_ops() {
           "Less",
           "LessOrEqual",
           "Log",
+          "LogSoftmax",
           "MatMul",
           "Max",
           "MaxPool",
@@ -218,8 +219,8 @@ void reject_unsupported(const onnx::GraphProto& graph, const std::string& what) 
 /// Builds the graph from a checked, shape-inferred model.
 class Importer {
  public:
-  Importer(const onnx::GraphProto& proto, std::string what)
-      : proto_(proto), what_(std::move(what)) {
+  Importer(const onnx::GraphProto& proto, std::string what, int64_t opset)
+      : proto_(proto), what_(std::move(what)), opset_(opset) {
     collect_types();
   }
 
@@ -311,7 +312,8 @@ class Importer {
     for (const std::string& v : node.outputs) {
       add_value(v);
     }
-    graph_.nodes.push_back(std::move(node));
+    if (!add_old_softmax(node))
+      graph_.nodes.push_back(std::move(node));
   }
 
   /// A Split as one Slice per output: each output is its own kernel or view then, and the
@@ -345,22 +347,65 @@ class Importer {
       Node node;
       node.name = name + "_" + std::to_string(k);
       node.op = "Slice";
-      node.inputs = {proto.input(0), int_constant(node.name + "_starts", start),
-                     int_constant(node.name + "_ends", start + extent),
-                     int_constant(node.name + "_axes", axis)};
+      node.inputs = {proto.input(0), ints_constant(node.name + "_starts", {start}),
+                     ints_constant(node.name + "_ends", {start + extent}),
+                     ints_constant(node.name + "_axes", {axis})};
       node.outputs = {out};
       graph_.nodes.push_back(std::move(node));
       start += extent;
     }
   }
 
-  /// A new one-element int64 constant named after `base`.
-  std::string int_constant(const std::string& base, int64_t v) {
+  /// Before opset 13, (Log)Softmax flattened the axes from `axis` on into one. Unless that is
+  /// the last axis alone (the later meaning), the node becomes what opset 13 defines it as:
+  /// Reshape to 2-D, (Log)Softmax over the last axis, Reshape back.
+  bool add_old_softmax(Node& node) {
+    if ((node.op != "Softmax" && node.op != "LogSoftmax") || opset_ >= 13 ||
+        !graph_.has_value(node.inputs[0]) || !graph_.has_value(node.outputs[0]))
+      return false;
+    Value x = graph_.value(node.inputs[0]);
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = node.attr_int("axis", 1);
+    TT_USER_CHECK(axis >= -rank && axis < rank)
+        << node.describe() << ": axis " << axis << " is out of range for rank " << rank;
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis == rank - 1)
+      return false;
+    std::vector<int64_t> flat = {1, 1};
+    for (int64_t d = 0; d < rank; ++d)
+      flat[d < axis ? 0 : 1] *= x.shape[static_cast<size_t>(d)];
+    Value in2 = x, out2 = x;
+    in2.name = graph_.fresh_name(node.name + "_2d");
+    in2.shape = flat;
+    graph_.set_value(in2);
+    out2.name = graph_.fresh_name(node.name + "_2d_out");
+    out2.shape = flat;
+    graph_.set_value(out2);
+    graph_.nodes.push_back(Node{node.name + "_flatten",
+                                "Reshape",
+                                {node.inputs[0], ints_constant(node.name + "_2d_shape", flat)},
+                                {in2.name},
+                                {}});
+    Node soft = node;
+    soft.inputs = {in2.name};
+    soft.outputs = {out2.name};
+    soft.attrs["axis"] = Attribute{Attribute::Kind::Int, -1, 0, "", {}, {}};
+    graph_.nodes.push_back(soft);
+    graph_.nodes.push_back(Node{node.name + "_unflatten",
+                                "Reshape",
+                                {out2.name, ints_constant(node.name + "_shape", x.shape)},
+                                {node.outputs[0]},
+                                {}});
+    return true;
+  }
+
+  /// A new int64 constant vector named after `base`.
+  std::string ints_constant(const std::string& base, const std::vector<int64_t>& values) {
     Value c;
     c.name = graph_.fresh_name(base);
     c.dtype = ir::DataType::int64();
-    c.shape = {1};
-    c.data = std::make_shared<const ConstantData>(ConstantData{{}, {v}});
+    c.shape = {static_cast<int64_t>(values.size())};
+    c.data = std::make_shared<const ConstantData>(ConstantData{{}, values});
     graph_.set_value(c);
     return c.name;
   }
@@ -421,6 +466,7 @@ class Importer {
 
   const onnx::GraphProto& proto_;
   std::string what_;
+  int64_t opset_;
   Graph graph_;
   std::map<std::string, const onnx::TypeProto*> types_;
   std::set<std::string> node_names_;
@@ -463,7 +509,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
     }
     // Before opset 13 Softmax's axis defaulted to 1 (and flattened the axes from it on); from 13
     // it is -1. The lowering reads a missing axis as -1, so an old model gets its default
-    // written out: right on a rank-2 input, refused on a higher rank (the last axis only).
+    // written out, and the Importer rewrites the flattening (add_old_softmax).
     // A Gemm with beta 0 ignores C: dropped here, so no kernel takes an input it never reads.
     if (node.op_type() == "Gemm" && node.input_size() == 3) {
       for (const onnx::AttributeProto& a : node.attribute()) {
@@ -471,7 +517,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
           node.mutable_input()->RemoveLast();
       }
     }
-    if (node.op_type() == "Softmax" && opset < 13 &&
+    if ((node.op_type() == "Softmax" || node.op_type() == "LogSoftmax") && opset < 13 &&
         std::none_of(node.attribute().begin(), node.attribute().end(),
                      [](const onnx::AttributeProto& a) { return a.name() == "axis"; })) {
       onnx::AttributeProto* axis = node.add_attribute();
@@ -489,7 +535,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
        ++round) {
     infer_shapes(&model, what);
   }
-  return Importer(model.graph(), what).run();
+  return Importer(model.graph(), what, opset).run();
 }
 
 #endif  // TT_WITH_ONNX

@@ -181,6 +181,37 @@ te::Tensor reduce(const Graph& g,
       name, "reduction");
 }
 
+/// Softmax or log-softmax of `x` over any one axis (the operator library's softmax takes the
+/// last): the maximum, the shifted exponentials and their sum, as stages of their own.
+te::Tensor softmax_over(const te::Tensor& x, size_t axis, bool log, const std::string& name) {
+  std::vector<int64_t> kept = x.shape();
+  kept[axis] = 1;
+  auto at = [&](const Vars& v, const ir::Expr& a) {
+    std::vector<ir::Expr> ix = all(v);
+    ix[axis] = a;
+    return ix;
+  };
+  ir::IterVar rm = te::reduce_axis(x.shape()[axis], "rm");
+  te::Tensor mx = te::compute(
+      kept, [&](const Vars& v) { return te::max_reduce(x(at(v, rm.var)), {rm}); }, name + "_max",
+      "reduction");
+  te::Tensor e = te::compute(
+      x.shape(), [&](const Vars& v) { return ir::exp(x(all(v)) - mx(at(v, idx(0)))); },
+      name + "_exp", "elemwise");
+  ir::IterVar rs = te::reduce_axis(x.shape()[axis], "rs");
+  te::Tensor sum = te::compute(
+      kept, [&](const Vars& v) { return te::sum(e(at(v, rs.var)), {rs}); }, name + "_sum",
+      "reduction");
+  return te::compute(
+      x.shape(),
+      [&](const Vars& v) {
+        if (log)
+          return x(all(v)) - mx(at(v, idx(0))) - ir::log(sum(at(v, idx(0))));
+        return e(all(v)) / sum(at(v, idx(0)));
+      },
+      name, "elemwise");
+}
+
 te::Tensor concat(const Graph& g, const Node& node, const InputFn& input, const std::string& name) {
   const Value& out = g.value(node.outputs[0]);
   size_t axis =
@@ -282,13 +313,12 @@ te::Tensor lower_anchor(const Graph& g,
     }
     return reduce(g, node, x, axes, name);
   }
-  if (op == "Softmax") {
+  if (op == "Softmax" || op == "LogSoftmax") {
     te::Tensor x = input(0);
     int64_t axis = normalize_axis(node, node.attr_int("axis", -1), x.ndim());
-    TT_USER_CHECK(axis == static_cast<int64_t>(x.ndim()) - 1)
-        << node.describe() << ": softmax over axis " << axis << " of a rank-" << x.ndim()
-        << " tensor is not supported (only the last axis)";
-    return te::softmax(x, name);
+    if (op == "Softmax" && axis == static_cast<int64_t>(x.ndim()) - 1)
+      return te::softmax(x, name);
+    return softmax_over(x, static_cast<size_t>(axis), op == "LogSoftmax", name);
   }
   if (op == "LayerNormalization") {
     te::Tensor x = input(0);
