@@ -137,6 +137,38 @@ TEST(OnnxOps, ComparisonsFeedWhereAndNot) {
   expect_near_all(got.at(2), want[2], "Greater + Where");
 }
 
+TEST(OnnxOps, LogicalOpsAndNArySum) {
+  // And, Or, LessOrEqual and GreaterOrEqual through Where; Sum of three broadcast inputs.
+  onnx::ModelProto model = test::onnx_model("logic", 13);
+  onnx::GraphProto* g = model.mutable_graph();
+  add_input(g, "x", {2, 6});
+  add_input(g, "y", {6});
+  add_input(g, "z", {2, 1});
+  add_node(g, "LessOrEqual", {"x", "y"}, {"le"});
+  add_node(g, "GreaterOrEqual", {"x", "z"}, {"ge"});
+  add_node(g, "And", {"le", "ge"}, {"both"});
+  add_node(g, "Or", {"le", "ge"}, {"either"});
+  add_node(g, "Where", {"both", "x", "y"}, {"w_and"});
+  add_node(g, "Where", {"either", "x", "z"}, {"w_or"});
+  add_node(g, "Sum", {"x", "y", "z"}, {"sum"});
+  for (const char* out : {"w_and", "w_or", "sum"})
+    add_output(g, out, {2, 6});
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, -1, 2, -3, 4, 0, 7};
+  std::vector<float> y = {1, 0, 3, 5, 5, -6}, z = {2, 0};
+  std::vector<std::vector<float>> got = test::run_onnx(model, {x, y, z});
+  std::vector<std::vector<float>> want(3);
+  for (size_t i = 0; i < x.size(); ++i) {
+    float yv = y[i % 6], zv = z[i / 6];
+    bool le = x[i] <= yv, ge = x[i] >= zv;
+    want[0].push_back(le && ge ? x[i] : yv);
+    want[1].push_back(le || ge ? x[i] : zv);
+    want[2].push_back(x[i] + yv + zv);
+  }
+  expect_near_all(got.at(0), want[0], "And");
+  expect_near_all(got.at(1), want[1], "Or");
+  expect_near_all(got.at(2), want[2], "Sum");
+}
+
 TEST(OnnxOps, ReductionsTakeAxesAsAttributeOrInput) {
   onnx::ModelProto model = test::onnx_model("reduce", 13);
   onnx::GraphProto* g = model.mutable_graph();
