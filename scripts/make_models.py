@@ -33,10 +33,13 @@ except ImportError:
     sys.exit(1)
 
 # The op set tensortune's ONNX importer supports.
-SUPPORTED = set("""Add AveragePool BatchNormalization Cast Clip Concat Constant Conv Div Dropout
-Erf Exp Flatten Gather Gelu Gemm GlobalAveragePool Identity LayerNormalization MatMul MaxPool Mul
-Neg Pow ReduceMean Relu Reshape Shape Sigmoid Softmax Sqrt Squeeze Sub Tanh Transpose
-Unsqueeze""".split())
+SUPPORTED = set("""Abs Add And AveragePool BatchNormalization Cast Clip Concat Constant
+ConstantOfShape Conv DepthToSpace Div Dropout Elu Equal Erf Exp Expand Flatten Gather Gelu Gemm
+GlobalAveragePool GlobalMaxPool Greater GreaterOrEqual HardSigmoid HardSwish Identity
+LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax MatMul Max MaxPool Min Mul Neg Not Or
+PRelu Pad Pow Range Reciprocal ReduceMax ReduceMean ReduceMin ReduceSum Relu Reshape Resize Shape
+Sigmoid Slice Softmax Softplus SpaceToDepth Split Sqrt Squeeze Sub Sum Tanh Tile Transpose
+Unsqueeze Where""".split())
 
 
 class Mlp(nn.Module):

@@ -189,13 +189,11 @@ RunPlan make_run_plan(const Graph& graph,
       return it->second;
     const Value& v = graph.value(s);
     TT_CHECK(v.is_constant()) << "value '" << s << "' has no storage";
-    TT_USER_CHECK(v.dtype == ir::DataType::float32() || v.dtype == ir::DataType::int64())
+    TT_USER_CHECK(detail::constant_bytes_supported(v.dtype))
         << "constant '" << s << "' of type " << v.dtype.to_string() << " cannot be a kernel buffer";
-    const void* data = v.data->floats.empty() ? static_cast<const void*>(v.data->ints.data())
-                                              : static_cast<const void*>(v.data->floats.data());
-    int64_t bytes = v.numel() * v.dtype.bytes();
-    int64_t offset = append_weight(plan, bytes);
-    std::memcpy(plan.weights.data() + offset, data, static_cast<size_t>(bytes));
+    std::vector<uint8_t> data = detail::constant_bytes(v);
+    int64_t offset = append_weight(plan, static_cast<int64_t>(data.size()));
+    std::memcpy(plan.weights.data() + offset, data.data(), data.size());
     PlanArg a{PlanArg::Kind::Weight, offset};
     where[s] = a;
     return a;
@@ -287,8 +285,12 @@ std::vector<std::vector<float>> Executable::run(
   }
   std::vector<std::vector<float>> out;
   std::vector<void*> out_ptrs;
-  for (const TensorInfo& o : plan_.outputs)
+  for (const TensorInfo& o : plan_.outputs) {
+    // Float buffers: an int64 output would overflow its buffer.
+    TT_USER_CHECK(o.dtype == ir::DataType::float32())
+        << "output '" << o.name << "' is " << o.dtype.to_string() << " (float32 only here)";
     out.emplace_back(static_cast<size_t>(o.numel()));
+  }
   for (auto& o : out)
     out_ptrs.push_back(o.data());
   run(in, out_ptrs);

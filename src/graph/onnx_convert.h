@@ -50,4 +50,21 @@ bool static_shape(const onnx::TypeProto& type, std::vector<int64_t>* shape);
 /// when there is no shape at all.
 std::string describe_shape(const onnx::TypeProto& type);
 
+/// Folds the shape arithmetic of `model` whose inputs are known (Shape and Size of values with a
+/// static inferred shape; Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, Add, Sub, Mul, Div and
+/// Equal of small integer constants) into Constant nodes. True when any node was folded; shape
+/// inference must run again then.
+bool fold_shape_arithmetic(onnx::ModelProto* model, const std::string& what);
+
+/// Rewrites the auto_pad of every Conv, MaxPool and AveragePool of an imported graph as explicit
+/// pads computed from the node's inferred input and output shapes. UserError naming the node for
+/// an unknown mode.
+void resolve_auto_pad(Graph& graph);
+
+/// Checks the window attributes of every Conv, ConvTranspose and pooling node (strides,
+/// dilations and kernel_shape >= 1, pads >= 0, their lengths against the window's rank, group
+/// >= 1 and dividing the known channel counts). ONNX's shape inference must not see them
+/// otherwise: it divides by the stride. One UserError listing every problem, naming the nodes.
+void check_window_attributes(const onnx::GraphProto& graph, const std::string& what);
+
 }  // namespace tensortune::graph::onnx_detail

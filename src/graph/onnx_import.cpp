@@ -16,48 +16,85 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
 namespace tensortune::graph {
 
 std::vector<std::string> supported_onnx_ops() {
-  return {"Add",
+  return {"Abs",
+          "Add",
+          "And",
           "AveragePool",
           "BatchNormalization",
           "Cast",
           "Clip",
           "Concat",
           "Constant",
+          "ConstantOfShape",
           "Conv",
+          "DepthToSpace",
           "Div",
           "Dropout",
+          "Elu",
+          "Equal",
           "Erf",
           "Exp",
+          "Expand",
           "Flatten",
           "Gather",
           "Gelu",
           "Gemm",
           "GlobalAveragePool",
+          "GlobalMaxPool",
+          "Greater",
+          "GreaterOrEqual",
+          "HardSigmoid",
+          "HardSwish",
           "Identity",
           "LayerNormalization",
+          "LeakyRelu",
+          "Less",
+          "LessOrEqual",
+          "Log",
+          "LogSoftmax",
           "MatMul",
+          "Max",
           "MaxPool",
+          "Min",
           "Mul",
           "Neg",
+          "Not",
+          "Or",
+          "PRelu",
+          "Pad",
           "Pow",
+          "Range",
+          "Reciprocal",
+          "ReduceMax",
           "ReduceMean",
+          "ReduceMin",
+          "ReduceSum",
           "Relu",
           "Reshape",
+          "Resize",
           "Shape",
           "Sigmoid",
+          "Slice",
           "Softmax",
+          "Softplus",
+          "SpaceToDepth",
+          "Split",
           "Sqrt",
           "Squeeze",
           "Sub",
+          "Sum",
           "Tanh",
+          "Tile",
           "Transpose",
-          "Unsqueeze"};
+          "Unsqueeze",
+          "Where"};
 }
 
 #ifndef TT_WITH_ONNX
@@ -135,6 +172,25 @@ void infer_shapes(onnx::ModelProto* model, const std::string& what) {
   }
 }
 
+/// True when some node output has no static shape in the model's inferred types.
+bool has_unknown_shapes(const onnx::GraphProto& graph) {
+  std::set<std::string> known;
+  std::vector<int64_t> shape;
+  for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()}) {
+    for (const onnx::ValueInfoProto& info : *list) {
+      if (detail::static_shape(info.type(), &shape))
+        known.insert(info.name());
+    }
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& out : node.output()) {
+      if (!out.empty() && !known.count(out))
+        return true;
+    }
+  }
+  return false;
+}
+
 /// One UserError listing every node whose op the importer does not support.
 void reject_unsupported(const onnx::GraphProto& graph, const std::string& what) {
   std::ostringstream lines;
@@ -163,8 +219,8 @@ void reject_unsupported(const onnx::GraphProto& graph, const std::string& what) 
 /// Builds the graph from a checked, shape-inferred model.
 class Importer {
  public:
-  Importer(const onnx::GraphProto& proto, std::string what)
-      : proto_(proto), what_(std::move(what)) {
+  Importer(const onnx::GraphProto& proto, std::string what, int64_t opset)
+      : proto_(proto), what_(std::move(what)), opset_(opset) {
     collect_types();
   }
 
@@ -187,6 +243,7 @@ class Importer {
       add_value(out.name());
     }
     throw_problems();
+    detail::resolve_auto_pad(graph_);
     graph_.validate();
     return std::move(graph_);
   }
@@ -223,6 +280,10 @@ class Importer {
       graph_.set_value(detail::constant_from_node(proto, name, what_));
       return;
     }
+    if (proto.op_type() == "Split") {
+      add_split(proto, name);
+      return;
+    }
     Node node;
     node.name = name;
     node.op = proto.op_type();
@@ -233,6 +294,17 @@ class Importer {
       if (detail::to_attribute(a, &attr)) {
         node.attrs[a.name()] = std::move(attr);
       }
+      // ConstantOfShape's fill value is a one-element tensor; the graph keeps it as a number.
+      if (node.op == "ConstantOfShape" && a.name() == "value") {
+        Value fill = detail::constant_from_tensor(a.t(), name + ".value", what_);
+        TT_USER_CHECK(fill.numel() == 1)
+            << "'" << what_ << "': node '" << name << "' (ConstantOfShape): value has "
+            << fill.numel() << " elements, not 1";
+        node.attrs["value"].kind = Attribute::Kind::Float;
+        node.attrs["value"].f = fill.data->floats.empty()
+                                    ? static_cast<double>(fill.data->ints.at(0))
+                                    : static_cast<double>(fill.data->floats.at(0));
+      }
     }
     for (const std::string& v : node.inputs) {
       add_value(v);
@@ -240,7 +312,102 @@ class Importer {
     for (const std::string& v : node.outputs) {
       add_value(v);
     }
-    graph_.nodes.push_back(std::move(node));
+    if (!add_old_softmax(node))
+      graph_.nodes.push_back(std::move(node));
+  }
+
+  /// A Split as one Slice per output: each output is its own kernel or view then, and the
+  /// split sizes need no reading, the outputs' inferred shapes give them.
+  void add_split(const onnx::NodeProto& proto, const std::string& name) {
+    add_value(proto.input(0));
+    std::vector<int64_t> in_shape;
+    auto it = types_.find(proto.input(0));
+    if (it == types_.end() || !detail::static_shape(*it->second, &in_shape))
+      return;  // reported as a dynamic shape
+    int64_t axis = 0;
+    for (const onnx::AttributeProto& a : proto.attribute()) {
+      if (a.name() == "axis")
+        axis = a.i();
+    }
+    int64_t rank = static_cast<int64_t>(in_shape.size());
+    TT_USER_CHECK(axis >= -rank && axis < rank)
+        << "'" << what_ << "': node '" << name << "' (Split): axis " << axis
+        << " is out of range for rank " << rank;
+    axis = axis < 0 ? axis + rank : axis;
+    int64_t start = 0;
+    for (int k = 0; k < proto.output_size(); ++k) {
+      const std::string& out = proto.output(k);
+      add_value(out);
+      std::vector<int64_t> out_shape;
+      auto type = types_.find(out);
+      if (type == types_.end() || !detail::static_shape(*type->second, &out_shape) ||
+          out_shape.size() != in_shape.size())
+        continue;  // reported by add_value
+      int64_t extent = out_shape[static_cast<size_t>(axis)];
+      Node node;
+      node.name = name + "_" + std::to_string(k);
+      node.op = "Slice";
+      node.inputs = {proto.input(0), ints_constant(node.name + "_starts", {start}),
+                     ints_constant(node.name + "_ends", {start + extent}),
+                     ints_constant(node.name + "_axes", {axis})};
+      node.outputs = {out};
+      graph_.nodes.push_back(std::move(node));
+      start += extent;
+    }
+  }
+
+  /// Before opset 13, (Log)Softmax flattened the axes from `axis` on into one. Unless that is
+  /// the last axis alone (the later meaning), the node becomes what opset 13 defines it as:
+  /// Reshape to 2-D, (Log)Softmax over the last axis, Reshape back.
+  bool add_old_softmax(Node& node) {
+    if ((node.op != "Softmax" && node.op != "LogSoftmax") || opset_ >= 13 ||
+        !graph_.has_value(node.inputs[0]) || !graph_.has_value(node.outputs[0]))
+      return false;
+    Value x = graph_.value(node.inputs[0]);
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = node.attr_int("axis", 1);
+    TT_USER_CHECK(axis >= -rank && axis < rank)
+        << node.describe() << ": axis " << axis << " is out of range for rank " << rank;
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis == rank - 1)
+      return false;
+    std::vector<int64_t> flat = {1, 1};
+    for (int64_t d = 0; d < rank; ++d)
+      flat[d < axis ? 0 : 1] *= x.shape[static_cast<size_t>(d)];
+    Value in2 = x, out2 = x;
+    in2.name = graph_.fresh_name(node.name + "_2d");
+    in2.shape = flat;
+    graph_.set_value(in2);
+    out2.name = graph_.fresh_name(node.name + "_2d_out");
+    out2.shape = flat;
+    graph_.set_value(out2);
+    graph_.nodes.push_back(Node{node.name + "_flatten",
+                                "Reshape",
+                                {node.inputs[0], ints_constant(node.name + "_2d_shape", flat)},
+                                {in2.name},
+                                {}});
+    Node soft = node;
+    soft.inputs = {in2.name};
+    soft.outputs = {out2.name};
+    soft.attrs["axis"] = Attribute{Attribute::Kind::Int, -1, 0, "", {}, {}};
+    graph_.nodes.push_back(soft);
+    graph_.nodes.push_back(Node{node.name + "_unflatten",
+                                "Reshape",
+                                {out2.name, ints_constant(node.name + "_shape", x.shape)},
+                                {node.outputs[0]},
+                                {}});
+    return true;
+  }
+
+  /// A new int64 constant vector named after `base`.
+  std::string ints_constant(const std::string& base, const std::vector<int64_t>& values) {
+    Value c;
+    c.name = graph_.fresh_name(base);
+    c.dtype = ir::DataType::int64();
+    c.shape = {static_cast<int64_t>(values.size())};
+    c.data = std::make_shared<const ConstantData>(ConstantData{{}, values});
+    graph_.set_value(c);
+    return c.name;
   }
 
   /// Adds the value `name` from its inferred type, or records why it cannot be.
@@ -262,8 +429,23 @@ class Importer {
     }
     if (!detail::static_shape(type, &v.shape)) {
       shape_problems_.push_back("'" + name + "' " + detail::describe_shape(type));
+    } else if (too_large(v.shape)) {
+      size_problems_.push_back("'" + name + "' " + detail::describe_shape(type));
     }
     graph_.set_value(std::move(v));
+  }
+
+  /// More elements than any kernel here could hold (a ConstantOfShape of [1e6, 1e6] would be
+  /// folded into memory); false for shapes whose product fits.
+  static bool too_large(const std::vector<int64_t>& shape) {
+    constexpr int64_t kMaxElements = int64_t{1} << 32;
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      if (d > 0 && n > kMaxElements / d)
+        return true;
+      n *= d;
+    }
+    return false;
   }
 
   void throw_problems() const {
@@ -278,16 +460,20 @@ class Importer {
         << "'" << what_ << "': unsupported data types: " << join(dtype_problems_);
     TT_USER_CHECK(shape_problems_.empty())
         << "'" << what_ << "': dynamic or unknown shapes: " << join(shape_problems_);
+    TT_USER_CHECK(size_problems_.empty())
+        << "'" << what_ << "': values of more than 2^32 elements: " << join(size_problems_);
   }
 
   const onnx::GraphProto& proto_;
   std::string what_;
+  int64_t opset_;
   Graph graph_;
   std::map<std::string, const onnx::TypeProto*> types_;
   std::set<std::string> node_names_;
   std::set<std::string> seen_;
   std::vector<std::string> dtype_problems_;
   std::vector<std::string> shape_problems_;
+  std::vector<std::string> size_problems_;
 };
 
 }  // namespace
@@ -323,7 +509,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
     }
     // Before opset 13 Softmax's axis defaulted to 1 (and flattened the axes from it on); from 13
     // it is -1. The lowering reads a missing axis as -1, so an old model gets its default
-    // written out: right on a rank-2 input, refused on a higher rank (the last axis only).
+    // written out, and the Importer rewrites the flattening (add_old_softmax).
     // A Gemm with beta 0 ignores C: dropped here, so no kernel takes an input it never reads.
     if (node.op_type() == "Gemm" && node.input_size() == 3) {
       for (const onnx::AttributeProto& a : node.attribute()) {
@@ -331,7 +517,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
           node.mutable_input()->RemoveLast();
       }
     }
-    if (node.op_type() == "Softmax" && opset < 13 &&
+    if ((node.op_type() == "Softmax" || node.op_type() == "LogSoftmax") && opset < 13 &&
         std::none_of(node.attribute().begin(), node.attribute().end(),
                      [](const onnx::AttributeProto& a) { return a.name() == "axis"; })) {
       onnx::AttributeProto* axis = node.add_attribute();
@@ -340,8 +526,16 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
       axis->set_i(1);
     }
   }
+  detail::check_window_attributes(model.graph(), what);
   infer_shapes(&model, what);
-  return Importer(model.graph(), what).run();
+  // Shape chains ONNX's data propagation left unresolved (opsets before 14): fold what is known
+  // and infer again, as long as that makes progress.
+  for (int round = 0; round < 16 && has_unknown_shapes(model.graph()) &&
+                      detail::fold_shape_arithmetic(&model, what);
+       ++round) {
+    infer_shapes(&model, what);
+  }
+  return Importer(model.graph(), what, opset).run();
 }
 
 #endif  // TT_WITH_ONNX

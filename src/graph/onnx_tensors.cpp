@@ -123,7 +123,9 @@ bool to_dtype(int elem_type, ir::DataType* dtype) {
       *dtype = ir::DataType::int32();
       return true;
     case TensorProto::BOOL:
-      *dtype = ir::DataType::boolean();
+      // Kernels compute on numbers (te has no bool tensors): a bool is a uint8 0 or 1, as ONNX
+      // Runtime stores it; comparisons write it and Where reads it (op_lowering_elementwise.cpp).
+      *dtype = ir::DataType(ir::DataType::Code::UInt, 8);
       return true;
     case TensorProto::INT8:
       *dtype = ir::DataType(ir::DataType::Code::Int, 8);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Graph nodes as tensor expressions: element-wise ops with ONNX broadcasting, views, and the
-// anchors (Conv, Gemm, MatMul, pooling, Softmax, LayerNormalization, ReduceMean, Transpose,
-// Concat, Gather). Shapes come from the graph (shape inference) and are checked against te's.
+// Graph nodes as tensor expressions: the dispatch by op class, views, and the contractions (Conv,
+// Gemm, MatMul). Element-wise ops, the other anchors and the data movement ops live in the other
+// op_lowering_*.cpp files. Shapes come from the graph (shape inference) and are checked against
+// te's.
 #include "graph/op_lowering.h"
 
 #include "graph/op_util.h"
@@ -20,127 +21,6 @@ using Vars = std::vector<ir::Var>;
 
 ir::Expr idx(int64_t v) {
   return ir::Expr(static_cast<int>(v));
-}
-
-/// The indices into an input of shape `in` read by output index `v` under ONNX broadcasting
-/// (trailing dimensions aligned; a dimension of extent 1 is read at 0).
-std::vector<ir::Expr> broadcast_indices(const std::vector<int64_t>& in,
-                                        const std::vector<int64_t>& out,
-                                        const Vars& v) {
-  std::vector<ir::Expr> r;
-  size_t offset = out.size() - in.size();
-  for (size_t d = 0; d < in.size(); ++d) {
-    r.push_back(in[d] == 1 && out[d + offset] != 1 ? idx(0) : ir::Expr(v[d + offset]));
-  }
-  return r;
-}
-
-/// Operand `i` of an element-wise node at output index `v`: an immediate for a one-element
-/// constant, else a broadcast read of the input tensor.
-ir::Expr operand(const Graph& g,
-                 const Node& node,
-                 size_t i,
-                 const std::function<te::Tensor(size_t)>& input,
-                 const std::vector<int64_t>& out,
-                 const Vars& v) {
-  const Value& val = g.value(node.inputs[i]);
-  if (input_is_parameter(g, node, i)) {
-    return ir::make_const(val.dtype, constant_scalar(val));
-  }
-  te::Tensor t = input(i);
-  return t(broadcast_indices(t.shape(), out, v));
-}
-
-ir::Expr unary(const Graph& g, const Node& node, const ir::Expr& x, ir::DataType t) {
-  const std::string& op = node.op;
-  auto c = [&](double value) {
-    return ir::make_const(t, value);
-  };
-  if (op == "Relu")
-    return ir::max(x, c(0));
-  if (op == "Sigmoid")
-    return c(1) / (c(1) + ir::exp(c(0) - x));
-  if (op == "Tanh")
-    return ir::tanh(x);
-  if (op == "Erf")
-    return ir::erf(x);
-  if (op == "Sqrt")
-    return ir::sqrt(x);
-  if (op == "Exp")
-    return ir::exp(x);
-  if (op == "Neg")
-    return c(0) - x;
-  if (op == "Identity" || op == "Dropout")
-    return x;
-  if (op == "Cast")
-    return ir::cast(t, x);
-  if (op == "Gelu") {
-    if (node.attr_string("approximate", "none") == "tanh") {
-      ir::Expr inner = c(std::sqrt(2.0 / M_PI)) * (x + c(0.044715) * x * x * x);
-      return c(0.5) * x * (c(1) + ir::tanh(inner));
-    }
-    return c(0.5) * x * (c(1) + ir::erf(x * c(1.0 / std::sqrt(2.0))));
-  }
-  if (op == "Clip") {
-    ir::Expr r = x;
-    bool has_max = node.inputs.size() > 2 && !node.inputs[2].empty();
-    bool has_min = node.inputs.size() > 1 && !node.inputs[1].empty();
-    if (has_max)
-      r = ir::min(r, c(constant_scalar(g.value(node.inputs[2]))));
-    if (has_min)
-      r = ir::max(r, c(constant_scalar(g.value(node.inputs[1]))));
-    if (node.has_attr("max"))
-      r = ir::min(r, c(node.attr_float("max", 0)));
-    if (node.has_attr("min"))
-      r = ir::max(r, c(node.attr_float("min", 0)));
-    return r;
-  }
-  TT_CHECK(false) << "unary: " << op;
-  return x;
-}
-
-ir::Expr binary(const Graph& g, const Node& node, const ir::Expr& a, const ir::Expr& b) {
-  const std::string& op = node.op;
-  if (op == "Add")
-    return a + b;
-  if (op == "Sub")
-    return a - b;
-  if (op == "Mul")
-    return a * b;
-  if (op == "Div")
-    return a / b;
-  TT_CHECK(op == "Pow") << "binary: " << op;
-  if (input_is_parameter(g, node, 1)) {
-    double e = constant_scalar(g.value(node.inputs[1]));
-    if (e == 1)
-      return a;
-    if (e == 2)
-      return a * a;
-    if (e == 3)
-      return a * a * a;
-    if (e == 0.5)
-      return ir::sqrt(a);
-  }
-  return ir::pow(a, b);
-}
-
-te::Tensor elementwise(const Graph& g,
-                       const Node& node,
-                       const std::function<te::Tensor(size_t)>& input,
-                       const std::string& name) {
-  const Value& out = g.value(node.outputs[0]);
-  bool is_binary = node.op == "Add" || node.op == "Sub" || node.op == "Mul" || node.op == "Div" ||
-                   node.op == "Pow";
-  return te::compute(
-      out.shape,
-      [&](const Vars& v) {
-        ir::Expr a = operand(g, node, 0, input, out.shape, v);
-        if (is_binary) {
-          return binary(g, node, a, operand(g, node, 1, input, out.shape, v));
-        }
-        return unary(g, node, a, out.dtype);
-      },
-      name, "elemwise");
 }
 
 /// out[v] = in[...] for a row-major reinterpretation of the same elements.
@@ -281,29 +161,34 @@ te::Tensor gemm(const Graph& g,
       name, "elemwise");
 }
 
+/// MatMul with numpy's rules: batch dimensions broadcast, and a 1-D operand is a row (a) or a
+/// column (b) whose dimension the output drops.
 te::Tensor matmul_nd(const Graph& g,
                      const Node& node,
                      const std::function<te::Tensor(size_t)>& input,
                      const std::string& name) {
   te::Tensor a = input(0);
   te::Tensor b = input(1);
-  TT_USER_CHECK(a.ndim() >= 2 && b.ndim() >= 2)
-      << node.describe() << ": MatMul of 1-D operands is not supported";
   if (a.ndim() == 2 && b.ndim() == 2)
     return te::matmul(a, b, false, name);
   const Value& out = g.value(node.outputs[0]);
-  size_t r = out.shape.size();
+  bool a_row = a.ndim() == 1, b_column = b.ndim() == 1;
+  // The output's batch rank: what precedes its M (absent for a row) and N (absent for a column).
+  size_t batch = out.shape.size() - (a_row ? 0 : 1) - (b_column ? 0 : 1);
   ir::IterVar rk = te::reduce_axis(a.shape().back(), "rk");
   return te::compute(
       out.shape,
       [&](const Vars& v) {
+        std::vector<int64_t> out_batch(out.shape.begin(),
+                                       out.shape.begin() + static_cast<std::ptrdiff_t>(batch));
+        Vars bv(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(batch));
         auto operand_of = [&](const te::Tensor& t, bool is_a) {
-          std::vector<int64_t> batch(t.shape().begin(), t.shape().end() - 2);
-          std::vector<int64_t> out_batch(out.shape.begin(), out.shape.end() - 2);
-          Vars bv(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(r - 2));
-          std::vector<ir::Expr> ix = broadcast_indices(batch, out_batch, bv);
-          ix.push_back(is_a ? ir::Expr(v[r - 2]) : ir::Expr(rk.var));
-          ix.push_back(is_a ? ir::Expr(rk.var) : ir::Expr(v[r - 1]));
+          if (t.ndim() == 1)
+            return t(std::vector<ir::Expr>{rk.var});
+          std::vector<int64_t> t_batch(t.shape().begin(), t.shape().end() - 2);
+          std::vector<ir::Expr> ix = broadcast_indices(t_batch, out_batch, bv);
+          ix.push_back(is_a ? ir::Expr(v[batch]) : ir::Expr(rk.var));
+          ix.push_back(is_a ? ir::Expr(rk.var) : ir::Expr(v.back()));
           return t(ix);
         };
         return te::sum(operand_of(a, true) * operand_of(b, false), {rk});
@@ -314,9 +199,7 @@ te::Tensor matmul_nd(const Graph& g,
 }  // namespace
 
 OpClass op_class(const std::string& op) {
-  static const std::set<std::string> elementwise = {
-      "Add",  "Sub", "Mul", "Div",  "Pow",  "Relu",     "Sigmoid", "Tanh", "Erf",
-      "Sqrt", "Exp", "Neg", "Gelu", "Clip", "Identity", "Dropout", "Cast"};
+  static const std::set<std::string> elementwise = elementwise_ops();
   static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"};
   if (elementwise.count(op))
     return OpClass::Elementwise;
@@ -334,14 +217,18 @@ bool input_is_parameter(const Graph& graph, const Node& node, size_t i) {
   OpClass c = op_class(node.op);
   if (c == OpClass::View)
     return i > 0;  // the target shape / axes
-  if (node.op == "Clip")
+  // Shapes, axes, pads, scales, repeats and bounds are read at lowering time.
+  static const std::set<std::string> parameters_after_first = {
+      "Clip",      "Pad",    "ReduceMax", "ReduceMean", "ReduceMin",
+      "ReduceSum", "Resize", "Slice",     "Tile"};
+  if (parameters_after_first.count(node.op))
     return i > 0;
-  if (node.op == "Gather")
-    return i == 1;
-  if (c == OpClass::Elementwise || node.op == "Gemm") {
+  if (node.op == "Gather" || node.op == "Expand")
+    return i == 1 || (node.op == "Expand" && v.is_constant() && v.numel() == 1);
+  if (node.op == "Gemm")
     return v.is_constant() && v.numel() == 1 && v.dtype.is_float();
-  }
-  return false;
+  // A one-element constant of an element-wise node is an immediate (a Where's -inf, a bool).
+  return c == OpClass::Elementwise && v.is_constant() && v.numel() == 1;
 }
 
 int64_t winograd_tile(const Graph& graph, const Node& node) {
@@ -381,7 +268,7 @@ te::Tensor lower_node(const Graph& graph,
   te::Tensor y;
   switch (op_class(op)) {
     case OpClass::Elementwise:
-      y = elementwise(graph, node, input, name);
+      y = lower_elementwise(graph, node, input, name);
       break;
     case OpClass::View:
       y = view(graph, node, input(0), name);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The anchors that are not contractions: pooling, Softmax, LayerNormalization, ReduceMean,
+// The anchors that are not contractions: pooling, Softmax, LayerNormalization, the reductions,
 // Transpose, Concat and Gather as tensor expressions; and the helpers of op_util.h.
 #include "graph/op_util.h"
 #include "tensortune/ir/ops.h"
@@ -7,6 +7,7 @@
 #include "tensortune/te/compute.h"
 #include "tensortune/te/operators.h"
 
+#include <cstring>
 #include <sstream>
 
 namespace tensortune::graph::detail {
@@ -46,6 +47,29 @@ std::vector<int64_t> constant_ints(const Value& value) {
   return r;
 }
 
+bool constant_bytes_supported(ir::DataType t) {
+  return t == ir::DataType::float32() || t == ir::DataType::int64() || t == ir::DataType::int32() ||
+         t == ir::DataType(ir::DataType::Code::Int, 8) ||
+         t == ir::DataType(ir::DataType::Code::UInt, 8);
+}
+
+std::vector<uint8_t> constant_bytes(const Value& value) {
+  TT_CHECK(value.is_constant() && constant_bytes_supported(value.dtype))
+      << "value '" << value.name << "' " << value.describe() << " has no kernel layout";
+  size_t n = static_cast<size_t>(value.numel());
+  size_t per = static_cast<size_t>(value.dtype.bytes());
+  std::vector<uint8_t> bytes(n * per);
+  if (value.dtype == ir::DataType::float32()) {
+    std::memcpy(bytes.data(), value.data->floats.data(), bytes.size());
+    return bytes;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = value.data->ints.at(i);
+    std::memcpy(bytes.data() + i * per, &x, per);  // little-endian: the low bytes
+  }
+  return bytes;
+}
+
 int64_t normalize_axis(const Node& node, int64_t axis, size_t rank) {
   int64_t r = static_cast<int64_t>(rank);
   TT_USER_CHECK(axis >= -r && axis < r)
@@ -68,8 +92,6 @@ std::vector<ir::Expr> all(const Vars& v) {
 te::Tensor pool(const Graph& g, const Node& node, const InputFn& input, const std::string& name) {
   te::Tensor x = input(0);
   TT_USER_CHECK(x.ndim() == 4) << node.describe() << ": only 2-D pooling of NCHW is supported";
-  TT_USER_CHECK(node.attr_int("ceil_mode", 0) == 0)
-      << node.describe() << ": ceil_mode=1 is not supported";
   TT_USER_CHECK(node.attr_string("auto_pad", "NOTSET") == "NOTSET" ||
                 node.attr_string("auto_pad", "NOTSET") == "VALID")
       << node.describe() << ": auto_pad is not supported (use explicit pads)";
@@ -79,8 +101,8 @@ te::Tensor pool(const Graph& g, const Node& node, const InputFn& input, const st
   std::vector<int64_t> dil = node.attr_ints("dilations", {1, 1});
   TT_USER_CHECK(k.size() == 2 && pads.size() == 4 && s.size() == 2 && dil.size() == 2)
       << node.describe() << ": only 2-D windows are supported";
-  TT_USER_CHECK(pads[0] == pads[2] && pads[1] == pads[3])
-      << node.describe() << ": asymmetric pads " << shape_text(pads) << " are not supported";
+  if (node.attr_int("ceil_mode", 0) != 0 || pads[0] != pads[2] || pads[1] != pads[3])
+    return pool_padded(g, node, x, k, pads, name);
   te::Conv2dParams p;
   p.stride_h = s[0], p.stride_w = s[1], p.pad_h = pads[0], p.pad_w = pads[1];
   p.dilation_h = dil[0], p.dilation_w = dil[1];
@@ -107,11 +129,13 @@ te::Tensor pool(const Graph& g, const Node& node, const InputFn& input, const st
       name, "pool");
 }
 
-te::Tensor reduce_mean(const Graph& g,
-                       const Node& node,
-                       const te::Tensor& x,
-                       std::vector<int64_t> axes,
-                       const std::string& name) {
+/// ReduceMean, ReduceSum, ReduceMax or ReduceMin (by node.op; GlobalAveragePool is a mean,
+/// GlobalMaxPool a max) over `axes` (every axis when empty).
+te::Tensor reduce(const Graph& g,
+                  const Node& node,
+                  const te::Tensor& x,
+                  std::vector<int64_t> axes,
+                  const std::string& name) {
   const Value& out = g.value(node.outputs[0]);
   size_t rank = x.ndim();
   if (axes.empty()) {
@@ -131,6 +155,7 @@ te::Tensor reduce_mean(const Graph& g,
     }
   }
   ir::Expr inv = ir::make_const(out.dtype, 1.0 / static_cast<double>(count));
+  const std::string& op = node.op;
   return te::compute(
       out.shape,
       [&](const Vars& v) {
@@ -145,9 +170,46 @@ te::Tensor reduce_mean(const Graph& g,
             ix.push_back(v[o++]);
           }
         }
+        if (op == "ReduceSum")
+          return te::sum(x(ix), raxes);
+        if (op == "ReduceMax" || op == "GlobalMaxPool")
+          return te::max_reduce(x(ix), raxes);
+        if (op == "ReduceMin")
+          return te::min_reduce(x(ix), raxes);
         return te::sum(x(ix) * inv, raxes);
       },
       name, "reduction");
+}
+
+/// Softmax or log-softmax of `x` over any one axis (the operator library's softmax takes the
+/// last): the maximum, the shifted exponentials and their sum, as stages of their own.
+te::Tensor softmax_over(const te::Tensor& x, size_t axis, bool log, const std::string& name) {
+  std::vector<int64_t> kept = x.shape();
+  kept[axis] = 1;
+  auto at = [&](const Vars& v, const ir::Expr& a) {
+    std::vector<ir::Expr> ix = all(v);
+    ix[axis] = a;
+    return ix;
+  };
+  ir::IterVar rm = te::reduce_axis(x.shape()[axis], "rm");
+  te::Tensor mx = te::compute(
+      kept, [&](const Vars& v) { return te::max_reduce(x(at(v, rm.var)), {rm}); }, name + "_max",
+      "reduction");
+  te::Tensor e = te::compute(
+      x.shape(), [&](const Vars& v) { return ir::exp(x(all(v)) - mx(at(v, idx(0)))); },
+      name + "_exp", "elemwise");
+  ir::IterVar rs = te::reduce_axis(x.shape()[axis], "rs");
+  te::Tensor sum = te::compute(
+      kept, [&](const Vars& v) { return te::sum(e(at(v, rs.var)), {rs}); }, name + "_sum",
+      "reduction");
+  return te::compute(
+      x.shape(),
+      [&](const Vars& v) {
+        if (log)
+          return x(all(v)) - mx(at(v, idx(0))) - ir::log(sum(at(v, idx(0))));
+        return e(all(v)) / sum(at(v, idx(0)));
+      },
+      name, "elemwise");
 }
 
 te::Tensor concat(const Graph& g, const Node& node, const InputFn& input, const std::string& name) {
@@ -233,26 +295,30 @@ te::Tensor lower_anchor(const Graph& g,
   const std::string& op = node.op;
   if (op == "MaxPool" || op == "AveragePool")
     return pool(g, node, input, name);
-  if (op == "GlobalAveragePool") {
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     te::Tensor x = input(0);
     TT_USER_CHECK(x.ndim() == 4) << node.describe() << ": needs a 4-D NCHW input";
-    return reduce_mean(g, node, x, {2, 3}, name);
+    return reduce(g, node, x, {2, 3}, name);
   }
-  if (op == "ReduceMean") {
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
     te::Tensor x = input(0);
+    // Axes are an attribute, or an input from opset 13 (ReduceSum) and 18 (the others).
     std::vector<int64_t> axes = node.attr_ints("axes", {});
     if (node.inputs.size() > 1 && !node.inputs[1].empty()) {
       axes = constant_ints(g.value(node.inputs[1]));
     }
-    return reduce_mean(g, node, x, axes, name);
+    if (axes.empty() && node.attr_int("noop_with_empty_axes", 0) != 0) {
+      return te::compute(
+          x.shape(), [&](const Vars& v) { return x(all(v)); }, name, "injective");
+    }
+    return reduce(g, node, x, axes, name);
   }
-  if (op == "Softmax") {
+  if (op == "Softmax" || op == "LogSoftmax") {
     te::Tensor x = input(0);
     int64_t axis = normalize_axis(node, node.attr_int("axis", -1), x.ndim());
-    TT_USER_CHECK(axis == static_cast<int64_t>(x.ndim()) - 1)
-        << node.describe() << ": softmax over axis " << axis << " of a rank-" << x.ndim()
-        << " tensor is not supported (only the last axis)";
-    return te::softmax(x, name);
+    if (op == "Softmax" && axis == static_cast<int64_t>(x.ndim()) - 1)
+      return te::softmax(x, name);
+    return softmax_over(x, static_cast<size_t>(axis), op == "LogSoftmax", name);
   }
   if (op == "LayerNormalization") {
     te::Tensor x = input(0);
@@ -284,6 +350,9 @@ te::Tensor lower_anchor(const Graph& g,
     return concat(g, node, input, name);
   if (op == "Gather")
     return gather(g, node, input, name);
+  te::Tensor moved = lower_data_movement(g, node, input, name);
+  if (moved.defined())
+    return moved;
   TT_USER_CHECK(false) << node.describe() << ": op '" << op << "' cannot be compiled";
   return {};
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace tensortune::graph {
 
@@ -189,8 +190,18 @@ std::string kernel_name(const Graph& graph, const Kernel& kernel, bool winograd)
 std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition) {
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
+  // Every kernel is tried before any error is raised, so that a model's unsupported node
+  // configurations (a cubic Resize, a Softmax over an inner axis, ...) come in one message.
+  std::vector<std::string> problems;
   for (size_t i = 0; i < partition.kernels.size(); ++i) {
-    te::Workload w = kernel_workload(graph, partition.kernels[i]);
+    std::optional<te::Workload> form;
+    try {
+      form.emplace(kernel_workload(graph, partition.kernels[i]));
+    } catch (const UserError& e) {
+      problems.push_back(e.what());
+      continue;
+    }
+    const te::Workload& w = *form;
     auto it = by_key.find(w.key());
     if (it != by_key.end()) {
       tasks[it->second].kernels.push_back(i);
@@ -202,6 +213,13 @@ std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition) 
       tasks.back().alternatives.push_back(kernel_workload(graph, partition.kernels[i], true));
     }
   }
+  if (problems.size() == 1)
+    throw UserError(problems[0]);
+  std::string all;
+  for (const std::string& p : problems)
+    all += "\n  " + p;
+  TT_USER_CHECK(problems.empty()) << "model '" << graph.name << "': " << problems.size()
+                                  << " node(s) cannot be compiled:" << all;
   return tasks;
 }
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -56,6 +57,35 @@ bool fold_directly(Graph& g, const Node& node) {
     g.set_value(constant_value(out, *x.data));  // row-major: the same elements
     return true;
   }
+  if (node.op == "ConstantOfShape" || node.op == "Range") {
+    // Folded into memory here, before any kernel could refuse them.
+    TT_USER_CHECK(numel_of(out.shape) <= (int64_t{1} << 27))
+        << node.describe() << ": its output " << out.describe() << " is too large to fold";
+  }
+  if (node.op == "ConstantOfShape") {
+    double value = node.attr_float("value", 0.0);
+    ConstantData d;
+    if (out.dtype.is_float())
+      d.floats.assign(static_cast<size_t>(numel_of(out.shape)), static_cast<float>(value));
+    else
+      d.ints.assign(static_cast<size_t>(numel_of(out.shape)), static_cast<int64_t>(value));
+    g.set_value(constant_value(out, d));
+    return true;
+  }
+  if (node.op == "Range") {
+    double start = detail::constant_scalar(x);
+    double delta = detail::constant_scalar(g.value(node.inputs.at(2)));
+    ConstantData d;
+    for (int64_t i = 0; i < numel_of(out.shape); ++i) {
+      double v = start + static_cast<double>(i) * delta;
+      if (out.dtype.is_float())
+        d.floats.push_back(static_cast<float>(v));
+      else
+        d.ints.push_back(static_cast<int64_t>(v));
+    }
+    g.set_value(constant_value(out, d));
+    return true;
+  }
   if (!out.dtype.is_int())
     return false;
   std::vector<int64_t> xs = detail::constant_ints(x);
@@ -71,6 +101,16 @@ bool fold_directly(Graph& g, const Node& node) {
     for (int64_t i : detail::constant_ints(g.value(node.inputs[1]))) {
       d.ints.push_back(xs.at(static_cast<size_t>(i < 0 ? i + static_cast<int64_t>(xs.size()) : i)));
     }
+  } else if (node.op == "Slice" && x.shape.size() == 1 && node.inputs.size() >= 3) {
+    // Shape -> Slice: the dimensions from `start` on, as exporters take a shape's tail.
+    int64_t n = static_cast<int64_t>(xs.size());
+    int64_t start = detail::constant_ints(g.value(node.inputs[1])).at(0);
+    int64_t step = node.inputs.size() > 4 && !node.inputs[4].empty()
+                       ? detail::constant_ints(g.value(node.inputs[4])).at(0)
+                       : 1;
+    start = std::clamp<int64_t>(start < 0 ? start + n : start, 0, step > 0 ? n : n - 1);
+    for (int64_t i = 0; i < numel_of(out.shape); ++i)
+      d.ints.push_back(xs.at(static_cast<size_t>(start + i * step)));
   } else {
     return false;
   }
@@ -79,6 +119,47 @@ bool fold_directly(Graph& g, const Node& node) {
       << out.describe();
   g.set_value(constant_value(out, d));
   return true;
+}
+
+/// The kinds of constants a folding kernel reads and writes: float32, and the integers and
+/// bools (uint8) of shape arithmetic and masks, which ConstantData keeps as int64.
+bool foldable(ir::DataType t) {
+  return detail::constant_bytes_supported(t);
+}
+
+std::vector<uint8_t> to_bytes(const Value& v, const Node& node) {
+  TT_USER_CHECK(foldable(v.dtype) && v.is_constant())
+      << node.describe() << ": cannot fold with input '" << v.name << "' of type "
+      << v.dtype.to_string();
+  return detail::constant_bytes(v);
+}
+
+ConstantData from_bytes(const std::vector<uint8_t>& bytes, const Value& out, const Node& node) {
+  TT_USER_CHECK(foldable(out.dtype))
+      << node.describe() << ": cannot fold a constant of type " << out.dtype.to_string();
+  ConstantData d;
+  size_t n = static_cast<size_t>(out.numel());
+  if (out.dtype == ir::DataType::float32()) {
+    d.floats.resize(n);
+    std::memcpy(d.floats.data(), bytes.data(), n * 4);
+    return d;
+  }
+  int bytes_per = out.dtype.bytes();
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* p = bytes.data() + i * static_cast<size_t>(bytes_per);
+    int64_t x = 0;
+    if (bytes_per == 8) {
+      std::memcpy(&x, p, 8);
+    } else if (bytes_per == 4) {
+      int32_t v = 0;
+      std::memcpy(&v, p, 4);
+      x = v;
+    } else {
+      x = out.dtype.is_uint() ? static_cast<int64_t>(*p) : static_cast<int8_t>(*p);
+    }
+    d.ints.push_back(x);
+  }
+  return d;
 }
 
 /// Runs the single-node kernel of `node` on its constant inputs.
@@ -97,24 +178,16 @@ void fold_by_kernel(Graph& g, size_t index, driver::Compiler& compiler) {
   }
   te::Workload w = kernel_workload(g, k);
   const Value& out = g.value(k.output);
-  TT_USER_CHECK(out.dtype == ir::DataType::float32())
-      << node.describe() << ": cannot fold a constant of type " << out.dtype.to_string();
-  std::vector<std::vector<float>> args;
-  for (const std::string& in : k.inputs) {
-    const Value& v = g.value(in);
-    TT_USER_CHECK(v.dtype == ir::DataType::float32() && !v.data->floats.empty())
-        << node.describe() << ": cannot fold with input '" << in << "' of type "
-        << v.dtype.to_string();
-    args.push_back(v.data->floats);
-  }
-  ConstantData d;
-  d.floats.assign(static_cast<size_t>(numel_of(out.shape)), 0.f);
+  std::vector<std::vector<uint8_t>> args;
+  for (const std::string& in : k.inputs)
+    args.push_back(to_bytes(g.value(in), node));
+  args.emplace_back(static_cast<size_t>(numel_of(out.shape) * out.dtype.bytes()));
   std::vector<void*> buffers;
   for (auto& a : args)
     buffers.push_back(a.data());
-  buffers.push_back(d.floats.data());
   driver::Compiled c = compiler.compile(w);
   TT_CHECK(c.artifact(buffers.data()) == 0) << node.describe() << ": folding kernel failed";
+  ConstantData d = from_bytes(args.back(), out, node);
   g.set_value(constant_value(out, std::move(d)));
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The helpers the tensortune binary and the benchmarks share: the argument parser.
 #include "args.h"
+#include "file_names.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/log.h"
 
@@ -161,6 +162,17 @@ TEST(ParseCommandLine, PrintsTheHelpOrAppliesTheVerbosity) {
   EXPECT_TRUE(support::log_enabled(file, 2));
   EXPECT_FALSE(support::log_enabled(file, 3));
   support::set_log_spec("0");
+}
+
+TEST(FileNames, CollidingOutputNamesGetDistinctStems) {
+  // `a/b` sanitizes to `a_b`, which another output already is: that one keeps its name.
+  EXPECT_EQ(distinct_file_stems({"a/b", "a_b"}), (std::vector<std::string>{"a_b_1", "a_b"}));
+  EXPECT_EQ(distinct_file_stems({"a_b", "a/b", "a:b", "a_b_1"}),
+            (std::vector<std::string>{"a_b", "a_b_2", "a_b_3", "a_b_1"}));
+  EXPECT_EQ(distinct_file_stems({"y", "Y"}), (std::vector<std::string>{"y", "Y_1"}));
+  EXPECT_EQ(distinct_file_stems({"", "..", "logits"}),
+            (std::vector<std::string>{"output", "_..", "logits"}));
+  EXPECT_EQ(safe_file_name("../x"), ".._x");
 }
 
 }  // namespace

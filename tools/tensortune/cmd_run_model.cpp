@@ -2,6 +2,7 @@
 // `tensortune run-model DIR`: runs a compiled model folder on .npy inputs (random ones when
 // none are given), writes every output as .npy and times it with the measurement protocol.
 #include "commands.h"
+#include "file_names.h"
 #include "model_common.h"
 #include "tensortune/graph/model_library.h"
 #include "tensortune/graph/npy.h"
@@ -11,7 +12,6 @@
 #include "tensortune/support/rng.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
@@ -31,7 +31,9 @@ ArgParser run_model_parser() {
   parser
       .option("input", "NAME=FILE", "an input's values, a float32 .npy of its shape", {}, false,
               true)
-      .option("output-dir", "OUT", "where to write OUTPUT_NAME.npy for each output")
+      .option("output-dir", "OUT",
+              "where to write OUTPUT_NAME.npy for each output (other characters than letters, "
+              "digits, '_', '-', '.' become '_'; names that then collide get '_1', '_2', ...)")
       .option("seed", "S", "seed of the random inputs (default 0)")
       .option("repeat", "N", "timed repeats (default 5)")
       .flag("profile",
@@ -43,13 +45,6 @@ ArgParser run_model_parser() {
 }
 
 namespace {
-
-std::string safe_file_name(const std::string& name) {
-  std::string r;
-  for (char c : name)
-    r += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ? c : '_';
-  return r.empty() ? "output" : r;
-}
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string r = "[";
@@ -130,8 +125,13 @@ int run_run_model(const std::vector<std::string>& in_args) {
     inputs.push_back(a.to_floats());
   }
   std::vector<std::vector<float>> outputs;
-  for (const graph::TensorInfo& t : plan.outputs)
+  for (const graph::TensorInfo& t : plan.outputs) {
+    // Run into float32 buffers and written as float32 .npy: an int64 output would overflow its
+    // buffer, and a bool (uint8) one would be written as garbage.
+    TT_USER_CHECK(t.dtype == ir::DataType::float32())
+        << "run-model: output '" << t.name << "' is " << t.dtype.to_string() << " (float32 only)";
     outputs.emplace_back(static_cast<size_t>(t.numel()));
+  }
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
   for (auto& v : inputs)
@@ -152,6 +152,12 @@ int run_run_model(const std::vector<std::string>& in_args) {
     std::filesystem::create_directories(out_dir, ec);
     TT_USER_CHECK(!ec) << "run-model: cannot create '" << out_dir << "': " << ec.message();
   }
+  // Decided before any file is written: outputs whose names sanitize alike (`a/b`, `a_b`) must
+  // not overwrite each other.
+  std::vector<std::string> output_names;
+  for (const graph::TensorInfo& t : plan.outputs)
+    output_names.push_back(t.name);
+  const std::vector<std::string> stems = distinct_file_stems(output_names);
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     const graph::TensorInfo& t = plan.outputs[i];
     support::Json j = support::Json::object();
@@ -161,7 +167,7 @@ int run_run_model(const std::vector<std::string>& in_args) {
       shape.push_back(d);
     j["shape"] = std::move(shape);
     if (!out_dir.empty()) {
-      std::string file = out_dir + "/" + safe_file_name(t.name) + ".npy";
+      std::string file = out_dir + "/" + stems[i] + ".npy";
       graph::write_npy(file, graph::NpyArray::from_floats(t.shape, outputs[i]));
       j["file"] = file;
     }

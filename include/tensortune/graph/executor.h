@@ -89,7 +89,8 @@ class Executable {
   /// UserError when the counts differ; InternalError when a kernel reports failure. Not
   /// thread-safe: calls share one arena.
   void run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
-  /// Runs on float32 data; UserError naming the input when its element count is wrong.
+  /// Runs on float32 data; UserError naming the input when its element count is wrong, or the
+  /// output when it is not float32 (a bool mask, an int64 index).
   std::vector<std::vector<float>> run(const std::vector<std::vector<float>>& inputs) const;
 
  private:

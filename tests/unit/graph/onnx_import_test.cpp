@@ -38,8 +38,9 @@ bool contains(const std::string& text, const std::string& part) {
 TEST(OnnxImport, SupportedOpsAreSortedAndComplete) {
   std::vector<std::string> ops = supported_onnx_ops();
   EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
-  EXPECT_EQ(ops.size(), 36u);
-  for (const char* op : {"Add", "Constant", "Conv", "Gemm", "LayerNormalization", "Unsqueeze"}) {
+  EXPECT_EQ(ops.size(), 72u);
+  for (const char* op : {"Add", "Constant", "Conv", "Gemm", "LayerNormalization", "Resize", "Split",
+                         "Unsqueeze", "Where"}) {
     EXPECT_TRUE(std::binary_search(ops.begin(), ops.end(), op)) << op;
   }
 }
@@ -235,10 +236,9 @@ TEST(OnnxImport, ListsEveryUnsupportedNode) {
   add_output(g, "nz", {-1, -1}, onnx::TensorProto::INT64);
   add_output(g, "f", {-1, -1});
   std::string msg = user_error_of([&] { import_onnx_bytes(serialize(model), "u.onnx"); });
-  EXPECT_TRUE(contains(msg, "'u.onnx': 3 unsupported node(s) (supported: Add, AveragePool, "))
-      << msg;
+  EXPECT_TRUE(contains(msg, "'u.onnx': 3 unsupported node(s) (supported: Abs, Add, And, ")) << msg;
   EXPECT_TRUE(contains(msg,
-                       ", Unsqueeze):\n  node 'topk' (TopK)\n  node '#2' (NonZero)\n"
+                       ", Where):\n  node 'topk' (TopK)\n  node '#2' (NonZero)\n"
                        "  node 'frob' (com.example.Frobnicate)"))
       << msg;
   EXPECT_FALSE(contains(msg, "'relu'")) << msg;
@@ -302,10 +302,14 @@ TEST(OnnxImport, SoftmaxWithoutAnAxisTakesItsOpsetsDefault) {
     test::add_node(g, "Softmax", {"x"}, {"y"}, "s");
     test::add_output(g, "y", {2, 3, 4});
     const Graph graph = import_onnx_bytes(model.SerializeAsString(), "softmax.onnx");
-    ASSERT_EQ(graph.nodes.size(), 1U);
-    // Opset 11: axis 1 (then refused by the lowering: it flattens axes 1 and 2); opset 13: none,
-    // the last axis.
-    EXPECT_EQ(graph.nodes[0].attr_int("axis", -1), opset < 13 ? 1 : -1) << opset;
+    // Opset 11: axis 1, flattening axes 1 and 2, so the Softmax runs on a [2,12] reshape; opset
+    // 13: none, the last axis.
+    ASSERT_EQ(graph.nodes.size(), opset < 13 ? 3U : 1U) << opset;
+    const Node& softmax = graph.nodes[opset < 13 ? 1 : 0];
+    EXPECT_EQ(softmax.op, "Softmax");
+    EXPECT_EQ(softmax.attr_int("axis", -1), -1) << opset;
+    EXPECT_EQ(graph.value(softmax.inputs[0]).describe(),
+              opset < 13 ? "float32[2,12]" : "float32[2,3,4]");
   }
 }
 
