@@ -15,11 +15,11 @@
 
 namespace tensortune::fuzz {
 
-/// Small enough to interpret within milliseconds: every tensor and the FLOP count are bounded,
-/// so a valid spec cannot make the fuzzer allocate gigabytes or run for seconds.
+/// Small enough to interpret within milliseconds under ASan: every tensor and the FLOP count are
+/// bounded, so a valid spec cannot make the fuzzer allocate gigabytes or run for seconds.
 inline bool is_small(const te::Workload& workload) {
-  constexpr int64_t kMaxElements = int64_t{1} << 14;
-  constexpr double kMaxFlops = 1 << 18;
+  constexpr int64_t kMaxElements = int64_t{1} << 12;
+  constexpr double kMaxFlops = 1 << 16;
   if (workload.flop_count() > kMaxFlops) {
     return false;
   }
