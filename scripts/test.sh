@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The CI test command: install what is missing, configure build-ci (Ninja, -O2 without debug
 # info, which halves the build time; warnings as errors), build with every core, and run the unit,
-# golden, error, e2e and lint tests.
+# golden, error, e2e, lint and fuzz (corpus replay) tests.
 # Exits non-zero when any step or test fails.
 set -euo pipefail
 
@@ -18,4 +18,4 @@ cmake --build "$BUILD_DIR" -j "$JOBS"
 
 export OMP_WAIT_POLICY=passive
 # ctest prints its "N% tests passed, M tests failed out of T" summary line itself.
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -L "unit|golden|error|e2e|lint"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -L "unit|golden|error|e2e|lint|fuzz"

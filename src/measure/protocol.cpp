@@ -5,6 +5,7 @@
 #include "tensortune/measure/timing.h"
 #include "tensortune/support/error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -80,6 +81,23 @@ ReadStatus read_exact(int fd, char* dst, uint64_t n, double deadline) {
   return ReadStatus::Ok;
 }
 
+/// Reads exactly `n` bytes into `dst`, growing it as they arrive: a corrupt frame that announces
+/// gigabytes it never sends costs no more memory than it sent.
+ReadStatus read_growing(int fd, std::string* dst, uint64_t n, double deadline) {
+  constexpr uint64_t kChunk = uint64_t{1} << 20;
+  dst->clear();
+  while (dst->size() < n) {
+    size_t done = dst->size();
+    auto step = static_cast<size_t>(std::min(kChunk, n - done));
+    dst->resize(done + step);
+    ReadStatus st = read_exact(fd, dst->data() + done, step, deadline);
+    if (st != ReadStatus::Ok) {
+      return st;
+    }
+  }
+  return ReadStatus::Ok;
+}
+
 }  // namespace
 
 std::string encode(const Message& message) {
@@ -136,19 +154,18 @@ ReadStatus read_message(int fd, double deadline, Message* out) {
       return st;
     }
     sizes[i] = get_u64(size, 8);
-    TT_CHECK(sizes[i] <= kMaxBlob) << "measure: a worker frame with a blob of " << sizes[i]
-                                   << " bytes";
+    TT_CHECK(sizes[i] <= kMaxBlob)
+        << "measure: a worker frame with a blob of " << sizes[i] << " bytes";
   }
-  std::string header(header_size, '\0');
-  st = read_exact(fd, header.data(), header_size, deadline);
+  std::string header;
+  st = read_growing(fd, &header, header_size, deadline);
   if (st != ReadStatus::Ok) {
     return st;
   }
   out->header = support::Json::parse(header);
   out->blobs.assign(count, std::string());
   for (uint32_t i = 0; i < count; ++i) {
-    out->blobs[i].resize(sizes[i]);
-    st = read_exact(fd, out->blobs[i].data(), sizes[i], deadline);
+    st = read_growing(fd, &out->blobs[i], sizes[i], deadline);
     if (st != ReadStatus::Ok) {
       return st;
     }

@@ -15,12 +15,26 @@
 namespace tensortune::te {
 namespace {
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    text += (d == 0 ? "" : ", ") + std::to_string(shape[d]);
+  }
+  return text + "]";
+}
+
 void check_shape(const std::vector<int64_t>& shape,
                  const std::string& what,
                  const std::string& name) {
+  // Far above any real tensor, and low enough that element and byte counts fit in int64_t.
+  constexpr int64_t kMaxElements = int64_t{1} << 48;
+  int64_t elements = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
     TT_USER_CHECK(shape[d] > 0) << what << " '" << name << "': dimension " << d
                                 << " has non-positive extent " << shape[d];
+    TT_USER_CHECK(shape[d] <= kMaxElements / elements)
+        << what << " '" << name << "': more than 2^48 elements (shape " << shape_text(shape) << ")";
+    elements *= shape[d];
   }
 }
 

@@ -76,5 +76,22 @@ TEST(Protocol, AFrameWithoutTheMagicIsAnInternalError) {
   EXPECT_THROW(read_message(s.fd[1], now_seconds() + 5, &got), InternalError);
 }
 
+// Found by the worker_frame fuzz target: the reader allocated each announced size up front.
+TEST(Protocol, AFrameAnnouncingMoreThanItSendsAllocatesOnlyWhatArrived) {
+  SocketPair s;
+  std::string frame("TTM1\x01\0\0\0", 8);
+  for (uint64_t v : {uint64_t{2}, uint64_t{60} << 30}) {  // header size, blob size
+    for (int i = 0; i < 8; ++i) {
+      frame.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+    }
+  }
+  frame += "{}short";
+  ASSERT_EQ(::write(s.fd[0], frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+  ::close(s.fd[0]);
+  s.fd[0] = -1;
+  Message got;
+  EXPECT_EQ(read_message(s.fd[1], now_seconds() + 5, &got), ReadStatus::Closed);
+}
+
 }  // namespace
 }  // namespace tensortune::measure::detail

@@ -4,6 +4,7 @@
 
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
+#include "tensortune/te/operators.h"
 
 #include <gtest/gtest.h>
 
@@ -40,6 +41,20 @@ TEST(Placeholder, RejectsEmptyNameAndNonPositiveExtent) {
   std::string msg = user_error([] { placeholder({3, 0}, DataType::float32(), "A"); });
   EXPECT_NE(msg.find("placeholder 'A'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("dimension 1"), std::string::npos) << msg;
+}
+
+// Found by the workload_spec fuzz target: "pad:N=1,C=1,H=2,W=3,pad=2147483647" overflowed the
+// element count of a [1, 1, 2^32, 2^32 + 1] tensor.
+TEST(Placeholder, RejectsAShapeWhoseElementCountOverflows) {
+  int64_t big = int64_t{1} << 32;
+  std::string msg = user_error([&] { placeholder({big, big + 1}, DataType::float32(), "A"); });
+  EXPECT_NE(msg.find("placeholder 'A': more than 2^48 elements"), std::string::npos) << msg;
+  msg = user_error([&] {
+    compute(
+        {big, big}, [](const Vars&) { return Expr(1.0f); }, "C");
+  });
+  EXPECT_NE(msg.find("compute 'C': more than 2^48 elements"), std::string::npos) << msg;
+  EXPECT_NE(user_error([] { make_workload("pad:N=1,C=1,H=2,W=3,pad=2147483647"); }), "");
 }
 
 TEST(Tensor, ReadChecksIndexCountAndType) {

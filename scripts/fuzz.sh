@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Coverage-guided fuzzing with libFuzzer, ASan and UBSan (clang 19):
+#   scripts/fuzz.sh [--keep] TARGET DURATION
+# TARGET is a file name of tests/fuzz/ (workload_spec, schedule_replay, jsonl_import,
+# worker_frame, npy, onnx_import) or "all"; DURATION is per target: 30s, 10m, 2h.
+# Builds build-fuzz/ (only the fuzz targets and the libraries they link), runs each target from
+# its committed corpus, writes new inputs to a scratch folder and, with --keep, merges them into
+# tests/fuzz/corpus/TARGET/. Crash inputs land in build-fuzz/findings/TARGET/. Prints per target
+# executions per second, coverage (cov/ft of libFuzzer's last stats line) and crashes found.
+# TT_FUZZ_CMAKE_ARGS adds CMake options (e.g. a compiler launcher for ccache); TT_FUZZ_ARGS adds
+# libFuzzer flags (e.g. "-fork=1 -ignore_crashes=1" to fuzz on past a known open crash).
+# Exits 1 when any target found a crash.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+usage() {
+  echo "usage: scripts/fuzz.sh [--keep] TARGET|all DURATION (e.g. 30s, 10m, 2h)" >&2
+  exit 2
+}
+KEEP=0
+if [ "${1:-}" = "--keep" ]; then KEEP=1; shift; fi
+[ $# -eq 2 ] || usage
+TARGET="$1"
+case "$2" in
+  *[0-9]s) SECONDS_EACH="${2%s}" ;;
+  *[0-9]m) SECONDS_EACH=$(( ${2%m} * 60 )) ;;
+  *[0-9]h) SECONDS_EACH=$(( ${2%h} * 3600 )) ;;
+  *) usage ;;
+esac
+[[ "$SECONDS_EACH" =~ ^[0-9]+$ ]] || usage
+
+ALL=(workload_spec schedule_replay jsonl_import worker_frame npy onnx_import)
+if [ "$TARGET" = all ]; then TARGETS=("${ALL[@]}"); else TARGETS=("$TARGET"); fi
+for t in "${TARGETS[@]}"; do
+  if [ ! -f "tests/fuzz/$t.cpp" ]; then
+    echo "fuzz.sh: no fuzz target '$t' (tests/fuzz/$t.cpp)" >&2
+    exit 2
+  fi
+done
+
+# clang 19 and its runtime (libFuzzer, ASan, UBSan), besides what setup.sh installs.
+missing=()
+for pkg in clang-19 libclang-rt-19-dev; do
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  [ "$status" = "install ok installed" ] || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  SUDO=()
+  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=(sudo); fi
+  echo "fuzz.sh: installing ${missing[*]}"
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    "${missing[@]}"
+fi
+
+BUILD=build-fuzz
+mkdir -p "$BUILD"
+JOBS="$(nproc 2>/dev/null || echo 2)"
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+# fuzzer-no-link instruments the libraries for coverage; only the targets link libFuzzer.
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
+  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $SAN" \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link $SAN" \
+  -DTT_FUZZ_LIBFUZZER=ON ${TT_FUZZ_CMAKE_ARGS:-} -DTT_WITH_CUDA=OFF -DTT_BUILD_BENCH=OFF \
+  >"$BUILD/configure.log" \
+  || { cat "$BUILD/configure.log" >&2; exit 1; }
+cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]/#/fuzz_}"
+
+export OMP_WAIT_POLICY=passive
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+found=0
+summary=()
+for t in "${TARGETS[@]}"; do
+  scratch="$BUILD/scratch/$t"; findings="$BUILD/findings/$t"; log="$BUILD/logs/$t.log"
+  mkdir -p "$scratch" "$findings" "$(dirname "$log")"
+  # Crashes of earlier runs stay in $findings; count only this run's.
+  marker="$BUILD/logs/$t.start"
+  touch "$marker"
+  echo "fuzz.sh: $t for ${SECONDS_EACH}s (log $log)"
+  dict=()
+  if [ -f "tests/fuzz/$t.dict" ]; then dict=(-dict="tests/fuzz/$t.dict"); fi
+  set +e
+  # shellcheck disable=SC2086  # TT_FUZZ_ARGS is a list of flags
+  "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    "${dict[@]}" -artifact_prefix="$findings/" -print_final_stats=1 ${TT_FUZZ_ARGS:-} \
+    "$scratch" "tests/fuzz/corpus/$t" >"$log" 2>&1
+  rc=$?
+  set -e
+  stats="$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)"
+  cov="$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$stats")"
+  ft="$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$stats")"
+  execs="$(sed -n 's/.*exec\/s: \([0-9]*\).*/\1/p' <<<"$stats")"
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
+  crashes="$(find "$findings" -type f -newer "$marker" | wc -l)"
+  found=$((found + crashes))
+  if [ "$rc" -ne 0 ] && [ "$crashes" -eq 0 ]; then
+    echo "fuzz.sh: $t exited $rc without a crash input; see $log" >&2
+    found=$((found + 1))
+  fi
+  grep -h "schedules checked" "$log" || true
+  summary+=("$(printf '%-16s %8s exec/s %10s runs  cov %6s  ft %6s  crashes %s' "$t" "${execs:-?}" \
+    "${runs:-?}" "${cov:-?}" "${ft:-?}" "$crashes")")
+  if [ "$KEEP" -eq 1 ]; then
+    "$BUILD/tests/fuzz/fuzz_$t" -merge=1 -rss_limit_mb=2048 -timeout=10 \
+      "tests/fuzz/corpus/$t" "$scratch" \
+      >>"$log" 2>&1
+    echo "fuzz.sh: merged new inputs of $t into tests/fuzz/corpus/$t"
+  fi
+done
+printf '%s\n' "${summary[@]}"
+[ "$found" -eq 0 ]
