@@ -224,6 +224,20 @@ class Importer {
     collect_types();
   }
 
+  /// A declared output that nothing computes is the file's mistake, named here (the fuzzer found
+  /// it as Graph::validate's InternalError).
+  void check_outputs_produced() const {
+    std::set<std::string> produced(graph_.inputs.begin(), graph_.inputs.end());
+    for (const Node& node : graph_.nodes)
+      produced.insert(node.outputs.begin(), node.outputs.end());
+    for (const std::string& out : graph_.outputs) {
+      TT_USER_CHECK(produced.count(out) != 0 ||
+                    (graph_.has_value(out) && graph_.value(out).is_constant()))
+          << what_ << ": graph output '" << out
+          << "' is not produced by any node, input or constant";
+    }
+  }
+
   Graph run() {
     graph_.name = sanitize_name(proto_.name());
     for (const onnx::TensorProto& init : proto_.initializer()) {
@@ -243,6 +257,7 @@ class Importer {
       add_value(out.name());
     }
     throw_problems();
+    check_outputs_produced();
     detail::resolve_auto_pad(graph_);
     graph_.validate();
     return std::move(graph_);
