@@ -243,10 +243,11 @@ TEST(TuneCli, BadInputGetsOneLineAndANonZeroExit) {
 
 TEST(TuneCli, AWorkloadThatCannotBeLoweredFailsBeforeWritingAnything) {
   // Indices past int32: one fails in flatten_storage, the other in the loop nest, where every
-  // candidate was dropped as invalid and the job ended "exhausted" with exit 0.
+  // candidate was dropped as invalid and the job ended "exhausted" with exit 0. (A matmul of
+  // 2147483647^3 is refused earlier still, when its placeholders are declared.)
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"matmul:M=2147483647,N=2147483647,K=2147483647", "2^31 - 1 elements"},
-      {"pad:N=1,C=1,H=4,W=4,pad=2147483647", "more than int32 indices allow"},
+      {"matmul:M=70000,N=70000,K=70000", "2^31 - 1 elements"},
+      {"pad:N=1,C=1,H=4,W=4,pad=30000", "2^31 - 1 elements"},
   };
   for (const auto& [spec, needle] : cases) {
     const std::string db = temp_path("unlowerable.db");
@@ -262,6 +263,16 @@ TEST(TuneCli, AWorkloadThatCannotBeLoweredFailsBeforeWritingAnything) {
     const database::Database d = database::Database::open(db, true);
     EXPECT_TRUE(d.workloads().empty());
     EXPECT_TRUE(d.runs().empty());
+  }
+  // Tensors of more than 2^48 elements are refused when declared, before a database is opened.
+  for (const char* spec :
+       {"matmul:M=2147483647,N=2147483647,K=2147483647", "pad:N=1,C=1,H=4,W=4,pad=2147483647"}) {
+    const std::string db = temp_path("undeclarable.db");
+    const e2e::CliResult r = run_cli("tune --workload '" + std::string(spec) + "' --target '" +
+                                     kTarget + "' --db '" + db + "' --trials 4");
+    EXPECT_EQ(r.exit_code, 1) << spec << "\n" << r.err;
+    EXPECT_NE(r.err.find("more than 2^48 elements"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(db)) << spec;
   }
 }
 
