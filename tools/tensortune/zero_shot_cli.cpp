@@ -31,6 +31,29 @@ std::string executable_dir() {
   return ec ? std::string() : self.parent_path().string();
 }
 
+/// A file shipped with tensortune: the environment variable `env` when set, else
+/// share/tensortune/RELATIVE beside an installed binary, else tuning_logs/RELATIVE of the source
+/// tree; "" when none of them exists.
+std::string shipped_file(const char* env, const std::string& relative) {
+  if (const char* value = std::getenv(env); value != nullptr && *value != '\0') {
+    return value;
+  }
+  std::vector<std::string> candidates;
+  if (const std::string dir = executable_dir(); !dir.empty()) {
+    candidates.push_back(dir + "/../share/tensortune/" + relative);
+  }
+  if (std::string(TT_SOURCE_DIR).size() > 0) {
+    candidates.push_back(std::string(TT_SOURCE_DIR) + "/tuning_logs/" + relative);
+  }
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) {
+      return c;
+    }
+  }
+  return "";
+}
+
 /// One load per path and process: a model of 1-2 MB takes tens of milliseconds to parse. Never
 /// destroyed: freeing a booster after XGBoost's own statics are gone (at exit) aborts.
 std::shared_ptr<const cost_model::CostModel> load_model(const std::string& path) {
@@ -58,23 +81,7 @@ void add_zero_shot_options(ArgParser& parser) {
 }
 
 std::string shipped_logs_path() {
-  if (const char* env = std::getenv("TT_SHIPPED_LOGS"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  std::vector<std::string> candidates;
-  if (const std::string dir = executable_dir(); !dir.empty()) {
-    candidates.push_back(dir + "/../share/tensortune/shipped/cpu.db");
-  }
-  if (std::string(TT_SOURCE_DIR).size() > 0) {
-    candidates.push_back(std::string(TT_SOURCE_DIR) + "/tuning_logs/shipped/cpu.db");
-  }
-  for (const std::string& c : candidates) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(c, ec)) {
-      return c;
-    }
-  }
-  return "";
+  return shipped_file("TT_SHIPPED_LOGS", "shipped/cpu.db");
 }
 
 const database::Database* shipped_logs() {
@@ -96,24 +103,7 @@ const database::Database* shipped_logs() {
 }
 
 std::string shipped_zero_shot_model() {
-  if (const char* env = std::getenv("TT_ZERO_SHOT_MODEL"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  std::vector<std::string> candidates;
-  if (const std::string dir = executable_dir(); !dir.empty()) {
-    candidates.push_back(dir + "/../share/tensortune/zero_shot/" + model_file_name());
-  }
-  if (std::string(TT_SOURCE_DIR).size() > 0) {
-    candidates.push_back(std::string(TT_SOURCE_DIR) + "/tuning_logs/zero_shot/" +
-                         model_file_name());
-  }
-  for (const std::string& c : candidates) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(c, ec)) {
-      return c;
-    }
-  }
-  return "";
+  return shipped_file("TT_ZERO_SHOT_MODEL", "zero_shot/" + model_file_name());
 }
 
 std::shared_ptr<const cost_model::CostModel> zero_shot_model(const ArgParser::Parsed& args) {
