@@ -61,6 +61,16 @@ std::string Lookup::describe() const {
   return "?";
 }
 
+support::Json Lookup::to_json() const {
+  support::Json j = support::Json::object();
+  j["source"] = source_name(source);
+  j["provenance"] = describe();
+  j["record_id"] = record_id;
+  j["from_workload"] = from_workload;
+  j["record_seconds"] = record_seconds;
+  return j;
+}
+
 database::TargetKey target_key(const target::Target& target) {
   return database::TargetKey{target.to_string(), codegen::device_fingerprint(target)};
 }

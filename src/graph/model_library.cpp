@@ -178,7 +178,17 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
     prepack_weights(m.plan, prepacks);
   m.plan_path = dir + "/model.json";
   m.weights_path = dir + "/" + decl.weights_file;
-  std::string text = m.plan.to_json().dump(1) + "\n";
+  // Where each kernel's schedule came from travels with the model, so a user of the exported
+  // folder sees which kernels still run untuned; load() ignores the key.
+  support::Json plan_json = m.plan.to_json();
+  support::Json kernels = support::Json::array();
+  for (const driver::Compiled& c : m.functions) {
+    support::Json k = c.lookup.to_json();
+    k["name"] = c.func.name;
+    kernels.push_back(std::move(k));
+  }
+  plan_json["kernels"] = std::move(kernels);
+  std::string text = plan_json.dump(1) + "\n";
   write_file(m.plan_path, text.data(), text.size());
   write_file(m.weights_path, m.plan.weights.data(), m.plan.weights.size());
   return m;

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <utility>
@@ -51,6 +52,18 @@ TEST(ModelCli, TuneCompileAndRunAModel) {
   // Any untuned kernel is named in the one summary warning stderr gave too.
   EXPECT_EQ(cj.at("warnings").size(), cj.at("untuned").size() > 0 ? 1u : 0u) << c.out;
   EXPECT_LT(cj.at("arena_bytes").as_int(), cj.at("activation_bytes").as_int());
+  // model.json carries each kernel's provenance, the same as compile-model --json says.
+  std::stringstream plan_text;
+  plan_text << std::ifstream(dir + "/model.json").rdbuf();
+  const support::Json plan = support::Json::parse(plan_text.str());
+  const support::Json::Array& kernels = plan.at("kernels").as_array();
+  const support::Json::Array& functions = cj.at("functions").as_array();
+  ASSERT_EQ(kernels.size(), functions.size());
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    for (const char* key : {"name", "source", "provenance", "record_id"})
+      EXPECT_EQ(kernels[k].at(key).dump(), functions[k].at(key).dump()) << key;
+    EXPECT_FALSE(kernels[k].at("provenance").as_string().empty());
+  }
   CliResult r = run_cli("run-model " + dir + " --input x=" + model("cnn.input.0.npy") +
                         " --output-dir " + out + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -59,11 +59,9 @@ support::Json function_json(const driver::ExportItem& item, const driver::Compil
   f["workload"] = item.workload.name();
   f["workload_key"] = item.workload.key();
   f["spec"] = item.spec;
-  f["source"] = driver::source_name(c.lookup.source);
-  f["provenance"] = c.lookup.describe();
-  f["record_id"] = c.lookup.record_id;
-  f["from_workload"] = c.lookup.from_workload;
-  f["record_seconds"] = c.lookup.record_seconds;
+  const support::Json lookup = c.lookup.to_json();
+  for (const auto& [key, value] : lookup.as_object("lookup"))
+    f[key] = value;
   f["steps"] = static_cast<int64_t>(c.lookup.schedule.steps.size());
   return f;
 }

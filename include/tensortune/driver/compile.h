@@ -9,13 +9,14 @@
 #include "tensortune/driver/c_header.h"
 #include "tensortune/ir/stmt.h"
 #include "tensortune/schedule/schedule.h"
+#include "tensortune/support/json.h"
 #include "tensortune/target/target.h"
 #include "tensortune/te/workload.h"
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,11 +25,11 @@ namespace tensortune::driver {
 
 /// Where a chosen schedule came from.
 enum class Source : uint8_t {
-  Record,   ///< the best record of this workload on this target identity
-  Adapted,  ///< a record of another shape of the same operator, its factors adapted
-  Shipped,  ///< a record of the shipped tuning logs, from a CPU whose features this host has
-  ZeroShot, ///< no usable record: a schedule of the workload's own space, ranked without measuring
-  Default,  ///< no usable record: the default schedule (no steps)
+  Record,    ///< the best record of this workload on this target identity
+  Adapted,   ///< a record of another shape of the same operator, its factors adapted
+  Shipped,   ///< a record of the shipped tuning logs, from a CPU whose features this host has
+  ZeroShot,  ///< no usable record: a schedule of the workload's own space, ranked without measuring
+  Default,   ///< no usable record: the default schedule (no steps)
 };
 /// "record", "adapted", "shipped", "zero-shot", "default".
 const char* source_name(Source source);
@@ -50,6 +51,9 @@ struct Lookup {
   /// "record #12", "adapted from record #7 (matmul_64x64x64_float32)", "shipped record #3
   /// (AMD EPYC, znver4)", "zero-shot (cost model)" or "default schedule".
   std::string describe() const;
+  /// {source, provenance, record_id, from_workload, record_seconds}: the provenance fields every
+  /// build result (compile --json, compile-model --json, model.json) gives per kernel.
+  support::Json to_json() const;
 };
 
 /// A looked-up schedule, lowered, and (after Compiler::compile) built.
@@ -135,8 +139,9 @@ class Compiler {
 
   /// Consults `shipped` (the tuning logs shipped with tensortune; it must outlive the compiler)
   /// after the user's database: its best record of the workload under a target that resolves on
-  /// this host to the same target as this compiler's, tuned on a device whose ISA features are all features of this host (the
-  /// fingerprints' feature lists), so a shipped kernel never uses an instruction the host lacks.
+  /// this host to the same target as this compiler's, tuned on a device whose ISA features are all
+  /// features of this host (the fingerprints' feature lists), so a shipped kernel never uses an
+  /// instruction the host lacks.
   void set_shipped(const database::Database* shipped) { shipped_ = shipped; }
 
   /// Gives workloads without a usable record (neither their own nor an adapted one) a zero-shot
