@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # ResNet-18 end to end (issue 8): batch 1, 3x224x224, 2 threads. In one run, same machine:
-#   PyTorch 1.13 (Debian) eager and TorchScript-optimized latency (bench/resnet18_torch.py:
+#   PyTorch 1.13 (Debian) eager and TorchScript-optimized latency (bench/torch_model.py:
 #     torch.set_num_threads(2), no_grad, optimize_for_inference(script(m)), median of >= 20 runs
 #     after 10 warm-up runs, the weights of resnet18.onnx: make_models.py's seed, checked against
 #     its reference output);
@@ -84,7 +84,7 @@ for n in untuned tuned; do rm -rf "${dir:?}/$n" "$dir/$n.compile.json" "$dir/$n.
 echo "== PyTorch ($threads threads, $torch_runs runs, OMP_WAIT_POLICY in: $policies)"
 for p in $policies; do
   if [ "$p" = unset ]; then set -- env -u OMP_WAIT_POLICY; else set -- env OMP_WAIT_POLICY="$p"; fi
-  "$@" OMP_NUM_THREADS="$threads" "$py" "$root/bench/resnet18_torch.py" "$dir" \
+  "$@" OMP_NUM_THREADS="$threads" "$py" "$root/bench/torch_model.py" "$dir" \
     --threads "$threads" --runs "$torch_runs" --logits "$dir/torch_logits.npy" > "$dir/torch.one"
   cat "$dir/torch.one"
   cat "$dir/torch.one" >> "$dir/torch.jsonl"

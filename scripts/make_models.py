@@ -7,11 +7,15 @@
 Usage (Debian's Python, which has torch; CPU only, deterministic, nothing is downloaded):
   /usr/bin/python3 scripts/make_models.py [--out tests/models]   # the tiny committed models
   /usr/bin/python3 scripts/make_models.py --resnet18 DIR         # ResNet-18 for the benchmark
+  /usr/bin/python3 scripts/make_models.py --family DIR [--only a,b]  # one model per family
 
 Tiny models: mlp, cnn (BatchNormalization kept), encoder (opset 17, LayerNormalization) and
 ln_decomposed (LayerNorm written out), plus the bad models unsupported, dynamic, truncated and
 not_onnx. Every model is checked with onnx.checker, must have static shapes, and may use only the
-ops in SUPPORTED. Needs python3-torch and python3-onnx (and python3-torchvision for --resnet18).
+ops in SUPPORTED. Needs python3-torch and python3-onnx (and python3-torchvision for --resnet18 and
+--family). The family models (FAMILIES: torchvision's MobileNet v2/v3, EfficientNet, SqueezeNet,
+ShuffleNet, RegNet, and a PyTorch transformer encoder) have random weights; an op outside SUPPORTED
+is reported, not fatal, so the benchmark can name what the importer still lacks.
 """
 
 import argparse
@@ -137,15 +141,18 @@ def static_dims(vi):
     return all(d.HasField("dim_value") and d.dim_value > 0 for d in dims)
 
 
-def check_model(path, require=()):
-    """Checks the model, its static shapes and its op set; returns the sorted op types."""
+def check_model(path, require=(), strict=True):
+    """Checks the model, its static shapes and its op set; returns the sorted op types. With
+    strict=False an op outside SUPPORTED is only reported."""
     model = onnx.load(str(path))
     onnx.checker.check_model(model)
     ops = sorted({n.op_type for n in model.graph.node})
     print(f"{path.name}: opset {model.opset_import[0].version}, ops {' '.join(ops)}")
     bad = sorted(set(ops) - SUPPORTED)
-    if bad:
+    if bad and strict:
         sys.exit(f"make_models.py: {path.name} has unsupported ops {bad}")
+    if bad:
+        print(f"make_models.py: {path.name}: ops tensortune does not import: {' '.join(bad)}")
     missing = sorted(set(require) - set(ops))
     if missing:
         sys.exit(f"make_models.py: {path.name} lacks the ops {missing} it must keep")
@@ -156,20 +163,21 @@ def check_model(path, require=()):
     return ops
 
 
-def export(name, model, inputs, out, opset=13, preserve=False, require=()):
+def export(name, model, inputs, out, opset=13, preserve=False, require=(), big=False):
     """Exports `model` to out/<name>.onnx, writes its reference inputs/outputs, returns the
-    manifest entry."""
+    manifest entry. `big` models (ResNet-18, the families) name their tensors input/output and
+    may hold ops the importer lacks."""
     model.eval()
     path = out / f"{name}.onnx"
-    in_names = ["x"] if name != "resnet18" else ["input"]
-    out_names = ["y"] if name != "resnet18" else ["output"]
+    in_names = ["input"] if big else ["x"]
+    out_names = ["output"] if big else ["y"]
     mode = torch.onnx.TrainingMode.PRESERVE if preserve else torch.onnx.TrainingMode.EVAL
     with warnings.catch_warnings():  # PRESERVE warns about constant folding; the model is in eval
         warnings.simplefilter("ignore")
         torch.onnx.export(model, tuple(inputs), str(path), opset_version=opset,
                           input_names=in_names, output_names=out_names, training=mode,
                           do_constant_folding=True)
-    ops = check_model(path, require)
+    ops = check_model(path, require, strict=not big)
     with torch.no_grad():
         outputs = model(*inputs)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -257,10 +265,63 @@ def make_resnet18(out):
     model = torchvision.models.resnet18(weights=None)
     randomize_bn(model)
     entry = export("resnet18", model, [random_input(200, (1, 3, 224, 224))], out, 13, True,
-                   ("BatchNormalization", "Conv", "Gemm"))
+                   ("BatchNormalization", "Conv", "Gemm"), big=True)
     path = out / "models.json"
     manifest = json.loads(path.read_text()) if path.exists() else {}
     manifest["resnet18"] = entry
+    return manifest
+
+
+class TransformerEncoder(nn.Module):
+    """A BERT-base-like encoder stack as plain PyTorch writes it (nn.TransformerEncoder): 4 layers,
+    d_model 256, 4 heads, GELU feed-forward of 1024, sequence 128, batch 1."""
+
+    def __init__(self, layers=4, dim=256, heads=4, ffn=1024):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(dim, heads, ffn, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=False)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(dim, dim)
+
+    def forward(self, x):                                 # [1,128,256]
+        return self.head(self.encoder(x))
+
+
+def family_models():
+    """name -> (constructor, input shape): one model per family bench/zero_shot reports."""
+    import torchvision.models as tv
+    return {
+        "mobilenet_v2": (lambda: tv.mobilenet_v2(weights=None), (1, 3, 224, 224)),
+        "mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(weights=None), (1, 3, 224, 224)),
+        "efficientnet_b0": (lambda: tv.efficientnet_b0(weights=None), (1, 3, 224, 224)),
+        "squeezenet1_1": (lambda: tv.squeezenet1_1(weights=None), (1, 3, 224, 224)),
+        "shufflenet_v2_x1_0": (lambda: tv.shufflenet_v2_x1_0(weights=None), (1, 3, 224, 224)),
+        "regnet_y_400mf": (lambda: tv.regnet_y_400mf(weights=None), (1, 3, 224, 224)),
+        "transformer_encoder": (TransformerEncoder, (1, 128, 256)),
+    }
+
+
+def make_families(out, only):
+    try:
+        import torchvision  # noqa: F401
+    except ImportError:
+        sys.exit("make_models.py: --family needs python3-torchvision "
+                 "(apt-get install python3-torchvision)")
+    models = family_models()
+    names = only.split(",") if only else list(models)
+    unknown = sorted(set(names) - set(models))
+    if unknown:
+        sys.exit(f"make_models.py: unknown family models {unknown}; known: {' '.join(models)}")
+    path = out / "models.json"
+    manifest = json.loads(path.read_text()) if path.exists() else {}
+    for name in names:
+        seed = list(models).index(name)  # the same weights whichever subset is asked for
+        make, shape = models[name]
+        torch.manual_seed(seed)
+        model = make()
+        randomize_bn(model)
+        manifest[name] = export(name, model, [random_input(300 + seed, shape)], out, 13, False,
+                                big=True)
     return manifest
 
 
@@ -268,11 +329,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="tests/models", help="folder of the tiny models")
     parser.add_argument("--resnet18", metavar="DIR", help="export ResNet-18 into DIR instead")
+    parser.add_argument("--family", metavar="DIR", help="export the family models into DIR instead")
+    parser.add_argument("--only", metavar="A,B", help="with --family: just these models")
     args = parser.parse_args()
     torch.set_num_threads(1)  # bit-reproducible reference outputs
-    out = pathlib.Path(args.resnet18 or args.out)
+    out = pathlib.Path(args.resnet18 or args.family or args.out)
     out.mkdir(parents=True, exist_ok=True)
-    manifest = make_resnet18(out) if args.resnet18 else make_tiny(out)
+    if args.resnet18:
+        manifest = make_resnet18(out)
+    elif args.family:
+        manifest = make_families(out, args.only)
+    else:
+        manifest = make_tiny(out)
     (out / "models.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     print(f"make_models.py: wrote {out / 'models.json'}")
 
