@@ -14,8 +14,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,11 +24,11 @@ namespace tensortune::driver {
 
 /// Where a chosen schedule came from.
 enum class Source : uint8_t {
-  Record,   ///< the best record of this workload on this target identity
-  Adapted,  ///< a record of another shape of the same operator, its factors adapted
-  Shipped,  ///< a record of the shipped tuning logs, from a CPU whose features this host has
-  ZeroShot, ///< no usable record: a schedule of the workload's own space, ranked without measuring
-  Default,  ///< no usable record: the default schedule (no steps)
+  Record,    ///< the best record of this workload on this target identity
+  Adapted,   ///< a record of another shape of the same operator, its factors adapted
+  Shipped,   ///< a record of the shipped tuning logs, from a CPU whose features this host has
+  ZeroShot,  ///< no usable record: a schedule of the workload's own space, ranked without measuring
+  Default,   ///< no usable record: the default schedule (no steps)
 };
 /// "record", "adapted", "shipped", "zero-shot", "default".
 const char* source_name(Source source);
@@ -80,8 +80,9 @@ struct ExportItem {
 
 /// What export_library wrote.
 struct ExportedLibrary {
-  std::string library_path;  ///< DIR/NAME.so
-  std::string header_path;   ///< DIR/NAME.h
+  /// DIR/libNAME.so (DIR/NAME.so, its former name, is a symbolic link to it for one release).
+  std::string library_path;
+  std::string header_path;  ///< DIR/NAME.h
   /// One per item, in order.
   std::vector<Compiled> functions;
 };
@@ -135,8 +136,9 @@ class Compiler {
 
   /// Consults `shipped` (the tuning logs shipped with tensortune; it must outlive the compiler)
   /// after the user's database: its best record of the workload under a target that resolves on
-  /// this host to the same target as this compiler's, tuned on a device whose ISA features are all features of this host (the
-  /// fingerprints' feature lists), so a shipped kernel never uses an instruction the host lacks.
+  /// this host to the same target as this compiler's, tuned on a device whose ISA features are all
+  /// features of this host (the fingerprints' feature lists), so a shipped kernel never uses an
+  /// instruction the host lacks.
   void set_shipped(const database::Database* shipped) { shipped_ = shipped; }
 
   /// Gives workloads without a usable record (neither their own nor an adapted one) a zero-shot
@@ -166,9 +168,10 @@ class Compiler {
   Compiled compile(const te::Workload& workload,
                    const std::string& spec = "",
                    const std::string& name = "");
-  /// Writes DIR/NAME.so exporting each item's function (codegen::export_shared_library with
-  /// `runtime_archive`, "" = found automatically) and DIR/NAME.h documenting their signatures
-  /// (c_header). Creates DIR when missing; UserError when it cannot be created or written.
+  /// Writes DIR/libNAME.so exporting each item's function and NAME_set_num_threads /
+  /// NAME_get_num_threads (codegen::export_shared_library with `runtime_archive`, "" = found
+  /// automatically), the link DIR/NAME.so to it, and DIR/NAME.h documenting them (c_header).
+  /// Creates DIR when missing; UserError when it cannot be created or written.
   ExportedLibrary export_library(const std::vector<ExportItem>& items,
                                  const std::string& dir,
                                  const std::string& name,
@@ -177,9 +180,10 @@ class Compiler {
   /// library is written (a model's entry point depends on their prepacked buffers). The first
   /// checks the items' function names and lowers each (lower_kernel), in order.
   std::vector<Compiled> lower_items(const std::vector<ExportItem>& items);
-  /// The second writes DIR/NAME.so with `lowered` (lower_items(items)) and, when `model` is
-  /// given, the model's entry point (codegen::export_shared_library), and DIR/NAME.h documenting
-  /// them (c_header). UserError as export_library, or when the entry point does not fit.
+  /// The second writes DIR/libNAME.so (and the link DIR/NAME.so) with `lowered`
+  /// (lower_items(items)) and, when `model` is given, the model's entry point
+  /// (codegen::export_shared_library), and DIR/NAME.h documenting them (c_header). UserError as
+  /// export_library, or when the entry point does not fit.
   ExportedLibrary write_library(const std::vector<ExportItem>& items,
                                 std::vector<Compiled> lowered,
                                 const std::string& dir,
