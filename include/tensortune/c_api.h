@@ -56,10 +56,14 @@ tt_status tt_db_count_records(const tt_db* db, int64_t* out);
 typedef struct tt_compiler tt_compiler;
 tt_status tt_compiler_create(const tt_db* db, const char* target, tt_compiler** out);
 void tt_compiler_free(tt_compiler* compiler);
-/* Also consults `shipped` (the tuning logs shipped with tensortune, installed as
- * PREFIX/share/tensortune/shipped/cpu.db) after the database: records tuned on a CPU whose ISA
- * features this host has. Null turns it off. It must outlive the compiler. */
+/* Also consults `shipped` (the tuning logs shipped with tensortune, tt_shipped_logs_path,
+ * opened read-only) after the database: records tuned on a CPU whose ISA features this host has.
+ * Null turns it off. It must outlive the compiler. */
 tt_status tt_compiler_set_shipped(tt_compiler* compiler, const tt_db* shipped);
+/* The shipped tuning logs: share/tensortune/shipped/cpu.db of the prefix libtensortune.so is
+ * installed in, else tuning_logs/shipped/cpu.db of the source tree it was built from; "" when
+ * neither exists. Valid until this thread's next call. */
+const char* tt_shipped_logs_path(void);
 
 /* The schedule chosen for a workload spec ("matmul:M=512,N=512,K=512") and where it came from.
  * Strings are owned by the lookup. Free with tt_lookup_free. */

@@ -2,14 +2,21 @@
 // The C API's errors, version, databases, compilers and lookups (c_api.h).
 #include "capi/internal.h"
 #include "tensortune/schedule/serialize.h"
+#include "tensortune/support/file.h"
 #include "tensortune/target/target.h"
 #include "tensortune/te/operators.h"
 
 #include <exception>
+#include <filesystem>
+#include <vector>
 
 #if !defined(TT_VERSION) || !defined(TT_VERSION_MAJOR) || !defined(TT_VERSION_MINOR) || \
     !defined(TT_VERSION_PATCH)
 #error "TT_VERSION and its parts TT_VERSION_MAJOR, _MINOR and _PATCH must be defined"
+#endif
+#ifndef TT_SOURCE_DIR
+#error \
+    "TT_SOURCE_DIR (the source tree, whose tuning_logs/ a build-tree library uses) must be defined"
 #endif
 
 namespace tensortune::capi {
@@ -39,6 +46,22 @@ const te::Workload& workload_of(tt_compiler& compiler, const std::string& spec) 
     it = compiler.workloads.emplace(spec, te::make_workload(spec)).first;
   }
   return it->second;
+}
+
+std::string shipped_logs_path() {
+  std::vector<std::string> candidates;
+  if (const std::string dir = support::loaded_binary_dir(); !dir.empty()) {
+    candidates.push_back(dir + "/../share/tensortune/shipped/cpu.db");
+  }
+  candidates.push_back(std::string(TT_SOURCE_DIR) + "/tuning_logs/shipped/cpu.db");
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) {
+      const std::filesystem::path canonical = std::filesystem::weakly_canonical(c, ec);
+      return ec ? c : canonical.string();
+    }
+  }
+  return "";
 }
 
 void note_untuned(tt_compiler& compiler) {
@@ -171,6 +194,12 @@ tt_status tt_lookup_best(tt_compiler* compiler, const char* spec, tt_lookup** ou
     *out = lookup.release();
     return TT_OK;
   });
+}
+
+const char* tt_shipped_logs_path(void) {
+  thread_local std::string path;  // NOLINT: returned to C, valid until the next call
+  path = capi::shipped_logs_path();
+  return path.c_str();
 }
 
 void tt_lookup_free(tt_lookup* lookup) {

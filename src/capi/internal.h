@@ -70,6 +70,9 @@ tt_status invalid(const char* function, const std::string& what);
 /// The workload of `spec`, made once per compiler.
 const te::Workload& workload_of(tt_compiler& compiler, const std::string& spec);
 
+/// tt_shipped_logs_path's answer.
+std::string shipped_logs_path();
+
 /// Refreshes compiler.untuned from the driver.
 void note_untuned(tt_compiler& compiler);
 

@@ -95,7 +95,7 @@ run("the README's C++ example" COMMAND ${WORK_DIR}/project-build/readme_example
     EXPECT "all 262144 elements of c are 512")
 file(MAKE_DIRECTORY ${WORK_DIR}/c-cmake)
 run("the C API example (CMake)" COMMAND ${WORK_DIR}/project-build/c_api_example ${WORK_DIR}/c-cmake
-    EXPECT "c_api_example: ok")
+    EXPECT "shipped logs: ${PREFIX}/share/tensortune/shipped/cpu.db\n.*c_api_example: ok")
 
 # The same C program built with pkg-config alone.
 set(ENV{PKG_CONFIG_PATH} ${LIBDIR}/pkgconfig)

@@ -198,6 +198,32 @@ TEST(CApi, ReportsErrorsAsStatusCodesWithAMessage) {
   tt_compiler_free(compiler);
 }
 
+TEST(CApi, FindsTheShippedLogsAndConsultsThem) {
+  // A build-tree library: the source tree's tuning_logs/.
+  std::string path = tt_shipped_logs_path();
+  EXPECT_NE(path.find("tuning_logs/shipped/cpu.db"), std::string::npos) << path;
+  tt_db* shipped = nullptr;
+  ASSERT_EQ(tt_db_open(path.c_str(), TT_DB_READ_ONLY, &shipped), TT_OK) << tt_last_error();
+  int64_t records = 0;
+  ASSERT_EQ(tt_db_count_records(shipped, &records), TT_OK);
+  EXPECT_GT(records, 0);
+  tt_compiler* compiler = nullptr;
+  ASSERT_EQ(tt_compiler_create(nullptr, "llvm", &compiler), TT_OK);
+  ASSERT_EQ(tt_compiler_set_shipped(compiler, shipped), TT_OK);
+  tt_lookup* lookup = nullptr;
+  ASSERT_EQ(tt_lookup_best(compiler, "matmul:M=64,N=64,K=64", &lookup), TT_OK);
+  // "shipped" on a host with the features of a CPU the logs were tuned on, else a fallback.
+  const std::string source = tt_lookup_source(lookup);
+  EXPECT_TRUE(source == "shipped" || source == "adapted" || source == "default") << source;
+  if (source == "shipped") {
+    EXPECT_GT(tt_lookup_record_id(lookup), 0);
+    EXPECT_STRNE(tt_lookup_device(lookup), "");
+  }
+  tt_lookup_free(lookup);
+  tt_compiler_free(compiler);
+  tt_db_close(shipped);
+}
+
 TEST(CApi, ReportsItsVersion) {
   EXPECT_EQ(std::string(tt_version()), std::to_string(tt_version_major()) + "." +
                                            std::to_string(tt_version_minor()) + "." +
