@@ -4,124 +4,28 @@
 // driver::Compiler::lookup for a tuned workload: workload key, best-record query, JSON parse and
 // replay of the steps (no lowering, no LLVM). Prints the median and 99th percentile (goal:
 // under 1 ms), and for reference the nearest-shape fallback (which also lowers) and the default.
+#include "lookup_fixture.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/rng.h"
 #include "tensortune/te/operators.h"
 
-#include <algorithm>
-#include <array>
-#include <chrono>
-#include <ctime>
 #include <exception>
-#include <filesystem>
 #include <fmt/format.h>
-#include <functional>
 #include <iostream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace {
 
-using namespace tensortune;  // NOLINT(google-build-using-namespace): a small program
+using namespace tensortune;         // NOLINT(google-build-using-namespace): a small program
+using namespace tensortune::bench;  // NOLINT(google-build-using-namespace)
 
-constexpr int kWorkloads = 1000;
-constexpr int kRecordsPerPair = 500;
 constexpr int kLookups = 20000;
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-/// The spec of workload `w`: distinct matmul shapes.
-std::string spec_of(int w) {
-  return fmt::format("matmul:M={},N={},K={}", 64 + w % 40 * 8, 64 + w / 40 * 8, 128);
-}
-
-/// A real schedule of `w`: i and j split, reordered, the outer loop parallel, j.i vectorized.
-std::string schedule_of(const te::Workload& w, int64_t fi, int64_t fj) {
-  using schedule::Split;
-  std::vector<schedule::Step> steps = {Split{"C", "i", fi, false}, Split{"C", "j", fj, false},
-                                       schedule::Reorder{"C", {"i.o", "j.o", "k", "i.i", "j.i"}},
-                                       schedule::Annotate{"C", "i.o", ir::ForKind::Parallel},
-                                       schedule::Annotate{"C", "j.i", ir::ForKind::Vectorized}};
-  return schedule::to_json(schedule::Schedule{w.key(), steps}).dump();
-}
-
-void fill(database::Database& db,
-          const std::vector<te::Workload>& workloads,
-          const std::vector<database::TargetKey>& targets) {
-  support::Rng rng(1);
-  const std::array<int64_t, 5> factors = {2, 4, 8, 16, 32};
-  for (int w = 0; w < kWorkloads; ++w) {
-    const te::Workload& wl = workloads[static_cast<size_t>(w)];
-    db.put_workload(
-        {wl.key(), wl.name(), wl.canonical_text(), wl.flop_count(), "matmul", spec_of(w)});
-    std::vector<database::Record> batch;
-    for (const database::TargetKey& target : targets) {
-      for (int i = 0; i < kRecordsPerPair; ++i) {
-        database::Record r;
-        r.workload_key = wl.key();
-        r.target = target;
-        r.schedule = schedule_of(wl, factors.at(static_cast<size_t>(i % 5)),
-                                 factors.at(static_cast<size_t>(i / 5 % 5)));
-        r.status = i % 8 == 7 ? "RunTimeout" : "Ok";
-        r.median_seconds = r.status == "Ok" ? 1e-3 * (1 + rng.uniform()) : 0;
-        r.repeats = {r.median_seconds};
-        r.timestamp = 1700000000 + i;
-        batch.push_back(std::move(r));
-      }
-    }
-    db.add_records(batch);
-  }
-}
-
-/// CPU time of this thread: unlike wall time, it does not count the time the thread waited for
-/// a core while other processes ran (on a loaded two-core machine, whole 4 ms scheduler slices).
-double thread_cpu_now() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-struct Percentiles {
-  double median, p99, max;
-};
-
-Percentiles percentiles(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v[v.size() * 99 / 100], v.back()};
-}
-
-/// Wall-time percentiles of `n` calls; with `cpu`, also their thread-CPU-time percentiles.
-Percentiles time_calls(int n, const std::function<void(int)>& call, Percentiles* cpu = nullptr) {
-  std::vector<double> wall;
-  std::vector<double> cpu_times;
-  wall.reserve(static_cast<size_t>(n));
-  cpu_times.reserve(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    double start = now();
-    double cpu_start = thread_cpu_now();
-    call(i);
-    cpu_times.push_back(thread_cpu_now() - cpu_start);
-    wall.push_back(now() - start);
-  }
-  if (cpu != nullptr) {
-    *cpu = percentiles(cpu_times);
-  }
-  return percentiles(wall);
-}
-
-std::string us(const Percentiles& p) {
-  return fmt::format("median {:.1f} us, p99 {:.1f} us, max {:.1f} us", p.median * 1e6, p.p99 * 1e6,
-                     p.max * 1e6);
-}
-
 int run() {
-  std::string path = fmt::format("{}/tensortune_driver_lookup_{}.db",
-                                 std::filesystem::temp_directory_path().string(), ::getpid());
+  std::string path = temp_db_path("driver_lookup");
   target::Target target = target::Target::parse("llvm -cores=2");
   std::vector<database::TargetKey> targets = {driver::target_key(target),
                                               {"llvm -cores=2", "cpu=another machine"}};
@@ -196,9 +100,7 @@ int run() {
                    "first builds the operator's neighbour list)\n",
                    us(adapted))
             << fmt::format("  operator never tuned, default schedule: {}\n", us(fallback));
-  std::filesystem::remove(path);
-  std::filesystem::remove(path + "-wal");
-  std::filesystem::remove(path + "-shm");
+  remove_db(path);
   return tuned == static_cast<size_t>(kLookups) ? 0 : 1;
 }
 

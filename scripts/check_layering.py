@@ -29,6 +29,8 @@ ALLOWED = {
     "driver": {"database", "schedule", "lower", "codegen", "te", "target", "ir", "support"},
     "runtime": {"support"},
     "graph": {"driver", "database", "te", "target", "ir", "support"},
+    "capi": {"driver", "database", "schedule", "codegen", "runtime", "te", "target", "ir",
+             "support"},
 }
 
 SOURCE_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".inc", ".def"}

@@ -9,7 +9,7 @@ set -euo pipefail
 PACKAGES=(
   g++ cmake ninja-build llvm-19-dev zlib1g-dev libzstd-dev
   libxgboost-dev libfmt-dev libsqlite3-dev libgtest-dev libbenchmark-dev libonnx-dev libprotobuf-dev
-  libdnnl-dev libopenblas-dev python3 clang-format
+  libdnnl-dev libopenblas-dev python3 clang-format pkg-config
   chromium fonts-dejavu-core
 )
 

@@ -31,6 +31,26 @@ void write_text(const std::string& path, const std::string& text) {
   support::write_file_atomically(path, text, "export");
 }
 
+void link_old_name(const std::string& path, const std::string& target) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::symlink_status(path, ec);
+  if (std::filesystem::is_symlink(status) &&
+      std::filesystem::read_symlink(path, ec).string() == target) {
+    return;
+  }
+  // A library of an older export (a regular file) or a link elsewhere is replaced by the link; a
+  // directory or a device is left alone.
+  TT_USER_CHECK(!std::filesystem::exists(status) || std::filesystem::is_regular_file(status) ||
+                std::filesystem::is_symlink(status))
+      << "export: '" << path << "' exists and is neither a file nor a link; remove it";
+  const std::string temp = path + ".tmp-link";
+  std::filesystem::remove(temp, ec);
+  std::filesystem::create_symlink(target, temp, ec);
+  TT_USER_CHECK(!ec) << "export: cannot create the link '" << path << "': " << ec.message();
+  std::filesystem::rename(temp, path, ec);
+  TT_USER_CHECK(!ec) << "export: cannot create the link '" << path << "': " << ec.message();
+}
+
 }  // namespace detail
 
 ExportedLibrary Compiler::export_library(const std::vector<ExportItem>& items,
@@ -79,7 +99,7 @@ ExportedLibrary Compiler::write_library(const std::vector<ExportItem>& items,
   detail::make_directory(dir);
   ExportedLibrary library;
   std::filesystem::path base = std::filesystem::path(dir) / name;
-  library.library_path = base.string() + ".so";
+  library.library_path = (std::filesystem::path(dir) / ("lib" + name + ".so")).string();
   library.header_path = base.string() + ".h";
   std::vector<ir::LoweredFunc> funcs;
   std::vector<std::string> notes;
@@ -91,12 +111,11 @@ ExportedLibrary Compiler::write_library(const std::vector<ExportItem>& items,
   library.functions = std::move(lowered);
   // c_header checks the names before anything is written.
   std::string header = c_header(funcs, name, notes, model);
-  if (model != nullptr) {
-    codegen::export_shared_library(funcs, resolved_, library.library_path, runtime_archive,
-                                   model->entry);
-  } else {
-    codegen::export_shared_library(funcs, resolved_, library.library_path, runtime_archive);
-  }
+  codegen::export_shared_library(
+      funcs, resolved_, library.library_path,
+      codegen::SharedLibraryOptions{runtime_archive, model == nullptr ? nullptr : &model->entry,
+                                    name});
+  detail::link_old_name(base.string() + ".so", "lib" + name + ".so");
   detail::write_text(library.header_path, header);
   return library;
 }

@@ -215,7 +215,11 @@ LoadedModel LoadedModel::load(const std::string& dir) {
                                   << " bytes, the plan expects " << expected;
   std::string weights = read_file(weights_path, expected);
   plan.weights.assign(weights.begin(), weights.end());
-  const std::string lib_path = dir + "/model.so";
+  // libmodel.so; a folder written before libraries took the lib prefix has only model.so.
+  std::string lib_path = dir + "/libmodel.so";
+  if (std::error_code ec; !std::filesystem::exists(lib_path, ec)) {
+    lib_path = dir + "/model.so";
+  }
   m.library_ = open_library(lib_path);
   m.entry_ = symbol<EntryFunction>(m.library_.get(), lib_path, codegen::kModelRun);
   check_entry_point(m.library_.get(), lib_path, plan, expected, plan_path);

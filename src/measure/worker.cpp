@@ -15,6 +15,7 @@
 #include "tensortune/measure/timing.h"
 #include "tensortune/runtime/parallel.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/file.h"
 #include "tensortune/support/log.h"
 
 #include <chrono>
@@ -265,6 +266,12 @@ std::string find_worker(const std::string& explicit_path) {
     dir = dir.substr(0, dir.rfind('/') + 1);
     if (consider(dir + "tensortune-worker")) {
       return dir + "tensortune-worker";
+    }
+  }
+  // A program linked with an installed libtensortune.so (LIBDIR/..): PREFIX/bin.
+  if (const std::string lib = support::loaded_binary_dir(); !lib.empty()) {
+    if (consider(lib + "/../bin/tensortune-worker")) {
+      return lib + "/../bin/tensortune-worker";
     }
   }
 #ifdef TT_WORKER_BUILD_PATH

@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <link.h>
 #include <streambuf>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -226,6 +228,22 @@ std::string read_regular_file(const std::string& path, int64_t max_bytes, const 
   ::close(fd);
   bytes.resize(got);
   return bytes;
+}
+
+std::string loaded_binary_dir() {
+  Dl_info info{};
+  void* extra = nullptr;
+  std::error_code ec;
+  std::filesystem::path path;
+  if (::dladdr1(reinterpret_cast<void*>(&loaded_binary_dir), &info, &extra, RTLD_DL_LINKMAP) != 0 &&
+      extra != nullptr && static_cast<link_map*>(extra)->l_name != nullptr &&
+      *static_cast<link_map*>(extra)->l_name != '\0') {
+    path = std::filesystem::canonical(static_cast<link_map*>(extra)->l_name, ec);
+  } else {
+    // The main program (its link map has no name): the executable itself.
+    path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  }
+  return ec ? std::string() : path.parent_path().string();
 }
 
 }  // namespace tensortune::support

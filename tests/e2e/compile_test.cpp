@@ -177,7 +177,7 @@ TEST(CliCompile, AppliesTheBestRecordAndReportsItInJson) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
   support::Json json = support::Json::parse(r.out);
-  EXPECT_EQ(json.at("library").as_string(), out + "/my_matmul.so");
+  EXPECT_EQ(json.at("library").as_string(), out + "/libmy_matmul.so");
   EXPECT_EQ(json.at("target").as_string(), "llvm");
   const support::Json& f = json.at("functions").as_array().at(0);
   EXPECT_EQ(f.at("name").as_string(), "my_matmul");
@@ -192,6 +192,8 @@ TEST(CliCompile, AppliesTheBestRecordAndReportsItInJson) {
   auto [nm_rc, symbols] = shell("nm -D --defined-only '" + out + "/my_matmul.so'");
   EXPECT_EQ(nm_rc, 0);
   EXPECT_NE(symbols.find(" T my_matmul"), std::string::npos) << symbols;
+  EXPECT_NE(symbols.find(" T my_matmul_set_num_threads"), std::string::npos) << symbols;
+  EXPECT_NE(symbols.find(" T my_matmul_get_num_threads"), std::string::npos) << symbols;
   EXPECT_EQ(symbols.find("tt_parallel_for"), std::string::npos) << "the runtime stays private";
   expect_only_system_dependencies(out + "/my_matmul.so");
 }

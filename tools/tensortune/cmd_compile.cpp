@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `tensortune compile`: ahead-of-time build of one or more workloads with their best records (or
-// the driver's fallbacks) into DIR/NAME.so and the header DIR/NAME.h that documents it.
+// the driver's fallbacks) into DIR/libNAME.so and the header DIR/NAME.h that documents it.
 #include "commands.h"
 #include "db_schedule.h"
 #include "pipeline.h"
@@ -27,7 +27,8 @@ ArgParser compile_parser() {
       "record of another shape of its operator, adapted; else, on a CPU, a zero-shot schedule "
       "that the shipped cost model picks from the workload's own space without measuring; else "
       "the default schedule) into "
-      "DIR/NAME.so, exporting extern \"C\" int32_t FUNCTION(void* const* buffers) per workload "
+      "DIR/libNAME.so (DIR/NAME.so links to it), exporting extern \"C\" int32_t FUNCTION(void* "
+      "const* buffers) per workload "
       "(buffers: inputs in declaration order, then outputs; dense row-major; returns 0), and "
       "writes DIR/NAME.h documenting the buffers. The library needs only system libraries. "
       "For a CUDA target ('cuda -arch=sm_90') it writes DIR/FUNCTION.cu and DIR/FUNCTION.ptx "

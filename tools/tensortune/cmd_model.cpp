@@ -197,8 +197,8 @@ ArgParser compile_model_parser() {
       "Builds every kernel of an ONNX model with its best record in the database (else the "
       "nearest record of the same operator adapted, else a zero-shot schedule that the shipped "
       "cost model picks from the kernel's own space without measuring, else the default "
-      "schedule; one summary lists what was untuned) into DIR/model.so, with DIR/model.h, the run "
-      "plan DIR/model.json "
+      "schedule; one summary lists what was untuned) into DIR/libmodel.so (and the link "
+      "DIR/model.so), with DIR/model.h, the run plan DIR/model.json "
       "(a static memory plan reusing activation buffers) and the weights DIR/weights.bin. "
       "`tensortune run-model DIR` runs it.");
   parser.option("target", "T", kTargetHelp, {}, true)

@@ -66,10 +66,31 @@ void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
                            const std::string& runtime_archive,
                            const ModelEntry& entry);
 
+/// What export_shared_library writes besides the functions.
+struct SharedLibraryOptions {
+  /// The runtime archive (find_runtime_archive(runtime_archive)).
+  std::string runtime_archive;
+  /// A whole model's entry point (as the overload above), or null.
+  const ModelEntry* entry = nullptr;
+  /// When not empty (a C identifier), the library also exports
+  ///   void NAME_set_num_threads(int32_t n);   (n >= 1; 0 = one per hardware thread)
+  ///   int32_t NAME_get_num_threads(void);
+  /// the thread count of its own copy of the runtime's pool, which its parallel loops run on.
+  /// UserError when a function of `funcs` has one of these names.
+  std::string threads_prefix;
+};
+/// Same as above, with `options`.
+void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
+                           const target::Target& target,
+                           const std::string& path,
+                           const SharedLibraryOptions& options);
+
 /// The path of tensortune's runtime archive (libtt_runtime.a) that exported libraries link:
 /// `explicit_path` when not empty (UserError when it is not a file); else the first that exists
-/// of: beside the running executable, EXE_DIR/../lib/tensortune/, EXE_DIR/../lib/, and the build
-/// tree this library was compiled in. UserError listing the places tried when none exists.
+/// of: LIBDIR/tensortune/ and LIBDIR/ where LIBDIR holds the binary this code is loaded from
+/// (support::loaded_binary_dir: libtensortune.so's folder, or the executable's), beside the
+/// running executable, EXE_DIR/../lib/tensortune/, EXE_DIR/../lib/, and the build tree this
+/// library was compiled in. UserError listing the places tried when none exists.
 std::string find_runtime_archive(const std::string& explicit_path = "");
 
 }  // namespace tensortune::codegen

@@ -84,8 +84,9 @@ struct ExportItem {
 
 /// What export_library wrote.
 struct ExportedLibrary {
-  std::string library_path;  ///< DIR/NAME.so
-  std::string header_path;   ///< DIR/NAME.h
+  /// DIR/libNAME.so (DIR/NAME.so, its former name, is a symbolic link to it for one release).
+  std::string library_path;
+  std::string header_path;  ///< DIR/NAME.h
   /// One per item, in order.
   std::vector<Compiled> functions;
 };
@@ -171,9 +172,10 @@ class Compiler {
   Compiled compile(const te::Workload& workload,
                    const std::string& spec = "",
                    const std::string& name = "");
-  /// Writes DIR/NAME.so exporting each item's function (codegen::export_shared_library with
-  /// `runtime_archive`, "" = found automatically) and DIR/NAME.h documenting their signatures
-  /// (c_header). Creates DIR when missing; UserError when it cannot be created or written.
+  /// Writes DIR/libNAME.so exporting each item's function and NAME_set_num_threads /
+  /// NAME_get_num_threads (codegen::export_shared_library with `runtime_archive`, "" = found
+  /// automatically), the link DIR/NAME.so to it, and DIR/NAME.h documenting them (c_header).
+  /// Creates DIR when missing; UserError when it cannot be created or written.
   ExportedLibrary export_library(const std::vector<ExportItem>& items,
                                  const std::string& dir,
                                  const std::string& name,
@@ -182,9 +184,10 @@ class Compiler {
   /// library is written (a model's entry point depends on their prepacked buffers). The first
   /// checks the items' function names and lowers each (lower_kernel), in order.
   std::vector<Compiled> lower_items(const std::vector<ExportItem>& items);
-  /// The second writes DIR/NAME.so with `lowered` (lower_items(items)) and, when `model` is
-  /// given, the model's entry point (codegen::export_shared_library), and DIR/NAME.h documenting
-  /// them (c_header). UserError as export_library, or when the entry point does not fit.
+  /// The second writes DIR/libNAME.so (and the link DIR/NAME.so) with `lowered`
+  /// (lower_items(items)) and, when `model` is given, the model's entry point
+  /// (codegen::export_shared_library), and DIR/NAME.h documenting them (c_header). UserError as
+  /// export_library, or when the entry point does not fit.
   ExportedLibrary write_library(const std::vector<ExportItem>& items,
                                 std::vector<Compiled> lowered,
                                 const std::string& dir,

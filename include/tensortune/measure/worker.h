@@ -13,7 +13,8 @@ namespace tensortune::measure {
 int worker_main(int argc, char** argv);
 
 /// The worker executable: `explicit_path` if not empty, else $TT_WORKER, else tensortune-worker
-/// next to the running executable, else the one in the build tree. UserError naming every place
+/// next to the running executable, else in ../bin beside the binary this code is loaded from
+/// (an installed libtensortune.so), else the one in the build tree. UserError naming every place
 /// tried when none exists.
 std::string find_worker(const std::string& explicit_path = {});
 

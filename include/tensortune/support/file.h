@@ -65,4 +65,9 @@ std::string read_regular_file(const std::string& path, int64_t max_bytes, const 
 /// For readers that stream the file (JSON lines): the same checks without holding it whole.
 int64_t check_regular_file(const std::string& path, int64_t max_bytes, const std::string& what);
 
+/// The folder of the binary tensortune's code was loaded from: libtensortune.so's when the code is
+/// linked into it, else the executable's (dladdr); "" when unknown. Installed files are found
+/// from it (LIBDIR/tensortune/libtt_runtime.a, BINDIR/tensortune-worker, share/tensortune/).
+std::string loaded_binary_dir();
+
 }  // namespace tensortune::support

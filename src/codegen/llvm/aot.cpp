@@ -106,15 +106,44 @@ void link_shared(const std::string& object,
   }
 }
 
-/// export_shared_library, with the model entry point `entry` when it is not null.
+/// NAME_set_num_threads and NAME_get_num_threads (SharedLibraryOptions::threads_prefix): calls
+/// of the library's own copy of the runtime's tt_set_num_threads and tt_get_num_threads.
+void add_thread_setters(llvm::Module& module,
+                        const std::vector<ir::LoweredFunc>& funcs,
+                        const std::string& prefix) {
+  const std::string set_name = prefix + "_set_num_threads";
+  const std::string get_name = prefix + "_get_num_threads";
+  for (const ir::LoweredFunc& f : funcs) {
+    TT_USER_CHECK(f.name != set_name && f.name != get_name)
+        << "export_shared_library: function '" << f.name
+        << "' has the name of the library's thread-count function";
+  }
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::FunctionType* set_type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {i32}, false);
+  llvm::FunctionType* get_type = llvm::FunctionType::get(i32, {}, false);
+  llvm::FunctionCallee runtime_set = module.getOrInsertFunction("tt_set_num_threads", set_type);
+  llvm::FunctionCallee runtime_get = module.getOrInsertFunction("tt_get_num_threads", get_type);
+  llvm::Function* set =
+      llvm::Function::Create(set_type, llvm::Function::ExternalLinkage, set_name, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", set));
+  b.CreateCall(runtime_set, {set->getArg(0)});
+  b.CreateRetVoid();
+  llvm::Function* get =
+      llvm::Function::Create(get_type, llvm::Function::ExternalLinkage, get_name, module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", get));
+  b.CreateRet(b.CreateCall(runtime_get, {}));
+}
+
+/// export_shared_library with `options` (a model entry point, thread-count functions).
 void write_library(const std::vector<ir::LoweredFunc>& funcs,
                    const target::Target& target,
                    const std::string& path,
-                   const std::string& runtime_archive,
-                   const ModelEntry* entry) {
+                   const SharedLibraryOptions& options) {
   TT_USER_CHECK(!funcs.empty()) << "export_shared_library: no functions to export to '" << path
                                 << "'";
-  std::string runtime = find_runtime_archive(runtime_archive);
+  std::string runtime = find_runtime_archive(options.runtime_archive);
+  const ModelEntry* entry = options.entry;
   detail::LlvmTarget t = detail::llvm_target(target);
   std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, true);
   llvm::LLVMContext ctx;
@@ -122,6 +151,11 @@ void write_library(const std::vector<ir::LoweredFunc>& funcs,
       detail::generate_module(funcs, t, tm->createDataLayout(), ctx);
   if (entry != nullptr) {
     detail::add_model_entry(*module, *entry, funcs, t);
+  }
+  if (!options.threads_prefix.empty()) {
+    add_thread_setters(*module, funcs, options.threads_prefix);
+  }
+  if (entry != nullptr || !options.threads_prefix.empty()) {
     detail::verify_module(*module);
   }
   detail::optimize_module(*module, *tm);
@@ -147,6 +181,11 @@ std::string find_runtime_archive(const std::string& explicit_path) {
     return explicit_path;
   }
   std::vector<std::string> tried;
+  if (const std::string lib = support::loaded_binary_dir(); !lib.empty()) {
+    // An installed libtensortune.so: LIBDIR/tensortune/libtt_runtime.a beside it.
+    tried.push_back(lib + "/tensortune/libtt_runtime.a");
+    tried.push_back(lib + "/libtt_runtime.a");
+  }
   std::string dir = executable_dir();
   if (!dir.empty()) {
     // Beside the binary (a copy made by the build), then an installed layout: PREFIX/bin and
@@ -184,7 +223,7 @@ void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
                            const target::Target& target,
                            const std::string& path,
                            const std::string& runtime_archive) {
-  write_library(funcs, target, path, runtime_archive, nullptr);
+  write_library(funcs, target, path, SharedLibraryOptions{runtime_archive, nullptr, ""});
 }
 
 void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
@@ -192,7 +231,14 @@ void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
                            const std::string& path,
                            const std::string& runtime_archive,
                            const ModelEntry& entry) {
-  write_library(funcs, target, path, runtime_archive, &entry);
+  write_library(funcs, target, path, SharedLibraryOptions{runtime_archive, &entry, ""});
+}
+
+void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
+                           const target::Target& target,
+                           const std::string& path,
+                           const SharedLibraryOptions& options) {
+  write_library(funcs, target, path, options);
 }
 
 }  // namespace tensortune::codegen

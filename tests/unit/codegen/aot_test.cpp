@@ -59,6 +59,38 @@ TEST(ExportSharedLibrary, LibraryLoadsAndRunsEveryKernel) {
   std::remove(path.c_str());
 }
 
+TEST(ExportSharedLibrary, ThreadCountFunctionsSizeTheLibrarysOwnPool) {
+  const int n = 64;
+  ir::Buffer out = buffer("out", DataType::int32(), n);
+  ir::Var i("i");
+  ir::LoweredFunc fill =
+      make_func("fill", {out}, 0, loop(i, n, store(out, Expr(7), i), ir::ForKind::Parallel));
+  std::string path = temp_path("threads");
+  export_shared_library({fill}, host(), path, SharedLibraryOptions{"", nullptr, "lib"});
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto set = reinterpret_cast<void (*)(int32_t)>(dlsym(lib, "lib_set_num_threads"));
+  auto get = reinterpret_cast<int32_t (*)()>(dlsym(lib, "lib_get_num_threads"));
+  auto run = reinterpret_cast<KernelFn>(dlsym(lib, "fill"));
+  ASSERT_TRUE(set != nullptr && get != nullptr && run != nullptr);
+  for (int32_t threads : {1, 3}) {
+    set(threads);
+    EXPECT_EQ(get(), threads);
+    std::vector<int32_t> v(n, 0);
+    std::vector<void*> args = {v.data()};
+    ASSERT_EQ(run(args.data()), 0);
+    EXPECT_EQ(v, std::vector<int32_t>(n, 7));
+  }
+  dlclose(lib);
+  std::remove(path.c_str());
+  // A kernel may not take the name of a thread-count function.
+  ir::LoweredFunc clash =
+      make_func("lib_set_num_threads", {out}, 0, loop(i, n, store(out, Expr(1), i)));
+  EXPECT_THROW(export_shared_library({clash}, host(), temp_path("clash"),
+                                     SharedLibraryOptions{"", nullptr, "lib"}),
+               UserError);
+}
+
 TEST(ExportSharedLibrary, UnwritableDestinationIsAUserError) {
   ir::Buffer out = buffer("out", DataType::int32(), 4);
   ir::Var i("i");

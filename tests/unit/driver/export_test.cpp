@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -39,7 +40,10 @@ TEST(ExportLibrary, WritesALoadableLibraryAndItsHeader) {
   ExportedLibrary lib = compiler.export_library(
       {ExportItem{mm, "matmul:M=24,N=20,K=12", ""}, ExportItem{relu, "", "my_relu"}},
       dir.file("out/nested"), "kernels");
-  EXPECT_EQ(lib.library_path, dir.file("out/nested/kernels.so"));
+  EXPECT_EQ(lib.library_path, dir.file("out/nested/libkernels.so"));
+  // The former name stays, one release, as a link to the new one.
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("out/nested/kernels.so")));
+  EXPECT_EQ(std::filesystem::read_symlink(dir.file("out/nested/kernels.so")), "libkernels.so");
   EXPECT_EQ(lib.header_path, dir.file("out/nested/kernels.h"));
   ASSERT_EQ(lib.functions.size(), 2U);
   EXPECT_EQ(lib.functions[0].lookup.record_id, id);
@@ -48,6 +52,9 @@ TEST(ExportLibrary, WritesALoadableLibraryAndItsHeader) {
   EXPECT_NE(header.find("int32_t matmul_24x20x12_float32(void* const* buffers);"),
             std::string::npos);
   EXPECT_NE(header.find("int32_t my_relu(void* const* buffers);"), std::string::npos);
+  EXPECT_NE(header.find("void kernels_set_num_threads(int32_t n);"), std::string::npos);
+  EXPECT_NE(header.find("int32_t kernels_get_num_threads(void);"), std::string::npos);
+  EXPECT_NE(header.find("TT_THREAD_SPIN_US"), std::string::npos);
   EXPECT_NE(header.find("record #" + std::to_string(id)), std::string::npos);
 
   void* so = dlopen(lib.library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
