@@ -2,6 +2,7 @@
 // Writing a compiled model folder (library, header, plan, weights) and loading it back.
 #include "tensortune/graph/model_library.h"
 
+#include "tensortune/graph/onnx_import.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/file.h"
 #include "tensortune/support/stats.h"
@@ -14,6 +15,18 @@
 #include <sstream>
 
 namespace tensortune::graph {
+
+Graph load_model(const std::string& path, PassReport* report) {
+  // Checked here, before the importer reads it: a device or FIFO never ends, and protobuf
+  // refuses messages over 2 GiB anyway.
+  support::check_regular_file(path, support::kMaxModelFileBytes, "model");
+  Graph g = import_onnx(path);
+  PassReport r = optimize(g);
+  if (report != nullptr) {
+    *report = r;
+  }
+  return g;
+}
 namespace {
 
 void write_file(const std::string& path, const void* data, size_t bytes) {

@@ -7,7 +7,6 @@
 #include "model_common.h"
 #include "pipeline.h"
 #include "progress.h"
-#include "zero_shot_cli.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/graph/model_library.h"
@@ -20,6 +19,7 @@
 #include "tensortune/support/file.h"
 #include "tensortune/support/json.h"
 #include "tune_common.h"
+#include "zero_shot_cli.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -30,11 +30,8 @@
 namespace tensortune::cli {
 
 graph::Graph load_model(const std::string& path, bool quiet) {
-  // Checked here, before the importer reads it: a device or FIFO never ends, and protobuf
-  // refuses messages over 2 GiB anyway.
-  support::check_regular_file(path, support::kMaxModelFileBytes, "model");
-  graph::Graph g = graph::import_onnx(path);
-  graph::PassReport r = graph::optimize(g);
+  graph::PassReport r;
+  graph::Graph g = graph::load_model(path, &r);
   if (!quiet)
     std::cerr << "tensortune: " << path << ": " << r.to_string() << "\n";
   return g;
@@ -197,7 +194,8 @@ ArgParser compile_model_parser() {
       "Builds every kernel of an ONNX model with its best record in the database (else the "
       "nearest record of the same operator adapted, else a zero-shot schedule that the shipped "
       "cost model picks from the kernel's own space without measuring, else the default "
-      "schedule; one summary lists what was untuned) into DIR/model.so, with DIR/model.h, the run plan DIR/model.json "
+      "schedule; one summary lists what was untuned) into DIR/model.so, with DIR/model.h, the run "
+      "plan DIR/model.json "
       "(a static memory plan reusing activation buffers) and the weights DIR/weights.bin. "
       "`tensortune run-model DIR` runs it.");
   parser.option("target", "T", kTargetHelp, {}, true)

@@ -8,6 +8,7 @@
 #include "tensortune/driver/compile.h"
 #include "tensortune/graph/executor.h"
 #include "tensortune/graph/graph.h"
+#include "tensortune/graph/passes.h"
 #include "tensortune/graph/run_plan.h"
 
 #include <memory>
@@ -15,6 +16,11 @@
 #include <vector>
 
 namespace tensortune::graph {
+
+/// Reads an ONNX model (a regular file under support::kMaxModelFileBytes) and runs the standard
+/// graph passes (optimize); `report`, when given, receives what they did. UserError naming the
+/// file as import_onnx's. What compile-model, tune-model and the Python package start from.
+Graph load_model(const std::string& path, PassReport* report = nullptr);
 
 /// What export_model wrote.
 struct ExportedModel {
