@@ -62,8 +62,10 @@ def test_ctrl_c_stops_after_the_batch_and_resumes(db_path):
     partial = stopped.value.result
     assert partial.interrupted and partial.tasks[0].trials == 4  # one batch, saved
     assert len(tensortune.Database(db_path).history(spec)) == 4
-    # Python's own Ctrl-C handling is back.
+    # Python's own Ctrl-C handling is back, at the C level too.
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
 
     resumed = tensortune.tune(spec, trials=12, db=db_path, tuner="random", **QUICK)
     assert resumed.tasks[0].resumed == 4 and resumed.tasks[0].trials == 8
