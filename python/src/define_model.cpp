@@ -30,7 +30,8 @@ cli::ArgParser compile_options_parser() {
 py::dict compile_model(const std::string& path,
                        const std::string& target_text,
                        const py::dict& options,
-                       const std::string& out_dir) {
+                       const std::string& out_dir,
+                       const std::string& runtime) {
   const cli::ArgParser::Parsed p = parse_options(compile_options_parser(), options);
   std::optional<database::Database> db;
   if (p.has("db")) {
@@ -45,7 +46,7 @@ py::dict compile_model(const std::string& path,
   {
     py::gil_scoped_release release;
     const graph::Graph g = graph::load_model(path);
-    m.emplace(graph::export_model(g, compiler, out_dir));
+    m.emplace(graph::export_model(g, compiler, out_dir, runtime));
   }
   py::dict out;
   out["dir"] = m->dir;
@@ -111,7 +112,7 @@ void take(RunBuffers& b,
 
 void define_model(py::module_& m) {
   m.def("_compile_model", &compile_model, py::arg("path"), py::arg("target"), py::arg("options"),
-        py::arg("out_dir"));
+        py::arg("out_dir"), py::arg("runtime"));
   py::class_<graph::LoadedModel>(m, "_LoadedModel")
       .def(py::init([](const std::string& dir) { return graph::LoadedModel::load(dir); }))
       .def_property_readonly(

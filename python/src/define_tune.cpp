@@ -6,6 +6,7 @@
 #include "bindings.h"
 #include "pipeline.h"
 #include "progress.h"
+#include "tensortune/cost_model/features.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/measure/measurer.h"
@@ -194,6 +195,10 @@ py::dict tune(const py::list& items,
 void define_tune(py::module_& m) {
   m.def("_tune", &tune, py::arg("tasks"), py::arg("target"), py::arg("options"),
         py::arg("callback"), py::arg("progress"), py::arg("catch_sigint"), py::arg("worker"));
+  m.def(
+      "_zero_shot_model_name",
+      [] { return "cpu.v" + std::to_string(cost_model::kFeatureVersion) + ".json"; },
+      "The file name of the shipped zero-shot model this build reads.");
   m.def(
       "_tune_help", [] { return tune_options_parser().help_text(); },
       "The options tune() takes, as the CLI's help describes them.");

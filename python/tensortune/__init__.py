@@ -18,7 +18,7 @@ Errors: UserError (bad input; the CLI's message), ScheduleError, InternalError (
 
 from __future__ import annotations
 
-from . import _tensortune
+from . import _paths, _tensortune
 from ._tensortune import Error, InternalError, ScheduleError, UserError
 from . import te
 from . import schedule
@@ -30,6 +30,8 @@ from .schedule import Schedule, lower, show
 from .tuner import TuneResult, tune
 
 __version__ = "0.1.0"
+
+_paths.use_installed_data(_tensortune._zero_shot_model_name())
 
 __all__ = [
     "te", "schedule", "database", "model", "tune", "TuneResult", "build", "Kernel", "Database",

@@ -23,3 +23,15 @@ def runtime_archive() -> str:
         return env
     path = os.path.join(_HERE, "libtt_runtime.a")
     return path if os.path.isfile(path) else ""
+
+
+def use_installed_data(zero_shot_model_name: str) -> None:
+    """An installed package carries the shipped zero-shot model and tuning logs in data/: the
+    library finds them through TT_ZERO_SHOT_MODEL and TT_SHIPPED_LOGS unless those are set. (A
+    package in the build tree has no data/: the library finds the source tree's.)"""
+    model = os.path.join(_HERE, "data", "zero_shot", zero_shot_model_name)
+    logs = os.path.join(_HERE, "data", "shipped", "cpu.db")
+    if os.path.isfile(model):
+        os.environ.setdefault("TT_ZERO_SHOT_MODEL", model)
+    if os.path.isfile(logs):
+        os.environ.setdefault("TT_SHIPPED_LOGS", logs)

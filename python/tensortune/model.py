@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
+from . import _paths
 from . import _tensortune as _tt
 
 __all__ = ["compile", "load", "Model", "TensorSpec", "CallTime"]
@@ -122,7 +123,7 @@ def compile(path: str, target: str = "native", db: Optional[str] = None,  # noqa
     owned = tempfile.TemporaryDirectory(prefix="tensortune-model-")
     opts: Dict[str, Any] = dict(options)
     opts["db"] = db
-    info = _tt._compile_model(str(path), target, opts, owned.name)
+    info = _tt._compile_model(str(path), target, opts, owned.name, _paths.runtime_archive())
     return Model(owned.name, info, owned)
 
 

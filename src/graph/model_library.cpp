@@ -132,7 +132,10 @@ driver::ModelDecl model_decl(const RunPlan& plan) {
 
 }  // namespace
 
-ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir) {
+ExportedModel export_model(const Graph& graph,
+                           driver::Compiler& compiler,
+                           const std::string& dir,
+                           const std::string& runtime_archive) {
   graph.validate();
   // run-model and the callers of model.h exchange float32 arrays: a float64 model used to
   // compile and then fail when run. Refused here, before anything is written.
@@ -174,7 +177,7 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
   m.plan = make_run_plan(graph, partition, m.memory, names, workloads, prepacks);
   driver::ModelDecl decl = model_decl(m.plan);
   driver::ExportedLibrary lib =
-      compiler.write_library(items, std::move(lowered), dir, "model", "", &decl);
+      compiler.write_library(items, std::move(lowered), dir, "model", runtime_archive, &decl);
   m.library_path = lib.library_path;
   m.header_path = lib.header_path;
   m.functions = lib.functions;

@@ -35,8 +35,12 @@ struct ExportedModel {
 /// Partitions `graph` (optimized), builds each unique kernel through `compiler` as function
 /// `kernel_<i>` of DIR/model.so, with the model's entry point (driver::ModelDecl) in the same
 /// library, and writes the header, the plan and the weights. Creates DIR; UserError when a file
-/// cannot be written.
-ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir);
+/// cannot be written. `runtime_archive`: libtt_runtime.a to link (see
+/// codegen::find_runtime_archive; "" = where it finds one).
+ExportedModel export_model(const Graph& graph,
+                           driver::Compiler& compiler,
+                           const std::string& dir,
+                           const std::string& runtime_archive = "");
 
 /// A model folder loaded for running: the library opened with dlopen, its entry point resolved,
 /// the weights read.
