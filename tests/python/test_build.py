@@ -4,6 +4,8 @@ against NumPy), argument checks, and export_library's .so called through ctypes.
 
 import ctypes
 import os
+import sys
+import threading
 
 import numpy as np
 import pytest
@@ -89,3 +91,32 @@ def test_export_library_matches_the_cli(tmp_path, rng):
     np.testing.assert_allclose(z, softplus_reference(x, w), rtol=1e-4, atol=1e-5)
     with pytest.raises(tensortune.UserError, match="DIR/NAME.so"):
         kernel.export_library(str(tmp_path / "softplus.dylib"))
+
+
+def test_the_gil_is_released_while_a_kernel_runs():
+    kernel = tensortune.build("matmul:M=256,N=256,K=256", no_zero_shot=True, no_shipped=True)
+    a = np.ones((256, 256), np.float32)
+    c = np.empty((256, 256), np.float32)
+    running, returned = threading.Event(), threading.Event()
+    during = 0
+
+    def call():
+        running.set()
+        kernel(a, a, c)  # tens of ms; holding the GIL, the main thread could not run meanwhile
+        returned.set()
+
+    # Forced switches every second only: shorter calls than that let the main thread run only
+    # when the kernel releases the GIL.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)
+    try:
+        thread = threading.Thread(target=call)
+        thread.start()
+        while not returned.is_set():
+            if running.is_set():
+                during += 1
+        thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert during > 100
+    assert (c == 256).all()
