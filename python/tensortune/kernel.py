@@ -33,10 +33,12 @@ class Kernel:
     the kernel runs, so kernels may run in parallel threads.
     """
 
-    def __init__(self, kernel: Any, workload: Workload, target: str) -> None:
+    def __init__(self, kernel: Any, workload: Workload, target: str,
+                 given: Optional[Schedule] = None) -> None:
         self._kernel = kernel
         self._workload = workload
         self._target = target
+        self._given = given  # the schedule build() was given, if any
 
     def __call__(self, *arrays: Any) -> None:
         self._kernel(*arrays)
@@ -98,8 +100,6 @@ class Kernel:
         ``tensortune compile --name NAME`` does; returns {library, header, function}."""
         return self._kernel.export_library(str(path), _paths.runtime_archive())
 
-    _given: Optional[Schedule] = None
-
     def __repr__(self) -> str:
         return f"<Kernel {self.name} ({self.source})>"
 
@@ -118,6 +118,4 @@ def build(workload: WorkloadLike, target: str = "native", db: Optional[str] = No
     opts["db"] = db
     given = as_schedule(schedule) if schedule is not None else None
     k = _tt._build(w._w, w.spec, target, opts, given.to_json() if given is not None else "")
-    kernel = Kernel(k, w, target)
-    kernel._given = given
-    return kernel
+    return Kernel(k, w, target, given)
