@@ -31,7 +31,7 @@ step() { printf '\n== %s\n' "$*"; }
 
 # C++ sources of the project (never build folders or third-party code).
 cxx_sources() {
-  find include src tools tests bench -type f \( -name '*.h' -o -name '*.cpp' \) 2>/dev/null | sort
+  find include src tools tests bench python -type f \( -name '*.h' -o -name '*.cpp' \) 2>/dev/null | sort
 }
 
 step "1/6 format (clang-format --dry-run -Werror)"

@@ -10,6 +10,7 @@ PACKAGES=(
   g++ cmake ninja-build llvm-19-dev zlib1g-dev libzstd-dev
   libxgboost-dev libfmt-dev libsqlite3-dev libgtest-dev libbenchmark-dev libonnx-dev libprotobuf-dev
   libdnnl-dev libopenblas-dev python3 clang-format pkg-config
+  pybind11-dev python3-dev python3-numpy python3-pytest
   chromium fonts-dejavu-core
 )
 

@@ -2,6 +2,7 @@
 // Writing a compiled model folder (library, header, plan, weights) and loading it back.
 #include "tensortune/graph/model_library.h"
 
+#include "tensortune/graph/onnx_import.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/file.h"
 #include "tensortune/support/stats.h"
@@ -14,6 +15,18 @@
 #include <sstream>
 
 namespace tensortune::graph {
+
+Graph load_model(const std::string& path, PassReport* report) {
+  // Checked here, before the importer reads it: a device or FIFO never ends, and protobuf
+  // refuses messages over 2 GiB anyway.
+  support::check_regular_file(path, support::kMaxModelFileBytes, "model");
+  Graph g = import_onnx(path);
+  PassReport r = optimize(g);
+  if (report != nullptr) {
+    *report = r;
+  }
+  return g;
+}
 namespace {
 
 void write_file(const std::string& path, const void* data, size_t bytes) {
@@ -119,7 +132,10 @@ driver::ModelDecl model_decl(const RunPlan& plan) {
 
 }  // namespace
 
-ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir) {
+ExportedModel export_model(const Graph& graph,
+                           driver::Compiler& compiler,
+                           const std::string& dir,
+                           const std::string& runtime_archive) {
   graph.validate();
   // run-model and the callers of model.h exchange float32 arrays: a float64 model used to
   // compile and then fail when run. Refused here, before anything is written.
@@ -161,7 +177,7 @@ ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const
   m.plan = make_run_plan(graph, partition, m.memory, names, workloads, prepacks);
   driver::ModelDecl decl = model_decl(m.plan);
   driver::ExportedLibrary lib =
-      compiler.write_library(items, std::move(lowered), dir, "model", "", &decl);
+      compiler.write_library(items, std::move(lowered), dir, "model", runtime_archive, &decl);
   m.library_path = lib.library_path;
   m.header_path = lib.header_path;
   m.functions = lib.functions;

@@ -30,11 +30,8 @@
 namespace tensortune::cli {
 
 graph::Graph load_model(const std::string& path, bool quiet) {
-  // Checked here, before the importer reads it: a device or FIFO never ends, and protobuf
-  // refuses messages over 2 GiB anyway.
-  support::check_regular_file(path, support::kMaxModelFileBytes, "model");
-  graph::Graph g = graph::import_onnx(path);
-  graph::PassReport r = graph::optimize(g);
+  graph::PassReport r;
+  graph::Graph g = graph::load_model(path, &r);
   if (!quiet)
     std::cerr << "tensortune: " << path << ": " << r.to_string() << "\n";
   return g;

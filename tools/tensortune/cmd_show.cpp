@@ -3,9 +3,6 @@
 #include "commands.h"
 #include "db_schedule.h"
 #include "pipeline.h"
-#include "tensortune/codegen/cuda_codegen.h"
-#include "tensortune/codegen/llvm_codegen.h"
-#include "tensortune/ir/ir_printer.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
@@ -38,39 +35,6 @@ ArgParser show_parser() {
   return parser;
 }
 
-namespace {
-
-std::string render(const std::string& emit,
-                   const te::Workload& workload,
-                   const ScheduleChoice& choice,
-                   const target::Target& target) {
-  if (emit == "steps") {
-    std::string text = schedule::to_string(choice.schedule);
-    return text.empty() ? "# the default schedule: no steps\n" : text;
-  }
-  ir::LoweredFunc func = lower::lower(workload, choice.schedule, target);
-  if (emit == "ir") {
-    return ir::to_string(func);
-  }
-  if (emit == "cuda" || emit == "ptx") {
-    TT_USER_CHECK(target.is_gpu()) << "--emit " << emit << " needs a CUDA target (e.g. 'cuda "
-                                   << "-arch=sm_90'), not the CPU target '" << target.mcpu << "'";
-    codegen::CudaModule module = codegen::generate_cuda(func, target);
-    if (emit == "ptx") {
-      return codegen::compile_cuda(module.source, target, false).ptx;
-    }
-    return codegen::launch_summary(module) + module.source;
-  }
-  TT_USER_CHECK(!target.is_gpu()) << "--emit " << emit << " needs a CPU target; '"
-                                  << target.to_string() << "' is a GPU target";
-  if (emit == "llvm") {
-    return codegen::emit_llvm_ir(func, target);
-  }
-  return codegen::emit_assembly(func, target);
-}
-
-}  // namespace
-
 int run_show(const std::vector<std::string>& args) {
   std::optional<ArgParser::Parsed> parsed = parse_command_line(show_parser(), args);
   if (!parsed) {
@@ -87,7 +51,7 @@ int run_show(const std::vector<std::string>& args) {
     const BuildDeadline deadline(
         parsed->get_double("build-timeout", kDefaultBuildTimeout, 0.001, 86400), "show");
     choice = choose_schedule(*parsed, workload, "show");
-    text = render(emit, workload, choice, target);
+    text = render_kernel(emit, workload, choice.schedule, target);
   }
   if (!parsed->has("json")) {
     std::cout << text;

@@ -2,8 +2,10 @@
 // Target resolution, schedule files and kernel builds for the command line tools.
 #include "pipeline.h"
 
+#include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/codegen/host.h"
 #include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/ir/ir_printer.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
@@ -110,6 +112,35 @@ BuiltKernel build_kernel(const te::Workload& workload,
   kernel.artifact = codegen::build_cpu(kernel.func, target);
   TT_LOG(1) << "built '" << kernel.func.name << "' for -mcpu=" << target.mcpu;
   return kernel;
+}
+
+std::string render_kernel(const std::string& emit,
+                          const te::Workload& workload,
+                          const schedule::Schedule& chosen,
+                          const target::Target& target) {
+  if (emit == "steps") {
+    std::string text = schedule::to_string(chosen);
+    return text.empty() ? "# the default schedule: no steps\n" : text;
+  }
+  ir::LoweredFunc func = lower::lower(workload, chosen, target);
+  if (emit == "ir") {
+    return ir::to_string(func);
+  }
+  if (emit == "cuda" || emit == "ptx") {
+    TT_USER_CHECK(target.is_gpu()) << "--emit " << emit << " needs a CUDA target (e.g. 'cuda "
+                                   << "-arch=sm_90'), not the CPU target '" << target.mcpu << "'";
+    codegen::CudaModule module = codegen::generate_cuda(func, target);
+    if (emit == "ptx") {
+      return codegen::compile_cuda(module.source, target, false).ptx;
+    }
+    return codegen::launch_summary(module) + module.source;
+  }
+  TT_USER_CHECK(!target.is_gpu()) << "--emit " << emit << " needs a CPU target; '"
+                                  << target.to_string() << "' is a GPU target";
+  if (emit == "llvm") {
+    return codegen::emit_llvm_ir(func, target);
+  }
+  return codegen::emit_assembly(func, target);
 }
 
 }  // namespace tensortune::cli

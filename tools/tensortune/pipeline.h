@@ -75,4 +75,13 @@ BuiltKernel build_kernel(const te::Workload& workload,
                          const schedule::Schedule& schedule,
                          const target::Target& target);
 
+/// What `show --emit` prints for schedule `chosen` of `workload` on `target`: "steps" (the readable
+/// listing), "ir" (the lowered loop IR), "llvm" or "asm" (CPU targets), "cuda" (the launch summary
+/// and CUDA C) or "ptx" (CUDA targets; needs NVRTC). UserError when the emit does not fit the
+/// target.
+std::string render_kernel(const std::string& emit,
+                          const te::Workload& workload,
+                          const schedule::Schedule& chosen,
+                          const target::Target& target);
+
 }  // namespace tensortune::cli

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What `tune` and `tune-model` share (defined in cmd_tune.cpp): the search and measurement
-// options with their defaults, and opening the database records go to.
+// What `tune`, `tune-model` and the Python package's tune() share (defined in tune_common.cpp):
+// the search and measurement options with their defaults, and opening the database records go to.
 #pragma once
 
 #include "args.h"
@@ -9,10 +9,15 @@
 #include "tensortune/search/tuner.h"
 #include "tensortune/target/target.h"
 
+#include <atomic>
+#include <csignal>
 #include <string>
 
 namespace tensortune::cli {
 
+/// Adds the search options of `tune`: --trials, --db, --tuner, --model, --seed, --batch,
+/// --eps-greedy, --early-stop, --scheduler, --no-transfer, --no-prior, --prior-weight.
+ArgParser& add_search_options(ArgParser& parser);
 /// Adds --threads, --build-timeout, --run-timeout, --single-call-factor, --timing-budget,
 /// --confirm, --confirm-rounds, --time-budget, and
 /// --cache-flush (or, when `flush_by_default`, --no-cache-flush: tune-model's timings flush).
@@ -31,5 +36,28 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p);
 /// Opens (creating it and its folder) the database of --db, default tuning_logs/tensortune.db;
 /// UserError naming `command` when the folder cannot be created.
 database::Database open_tuning_database(const ArgParser::Parsed& p, const std::string& command);
+
+/// While it lives, Ctrl-C (SIGINT) and, with `sigterm`, SIGTERM set flag() instead of ending the
+/// process, with a note on stderr, so search::tune stops after saving the batch in flight; a
+/// second Ctrl-C aborts at once. The previous handlers come back when it is destroyed. One at a
+/// time per process.
+class StopOnSignals {
+ public:
+  explicit StopOnSignals(bool sigterm);
+  ~StopOnSignals();
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+  /// The flag search::tune watches.
+  const std::atomic<bool>& flag() const;
+  /// The signal that asked to stop; 0 when none did.
+  int signal() const;
+  /// Sets flag() as a signal would, without one (a Python callback that raised).
+  void request_stop() const;
+
+ private:
+  bool sigterm_;
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
 
 }  // namespace tensortune::cli

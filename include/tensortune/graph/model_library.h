@@ -8,6 +8,7 @@
 #include "tensortune/driver/compile.h"
 #include "tensortune/graph/executor.h"
 #include "tensortune/graph/graph.h"
+#include "tensortune/graph/passes.h"
 #include "tensortune/graph/run_plan.h"
 
 #include <memory>
@@ -15,6 +16,11 @@
 #include <vector>
 
 namespace tensortune::graph {
+
+/// Reads an ONNX model (a regular file under support::kMaxModelFileBytes) and runs the standard
+/// graph passes (optimize); `report`, when given, receives what they did. UserError naming the
+/// file as import_onnx's. What compile-model, tune-model and the Python package start from.
+Graph load_model(const std::string& path, PassReport* report = nullptr);
 
 /// What export_model wrote.
 struct ExportedModel {
@@ -29,8 +35,12 @@ struct ExportedModel {
 /// Partitions `graph` (optimized), builds each unique kernel through `compiler` as function
 /// `kernel_<i>` of DIR/model.so, with the model's entry point (driver::ModelDecl) in the same
 /// library, and writes the header, the plan and the weights. Creates DIR; UserError when a file
-/// cannot be written.
-ExportedModel export_model(const Graph& graph, driver::Compiler& compiler, const std::string& dir);
+/// cannot be written. `runtime_archive`: libtt_runtime.a to link (see
+/// codegen::find_runtime_archive; "" = where it finds one).
+ExportedModel export_model(const Graph& graph,
+                           driver::Compiler& compiler,
+                           const std::string& dir,
+                           const std::string& runtime_archive = "");
 
 /// A model folder loaded for running: the library opened with dlopen, its entry point resolved,
 /// the weights read.

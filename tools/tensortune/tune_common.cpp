@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// See tune_common.h: the measurement and search options `tune`, `tune-model` and the Python
+// package's tune() share, with their defaults.
+#include "tune_common.h"
+
+#include "tensortune/measure/timing.h"
+#include "tensortune/support/error.h"
+#include "zero_shot_cli.h"
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace tensortune::cli {
+
+ArgParser& add_search_options(ArgParser& parser) {
+  return parser.option("trials", "N", "trial budget of the job over all workloads (default 200)")
+      .option("db", "PATH", "tuning database (default tuning_logs/tensortune.db; created)")
+      .option("tuner", "NAME", "search strategy (default xgb = XGBoost + simulated annealing)",
+              {"xgb", "xgb-evo", "random", "grid"})
+      .option("model", "NAME", "cost model for xgb/xgb-evo (default xgb)", {"xgb", "random"})
+      .option("seed", "S", "seed of every random choice (default 0)")
+      .option("batch", "N", "candidates measured per round (default 32)")
+      .option("eps-greedy", "P", "share of each guided batch drawn at random (default 0.05)")
+      .option("early-stop", "N", "stop a workload after N trials without improvement (0 = never)")
+      .option("scheduler", "NAME", "how rounds are shared among workloads (default gradient)",
+              {"gradient", "round-robin"})
+      .flag("no-transfer", "do not warm-start the model from other workloads' records")
+      .flag("no-prior",
+            "draw the guided tuners' random candidates uniformly, not from the sketch rules' "
+            "prior (full vectors, register tiles that fit, parallel work for every core), and "
+            "let the model alone guide the search")
+      .option("prior-weight", "W",
+              "how strongly the prior steers the model-guided search: a configuration with half "
+              "another's prior needs a lead of W times the spread of the model's scores "
+              "(default 0.5; 0 = the model alone)");
+}
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.load()) {
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C aborts at once
+    std::raise(SIGINT);
+    return;
+  }
+  g_stop_signal.store(sig);
+  g_stop.store(true);
+  static const char kMessage[] =
+      "\ntensortune: stopping after the batch in flight is saved (Ctrl-C again to abort)\n";
+  (void)!write(2, kMessage, sizeof(kMessage) - 1);
+}
+
+void install(int sig, struct sigaction* previous) {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(sig, &action, previous);
+}
+
+}  // namespace
+
+StopOnSignals::StopOnSignals(bool sigterm) : sigterm_(sigterm) {
+  g_stop.store(false);
+  g_stop_signal.store(0);
+  install(SIGINT, &previous_int_);
+  if (sigterm_)
+    install(SIGTERM, &previous_term_);
+}
+
+StopOnSignals::~StopOnSignals() {
+  sigaction(SIGINT, &previous_int_, nullptr);
+  if (sigterm_)
+    sigaction(SIGTERM, &previous_term_, nullptr);
+}
+
+const std::atomic<bool>& StopOnSignals::flag() const {
+  return g_stop;
+}
+
+int StopOnSignals::signal() const {
+  return g_stop_signal.load();
+}
+
+void StopOnSignals::request_stop() const {
+  g_stop.store(true);
+}
+
+ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
+  if (flush_by_default) {
+    parser.flag("no-cache-flush",
+                "time candidates with their weights hot in the caches (by default the inputs but "
+                "the first are flushed before each timed call, as a kernel inside a model finds "
+                "them)");
+  } else {
+    parser.flag("cache-flush",
+                "flush the inputs but the first (the weights) from the caches before each timed "
+                "call, as a kernel inside a model finds them");
+  }
+  return parser
+      .option("threads", "N", "threads for parallel loops (default: the target's -cores, else all)")
+      .option("build-timeout", "S", "seconds per candidate build (default 10)")
+      .option("run-timeout", "S", "seconds per candidate run (default 10)")
+      .option("single-call-factor", "F",
+              fmt::format("time a candidate by one warm call when its check call and that "
+                          "call are F times slower than the best so far and that call lasts a "
+                          "repeat ({:g} ms) (default 10; 0 = always the full protocol)",
+                          measure::TimingOptions{}.min_repeat_ms))
+      .option("timing-budget", "S",
+              "stop repeating a candidate's timed calls once they took S seconds in all "
+              "(default 1; 0 = always every repeat)")
+      .option("measure-rounds", "R",
+              "time each batch in R round-robin rounds, each candidate's repeats and timing "
+              "budget shared among them, so that a change of the machine's speed hits the "
+              "batch alike (default 3; 1 = each candidate timed once, in order)")
+      .option("confirm", "K",
+              "at the end, measure each workload's K best records again side by side and rank "
+              "them by that (default 5; 0 = off): the best of many single measurements is "
+              "biased towards lucky ones")
+      .option("confirm-rounds", "R", "how often each of those is measured again (default 3)")
+      .option("time-budget", "D",
+              "stop proposing rounds after this wall time (600, 90s, 10m, 2h): the batch in "
+              "flight is stored and the confirmation runs; without --trials the budget alone "
+              "ends the job");
+}
+
+double parse_duration(const std::string& text) {
+  size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  TT_USER_CHECK(used > 0 && scale > 0 && std::isfinite(value) && value > 0)
+      << "--time-budget: expected a positive duration such as 600, 90s, 10m or 2h, got '" << text
+      << "'";
+  return value * scale;
+}
+
+measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
+                                          const target::Target& target,
+                                          bool flush_by_default) {
+  measure::MeasurerOptions mo;
+  mo.run.threads = static_cast<int>(p.get_int("threads", target.cores, 0, 4096));
+  // A candidate LLVM needs more than 10 s for is an unrolled monster, not a contender: on conv2d
+  // the one that hit the builder's 30 s default cost a sixth of a 200-trial run.
+  mo.build.timeout_s = p.get_double("build-timeout", 10, 0.1, 86400);
+  mo.run.timeout_s = p.get_double("run-timeout", mo.run.timeout_s, 0.1, 86400);
+  // A candidate 10x slower than the best so far costs one call, not the whole protocol.
+  mo.single_call_factor = p.get_double("single-call-factor", 10, 0, 1e9);
+  // And a slow one that is not hopeless stops repeating after a second of timed calls.
+  mo.run.timing.budget_s = p.get_double("timing-budget", 1.0, 0, 86400);
+  // Repeats spread over the batch's timing order pairs more repeatably than repeats in a row.
+  mo.rounds = static_cast<int>(p.get_int("measure-rounds", 3, 1, 1000));
+  mo.run.timing.cache_flush = flush_by_default ? !p.has("no-cache-flush") : p.has("cache-flush");
+  return mo;
+}
+
+search::TuneOptions tune_options(const ArgParser::Parsed& p) {
+  search::TuneOptions o;
+  o.tuner = search::parse_tuner(p.get("tuner", "xgb"));
+  o.random_model = p.get("model", "xgb") == "random";
+  // A time budget without --trials: the budget alone ends the job.
+  o.trials =
+      p.get_int("trials", p.has("time-budget") ? int64_t{1} << 40 : 200, 0, int64_t{1} << 40);
+  if (p.has("time-budget"))
+    o.time_budget_seconds = parse_duration(p.get("time-budget"));
+  o.initial_model = zero_shot_model(p);
+  o.seed = static_cast<uint64_t>(p.get_int("seed", 0, 0, INT64_MAX));
+  o.batch_size = static_cast<int>(p.get_int("batch", search::TuneOptions{}.batch_size, 1, 4096));
+  o.eps_greedy = p.get_double("eps-greedy", 0.05, 0, 1);
+  o.early_stop = p.get_int("early-stop", 0, 0, int64_t{1} << 40);
+  o.scheduler.policy = search::parse_policy(p.get("scheduler", "gradient"));
+  o.transfer = !p.has("no-transfer");
+  o.prior = !p.has("no-prior");
+  o.prior_weight = p.get_double("prior-weight", o.prior_weight, 0, 1000);
+  o.confirm_top = static_cast<int>(p.get_int("confirm", o.confirm_top, 0, 1000));
+  o.confirm_rounds = static_cast<int>(p.get_int("confirm-rounds", o.confirm_rounds, 1, 1000));
+  o.tool_version = TT_VERSION;
+  o.git_revision = TT_GIT_REVISION;
+  return o;
+}
+
+database::Database open_tuning_database(const ArgParser::Parsed& p, const std::string& command) {
+  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
+  std::error_code ec;
+  if (!parent.empty())
+    std::filesystem::create_directories(parent, ec);
+  TT_USER_CHECK(!ec) << command << ": cannot create the folder '" << parent.string()
+                     << "': " << ec.message();
+  return database::Database::open(db_path);
+}
+
+}  // namespace tensortune::cli
