@@ -33,10 +33,14 @@ support::Json record_json(const database::Record& r, double flop_count) {
   out["fingerprint"] = r.target.fingerprint;
   out["status"] = r.status;
   out["error"] = r.error;
-  out["seconds"] = r.median_seconds;
-  out["gflops"] = r.ok() && r.median_seconds > 0 ? flop_count / r.median_seconds / 1e9 : 0.0;
-  // `best` orders by rank_seconds: the side-by-side confirmation when there is one (0 if not).
+  // The one time of a record (Record::seconds): confirmed side by side, else its stored median.
+  out["seconds"] = r.seconds();
+  out["gflops"] = record_gflops(r, flop_count);
+  out["time"] = time_kind(r);
+  out["median_seconds"] = r.median_seconds;
+  // `best` orders by rank_seconds: the side-by-side order on the stored medians' scale.
   out["confirmed_seconds"] = r.confirmed_seconds;
+  out["confirm_spread"] = r.confirm_spread;
   out["rank_seconds"] = r.rank_seconds;
   out["schedule"] = r.schedule;
   out["knobs"] = r.knobs;
@@ -85,13 +89,11 @@ int show_records(const ArgParser::Parsed& p, bool best) {
   }
   std::cout << w->name << " (" << key << ")\n";
   for (const support::Json& r : list.as_array()) {
-    const double confirmed = r.at("confirmed_seconds").as_double();
-    std::cout << fmt::format(
-        "  #{:<7} {:<15} {:>10.4f} ms {:>8.1f} GFLOP/s  {}{}\n", r.at("id").as_int(),
-        r.at("status").as_string(), r.at("seconds").as_double() * 1e3, r.at("gflops").as_double(),
-        r.at("target").as_string(),
-        confirmed > 0 ? fmt::format("  (again side by side: {:.4f} ms)", confirmed * 1e3)
-                      : std::string());
+    const bool ok = r.at("status").as_string() == "Ok";
+    std::cout << fmt::format("  #{:<7} {:<15} {:>10.4f} ms {:>8.1f} GFLOP/s  {:<11}  {}\n",
+                             r.at("id").as_int(), r.at("status").as_string(),
+                             r.at("seconds").as_double() * 1e3, r.at("gflops").as_double(),
+                             ok ? r.at("time").as_string() : "", r.at("target").as_string());
   }
   return 0;
 }
@@ -100,12 +102,14 @@ int stats(const ArgParser::Parsed& p) {
   database::Database db = database::Database::open(p.get("db"), true);
   support::Json list = support::Json::array();
   for (const database::WorkloadStats& s : db.stats()) {
-    double best_seconds = s.best_seconds;
-    if (best_seconds > 0) {  // the best that still replays, as db best and report name it
-      const std::vector<database::Record> best =
+    std::optional<database::Record> best;
+    if (s.best_seconds > 0) {  // the best that still replays, as db best and report name it
+      std::vector<database::Record> b =
           replaying_best(db, *db.workload(s.workload_key), s.target, 1);
-      best_seconds = best.empty() ? 0 : best[0].rank_seconds;
+      if (!b.empty())
+        best = std::move(b[0]);
     }
+    const double best_seconds = best ? best->seconds() : 0;
     support::Json entry = support::Json::object();
     entry["workload"] = s.workload_name;
     entry["workload_key"] = s.workload_key;
@@ -114,7 +118,9 @@ int stats(const ArgParser::Parsed& p) {
     entry["records"] = s.records;
     entry["ok"] = s.ok;
     entry["best_seconds"] = best_seconds;
-    entry["best_gflops"] = best_seconds > 0 ? s.flop_count / best_seconds / 1e9 : 0.0;
+    entry["best_gflops"] = best ? record_gflops(*best, s.flop_count) : 0.0;
+    entry["best_record_id"] = best ? best->id : 0;
+    entry["best_time"] = best ? time_kind(*best) : "";
     support::Json by = support::Json::object();
     for (const auto& [status, n] : s.by_status) {
       by[status] = n;
@@ -148,9 +154,14 @@ int stats(const ArgParser::Parsed& p) {
     for (const auto& [status, n] : e.at("by_status").as_object()) {
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n.as_int(), status);
     }
-    std::cout << fmt::format("  {:<40} {:>6} records, best {:>8.1f} GFLOP/s  [{}]  {}\n",
-                             e.at("workload").as_string(), e.at("records").as_int(),
-                             e.at("best_gflops").as_double(), counts, e.at("target").as_string());
+    const int64_t id = e.at("best_record_id").as_int();
+    std::cout << fmt::format(
+        "  {:<40} {:>6} records, best {:>8.1f} GFLOP/s {}  [{}]  {}\n",
+        e.at("workload").as_string(), e.at("records").as_int(), e.at("best_gflops").as_double(),
+        id > 0 ? fmt::format("({:.4f} ms, record {}, {})", e.at("best_seconds").as_double() * 1e3,
+                             id, e.at("best_time").as_string())
+               : std::string(),
+        counts, e.at("target").as_string());
   }
   std::cout << render_unfinished_runs(db);
   return 0;

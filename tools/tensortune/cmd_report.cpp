@@ -107,7 +107,12 @@ int run_report(const std::vector<std::string>& args) {
       w["target"] = e.target.target;
       w["trials"] = static_cast<int64_t>(e.history.size());
       w["ok"] = e.ok();
-      w["best_gflops"] = e.best() ? e.gflops(*e.best()) : 0.0;
+      const database::Record* b = e.best();
+      w["best_gflops"] = b ? e.gflops(*b) : 0.0;
+      w["best_seconds"] = b ? b->seconds() : 0.0;
+      w["best_record_id"] = b ? b->id : 0;
+      w["best_time"] = b ? time_kind(*b) : "";
+      w["peak_gflops"] = e.peak_gflops;
       list.push_back(std::move(w));
     }
     j["workloads"] = std::move(list);
