@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <sys/wait.h>
+#include <utility>
 
 namespace tensortune {
 namespace {
@@ -87,6 +89,51 @@ TEST(RecordTime, TuneDbBestDbStatsAndReportShowTheSameTimeAndRate) {
   const std::string text_best =
       run_cli("db best --db '" + db + "' --workload " + kWorkload + " --k 1").out;
   EXPECT_NE(text_best.find(fixed(seconds * 1e3, 4) + " ms"), std::string::npos) << text_best;
+}
+
+/// Runs tensortune with `args` in the folder `dir`; its exit status and standard output.
+std::pair<int, std::string> run_in(const std::string& dir, const std::string& args) {
+  const std::string out = temp_path("run-in.txt");
+  const std::string command =
+      "cd '" + dir + "' && '" + TT_TENSORTUNE_PATH + "' " + args + " >'" + out + "' 2>/dev/null";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, e2e::read_text(out)};
+}
+
+TEST(DefaultDatabase, EveryCommandTakingDbReadsTheOneTuneWrites) {
+  const std::string dir = temp_path("default-db");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string workload = std::string(" --workload ") + kWorkload;
+  ASSERT_EQ(run_in(dir, "tune" + workload +
+                            " --target 'llvm -cores=1' --trials 4 --batch 4 --tuner random "
+                            "--progress none --confirm 0")
+                .first,
+            0);
+  ASSERT_TRUE(std::filesystem::exists(dir + "/tuning_logs/tensortune.db"));
+  const auto stats = run_in(dir, "db stats --json");
+  ASSERT_EQ(stats.first, 0);
+  EXPECT_EQ(support::Json::parse(stats.second).at("records").as_int(), 4);
+  const auto best = run_in(dir, "db best" + workload + " --k 1 --json");
+  ASSERT_EQ(best.first, 0);
+  const int64_t id =
+      support::Json::parse(best.second).at("records").as_array().at(0).at("id").as_int();
+  const auto report = run_in(dir, "report --json");
+  ASSERT_EQ(report.first, 0);
+  EXPECT_EQ(support::Json::parse(report.second)
+                .at("workloads")
+                .as_array()
+                .at(0)
+                .at("best_record_id")
+                .as_int(),
+            id);
+  const auto bench = run_in(dir, "bench" + workload +
+                                     " --target 'llvm -cores=1' --schedule best "
+                                     "--repeat 1 --min-repeat-ms 1 --json");
+  ASSERT_EQ(bench.first, 0);
+  EXPECT_EQ(support::Json::parse(bench.second).at("schedule").as_string(),
+            "record #" + std::to_string(id));
+  std::filesystem::remove_all(dir);
 }
 
 /// Runs `page` in headless Chromium at 1280 px with a probe appended that writes, as JSON into

@@ -61,10 +61,10 @@ std::string workload_key(const ArgParser::Parsed& p) {
 /// best / history: the records of one workload on every target identity (or those whose target
 /// string is --target), fastest first for best, in order for history.
 int show_records(const ArgParser::Parsed& p, bool best) {
-  database::Database db = database::Database::open(p.get("db"), true);
+  database::Database db = database::Database::open(database_path(p), true);
   std::string key = workload_key(p);
   std::optional<database::WorkloadInfo> w = db.workload(key);
-  TT_USER_CHECK(w) << "db: no workload '" << key << "' in '" << p.get("db") << "'";
+  TT_USER_CHECK(w) << "db: no workload '" << key << "' in '" << database_path(p) << "'";
   auto k = p.get_int("k", 5, 1, 1000000);
   support::Json list = support::Json::array();
   // Records are stored under the canonical text of the target as written (driver::target_key).
@@ -99,7 +99,7 @@ int show_records(const ArgParser::Parsed& p, bool best) {
 }
 
 int stats(const ArgParser::Parsed& p) {
-  database::Database db = database::Database::open(p.get("db"), true);
+  database::Database db = database::Database::open(database_path(p), true);
   support::Json list = support::Json::array();
   for (const database::WorkloadStats& s : db.stats()) {
     std::optional<database::Record> best;
@@ -130,7 +130,7 @@ int stats(const ArgParser::Parsed& p) {
   }
   if (p.has("json")) {
     support::Json out = support::Json::object();
-    out["db"] = p.get("db");
+    out["db"] = database_path(p);
     out["records"] = db.count_records();
     out["workloads"] = std::move(list);
     support::Json runs = support::Json::array();
@@ -148,7 +148,7 @@ int stats(const ArgParser::Parsed& p) {
     std::cout << out.dump() << "\n";
     return 0;
   }
-  std::cout << p.get("db") << ": " << db.count_records() << " records\n";
+  std::cout << database_path(p) << ": " << db.count_records() << " records\n";
   for (const support::Json& e : list.as_array()) {
     std::string counts;
     for (const auto& [status, n] : e.at("by_status").as_object()) {
@@ -174,8 +174,8 @@ int export_db(const ArgParser::Parsed& p) {
   const bool to_stdout = path == "-";
   if (to_stdout && p.has("json"))
     throw UsageError("export: --json and --out - would both write to standard output", "db");
-  check_not_database(path, p.get("db"), "db export");
-  database::Database db = database::Database::open(p.get("db"), true);
+  check_not_database(path, database_path(p), "db export");
+  database::Database db = database::Database::open(database_path(p), true);
   AtomicFile out(path, "db export", true);
   std::vector<std::string> unreadable;
   int64_t lines = database::export_jsonl(db, out.stream(), &unreadable);
@@ -233,7 +233,7 @@ int import_db(const ArgParser::Parsed& p, const std::string& file) {
   const database::ImportData data = database::read_jsonl(in, file);
   check_targets(data);
   database::Database db =
-      database::Database::open(p.get("db"), false, database::Database::Check::Full);
+      database::Database::open(database_path(p), false, database::Database::Check::Full);
   database::ImportSummary s = database::import_jsonl(db, data);
   if (p.has("json")) {
     support::Json out = support::Json::object();
@@ -259,7 +259,7 @@ ArgParser db_parser() {
           ". best and history take --workload (or --key), optionally --target and --k; export "
           "takes --out FILE.jsonl; import takes the file to read; prune keeps the best --k per "
           "workload and target.");
-  parser.option("db", "PATH", "the database file", {}, true)
+  parser.option("db", "PATH", "the database file (default tuning_logs/tensortune.db, as tune)")
       .option("workload", "SPEC", kWorkloadHelp)
       .option("key", "KEY", "a workload key, instead of --workload")
       .option("target", "T", "only records of this target (as written to tune, e.g. native)")
@@ -321,7 +321,7 @@ int run_db(const std::vector<std::string>& args) {
     return import_db(*p, file);
   }
   if (action == "prune" || action == "vacuum") {
-    const std::string path = p->get("db");
+    const std::string path = database_path(*p);
     if (action == "prune" && !p->has("k"))
       throw UsageError("prune: give --k N (the records kept per workload and target)", "db");
     // --k 0 would delete every record: like best, it is a usage error, not an "empty it" switch.

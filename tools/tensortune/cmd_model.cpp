@@ -7,7 +7,6 @@
 #include "model_common.h"
 #include "pipeline.h"
 #include "progress.h"
-#include "zero_shot_cli.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/graph/model_library.h"
@@ -20,6 +19,7 @@
 #include "tensortune/support/file.h"
 #include "tensortune/support/json.h"
 #include "tune_common.h"
+#include "zero_shot_cli.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -121,7 +121,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune-model", true);
   measure::Measurer measurer(target, measurer_options(p, target, true));
-  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::string db_path = database_path(p);
   database::Database db = open_tuning_database(p, "tune-model");
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
   // The estimate starts from the records already stored (a resumed job).
@@ -197,11 +197,14 @@ ArgParser compile_model_parser() {
       "Builds every kernel of an ONNX model with its best record in the database (else the "
       "nearest record of the same operator adapted, else a zero-shot schedule that the shipped "
       "cost model picks from the kernel's own space without measuring, else the default "
-      "schedule; one summary lists what was untuned) into DIR/model.so, with DIR/model.h, the run plan DIR/model.json "
+      "schedule; one summary lists what was untuned) into DIR/model.so, with DIR/model.h, the run "
+      "plan DIR/model.json "
       "(a static memory plan reusing activation buffers) and the weights DIR/weights.bin. "
       "`tensortune run-model DIR` runs it.");
   parser.option("target", "T", kTargetHelp, {}, true)
-      .option("db", "PATH", "the tuning database, read only (without it: default schedules)")
+      .option("db", "PATH",
+              "the tuning database, read only (default tuning_logs/tensortune.db when it exists; "
+              "without one: default schedules)")
       .option("out", "DIR", "the output directory (created when missing)", {}, true)
       .flag("json",
             "print one JSON document {dir, kernels, calls, functions: [{name, workload, source, "
@@ -219,10 +222,10 @@ int run_compile_model(const std::vector<std::string>& in_args) {
   const ArgParser::Parsed& p = *parsed;
   graph::Graph g = load_model(model, p.has("json"));
   std::optional<database::Database> db;
-  if (p.has("db")) {
-    TT_USER_CHECK(std::filesystem::exists(p.get("db")))
-        << "compile-model: database '" << p.get("db") << "' does not exist";
-    db.emplace(database::Database::open(p.get("db")));
+  if (has_database(p)) {
+    TT_USER_CHECK(std::filesystem::exists(database_path(p)))
+        << "compile-model: database '" << database_path(p) << "' does not exist";
+    db.emplace(database::Database::open(database_path(p)));
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));
   enable_zero_shot(p, compiler);

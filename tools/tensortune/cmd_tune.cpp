@@ -172,7 +172,7 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
 }
 
 database::Database open_tuning_database(const ArgParser::Parsed& p, const std::string& command) {
-  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::string db_path = database_path(p);
   const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
   std::error_code ec;
   if (!parent.empty())
@@ -404,7 +404,7 @@ int run_tune(const std::vector<std::string>& args) {
   check_target_runs_here(p.get("target"), "tune", true);
   // Before the database: a machine that cannot measure (no GPU, no NVRTC) must not create one.
   measure::Measurer measurer(target, measurer_options(p, target));
-  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::string db_path = database_path(p);
   database::Database db = open_tuning_database(p, "tune");
   // Keyed as the driver looks records up: the target as written, plus the device fingerprint.
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
