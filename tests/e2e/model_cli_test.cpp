@@ -63,7 +63,8 @@ TEST(ModelCli, TuneCompileAndRunAModel) {
   // Random inputs when none are given.
   EXPECT_EQ(run_cli("run-model " + dir).exit_code, 0);
   // A profile names every call once, in the JSON and in the table.
-  CliResult prof = run_cli("run-model " + dir + " --profile --repeat 2 --json");
+  // The folder may come anywhere among the options, as in the other commands.
+  CliResult prof = run_cli("run-model --profile --repeat 2 " + dir + " --json");
   ASSERT_EQ(prof.exit_code, 0) << prof.err;
   const support::Json calls = support::Json::parse(prof.out).at("profile");
   ASSERT_EQ(static_cast<int64_t>(calls.size()), cj.at("calls").as_int());

@@ -136,6 +136,27 @@ TEST(DefaultDatabase, EveryCommandTakingDbReadsTheOneTuneWrites) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Ops, ListsEveryOperatorWithTheKeysItsSpecAccepts) {
+  const support::Json ops = json_of("ops --json").at("operators");
+  std::set<std::string> names;
+  for (const support::Json& op : ops.as_array()) {
+    names.insert(op.at("name").as_string());
+    std::set<std::string> keys;
+    for (const support::Json& k : op.at("keys").as_array())
+      keys.insert(k.as_string());
+    EXPECT_EQ(keys.count("dtype"), 1U) << op.at("name").as_string();
+    if (op.at("name").as_string() == "conv2d") {
+      for (const char* k : {"N", "C", "H", "W", "K", "R", "S", "stride", "pad"})
+        EXPECT_EQ(keys.count(k), 1U) << k;
+    }
+  }
+  for (const char* n : {"matmul", "conv2d", "dense", "softmax", "batch_matmul"})
+    EXPECT_EQ(names.count(n), 1U) << n;
+  const e2e::CliResult text = run_cli("ops");
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("matmul             M, N, K"), std::string::npos) << text.out;
+}
+
 /// Runs `page` in headless Chromium at 1280 px with a probe appended that writes, as JSON into
 /// the DOM: the page's scroll width against its width, and each trial chart's curve ends.
 support::Json probe_in_chromium(const std::string& chromium, const std::string& page) {

@@ -40,19 +40,6 @@ graph::Graph load_model(const std::string& path, bool quiet) {
   return g;
 }
 
-std::string take_model_path(std::vector<std::string>& args, const std::string& command) {
-  if (args.empty() || args[0].empty() || args[0][0] == '-') {
-    bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
-    if (help)
-      return "";
-    throw UsageError("the first argument must be the model (" + command + " MODEL.onnx ...)",
-                     command);
-  }
-  std::string path = args[0];
-  args.erase(args.begin());
-  return path;
-}
-
 ArgParser tune_model_parser() {
   ArgParser parser(
       "tune-model",
@@ -63,7 +50,8 @@ ArgParser tune_model_parser() {
       "tunes them with the task scheduler sharing --trials among them by the estimated gradient "
       "of the model's latency. Resumes from the database. Shows per-task progress and the "
       "estimated end-to-end latency (sum of weight x best time) as it improves.");
-  parser.option("target", "T", kTargetHelp, {}, true)
+  parser.positional("MODEL.onnx", "the ONNX model (anywhere among the options)", 1, 1)
+      .option("target", "T", kTargetHelp, {}, true)
       .option("trials", "N", "trial budget over all tasks (default 200 per task)")
       .option("db", "PATH", "tuning database (default tuning_logs/tensortune.db; created)")
       .option("tuner", "NAME", "search strategy (default xgb)", {"xgb", "xgb-evo", "random"})
@@ -85,12 +73,11 @@ ArgParser tune_model_parser() {
 }
 
 int run_tune_model(const std::vector<std::string>& in_args) {
-  std::vector<std::string> args = in_args;
-  const std::string model = take_model_path(args, "tune-model");
-  std::optional<ArgParser::Parsed> parsed = parse_command_line(tune_model_parser(), args);
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(tune_model_parser(), in_args);
   if (!parsed)
     return 0;
   const ArgParser::Parsed& p = *parsed;
+  const std::string model = p.positionals().at(0);
   graph::Graph g = load_model(model, false);
   graph::Partition partition = graph::partition(g);
   std::vector<graph::Task> model_tasks = graph::extract_tasks(g, partition);
@@ -201,7 +188,8 @@ ArgParser compile_model_parser() {
       "plan DIR/model.json "
       "(a static memory plan reusing activation buffers) and the weights DIR/weights.bin. "
       "`tensortune run-model DIR` runs it.");
-  parser.option("target", "T", kTargetHelp, {}, true)
+  parser.positional("MODEL.onnx", "the ONNX model (anywhere among the options)", 1, 1)
+      .option("target", "T", kTargetHelp, {}, true)
       .option("db", "PATH",
               "the tuning database, read only (default tuning_logs/tensortune.db when it exists; "
               "without one: default schedules)")
@@ -214,12 +202,11 @@ ArgParser compile_model_parser() {
 }
 
 int run_compile_model(const std::vector<std::string>& in_args) {
-  std::vector<std::string> args = in_args;
-  const std::string model = take_model_path(args, "compile-model");
-  std::optional<ArgParser::Parsed> parsed = parse_command_line(compile_model_parser(), args);
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(compile_model_parser(), in_args);
   if (!parsed)
     return 0;
   const ArgParser::Parsed& p = *parsed;
+  const std::string model = p.positionals().at(0);
   graph::Graph g = load_model(model, p.has("json"));
   std::optional<database::Database> db;
   if (has_database(p)) {

@@ -28,7 +28,7 @@ ArgParser run_model_parser() {
       "given are uniform random values in [-1, 1) from --seed), writes each output as "
       "OUT/NAME.npy, and "
       "times one run with the measurement protocol (warm-up, repeats, median).");
-  parser
+  parser.positional("DIR", "the folder compile-model wrote (anywhere among the options)", 1, 1)
       .option("input", "NAME=FILE", "an input's values, a float32 .npy of its shape", {}, false,
               true)
       .option("output-dir", "OUT",
@@ -77,12 +77,11 @@ void print_profile(const graph::RunPlan& plan, const std::vector<double>& second
 }  // namespace
 
 int run_run_model(const std::vector<std::string>& in_args) {
-  std::vector<std::string> args = in_args;
-  const std::string dir = take_model_path(args, "run-model");
-  std::optional<ArgParser::Parsed> parsed = parse_command_line(run_model_parser(), args);
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(run_model_parser(), in_args);
   if (!parsed)
     return 0;
   const ArgParser::Parsed& p = *parsed;
+  const std::string dir = p.positionals().at(0);
   graph::LoadedModel model = graph::LoadedModel::load(dir);
   const graph::RunPlan& plan = model.plan();
   std::map<std::string, std::string> files;
