@@ -46,11 +46,16 @@ TEST(RecordTime, TuneDbBestDbStatsAndReportShowTheSameTimeAndRate) {
   const std::string db = temp_path("one-time.db");
   const support::Json tuned = json_of(tune_args(db, 12, 0) + " --json");
   const support::Json& best = tuned.at("best");
-  ASSERT_EQ(best.at("time").as_string(), "confirmed");
+  // Confirmed as a rule (an unconfirmed record that still ranks first joins a second
+  // confirmation); whichever it is, every surface must say the same.
+  const std::string kind = best.at("time").as_string();
+  ASSERT_TRUE(kind == "confirmed" || kind == "unconfirmed") << kind;
   const int64_t id = best.at("record_id").as_int();
   const double seconds = best.at("seconds").as_double();
   const double gflops = best.at("gflops").as_double();
-  EXPECT_GE(best.at("spread").as_double(), 0);
+  if (kind == "confirmed") {
+    EXPECT_GE(best.at("spread").as_double(), 0);
+  }
 
   const support::Json db_best =
       json_of("db best --db '" + db + "' --workload " + kWorkload + " --k 1 --json")
@@ -60,7 +65,7 @@ TEST(RecordTime, TuneDbBestDbStatsAndReportShowTheSameTimeAndRate) {
   EXPECT_EQ(db_best.at("id").as_int(), id);
   EXPECT_DOUBLE_EQ(db_best.at("seconds").as_double(), seconds);
   EXPECT_DOUBLE_EQ(db_best.at("gflops").as_double(), gflops);
-  EXPECT_EQ(db_best.at("time").as_string(), "confirmed");
+  EXPECT_EQ(db_best.at("time").as_string(), kind);
 
   const support::Json stats =
       json_of("db stats --db '" + db + "' --json").at("workloads").as_array().at(0);
@@ -73,18 +78,18 @@ TEST(RecordTime, TuneDbBestDbStatsAndReportShowTheSameTimeAndRate) {
   EXPECT_EQ(report.at("best_record_id").as_int(), id);
   EXPECT_DOUBLE_EQ(report.at("best_seconds").as_double(), seconds);
   EXPECT_DOUBLE_EQ(report.at("best_gflops").as_double(), gflops);
-  EXPECT_EQ(report.at("best_time").as_string(), "confirmed");
+  EXPECT_EQ(report.at("best_time").as_string(), kind);
   EXPECT_GT(report.at("peak_gflops").as_double(), 0);  // stored with the run
 
   // The text forms print that rate, labelled.
   const std::string rate = fixed(gflops, 1) + " GFLOP/s";
   const std::string text_report = run_cli("report --db '" + db + "'").out;
   EXPECT_NE(text_report.find(rate), std::string::npos) << text_report;
-  EXPECT_NE(text_report.find("record " + std::to_string(id) + ", confirmed"), std::string::npos)
+  EXPECT_NE(text_report.find("record " + std::to_string(id) + ", " + kind), std::string::npos)
       << text_report;
   const std::string text_stats = run_cli("db stats --db '" + db + "'").out;
   EXPECT_NE(text_stats.find(fixed(gflops, 1) + " GFLOP/s"), std::string::npos) << text_stats;
-  EXPECT_NE(text_stats.find("record " + std::to_string(id) + ", confirmed"), std::string::npos)
+  EXPECT_NE(text_stats.find("record " + std::to_string(id) + ", " + kind), std::string::npos)
       << text_stats;
   const std::string text_best =
       run_cli("db best --db '" + db + "' --workload " + kWorkload + " --k 1").out;
