@@ -32,7 +32,12 @@ class Record:
     status: str
     error: str
     repeats: List[float]
+    #: The record's one time, as every surface shows it: the confirmed side-by-side median
+    #: where a confirmation measured it (``confirmed``), else the stored median.
     seconds: float
+    confirmed: bool
+    #: The median of its own repeats when it was tuned.
+    median_seconds: float
     build_seconds: float
     run_seconds: float
     wall_seconds: float
@@ -83,8 +88,11 @@ class WorkloadStats:
     records: int
     ok: int
     by_status: Dict[str, int]
+    #: The best record's one time (Record.seconds) and GFLOP/s, as `tensortune db stats` shows.
     best_seconds: float
     best_gflops: float
+    best_record_id: int
+    best_confirmed: bool
 
 
 @dataclass(frozen=True)

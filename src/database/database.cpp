@@ -8,11 +8,13 @@
 #include "database/schema.h"
 #include "database/sqlite_util.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
 #include "tensortune/support/stats.h"
 
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -316,6 +318,16 @@ int64_t Database::prune(int64_t k) {
 void Database::confirm(const std::vector<int64_t>& ids,
                        const std::vector<double>& seconds,
                        int64_t timestamp) {
+  confirm(ids, seconds, std::vector<double>(ids.size(), 0.0), 0, timestamp);
+}
+
+void Database::confirm(const std::vector<int64_t>& ids,
+                       const std::vector<double>& seconds,
+                       const std::vector<double>& spreads,
+                       int64_t rounds,
+                       int64_t timestamp) {
+  TT_USER_CHECK(spreads.size() == ids.size())
+      << "database: confirm got " << ids.size() << " records and " << spreads.size() << " spreads";
   TT_USER_CHECK(ids.size() == seconds.size())
       << "database: confirm got " << ids.size() << " records and " << seconds.size() << " times";
   TT_USER_CHECK(ids.size() >= 2) << "database: a confirmation compares at least 2 records";
@@ -340,7 +352,7 @@ void Database::confirm(const std::vector<int64_t>& ids,
   const double scale = support::median(ratios);
   detail::RecordInserter rows(db_);
   for (size_t i = 0; i < ids.size(); ++i)
-    rows.confirm(ids[i], seconds[i], seconds[i] * scale, timestamp);
+    rows.confirm(ids[i], seconds[i], seconds[i] * scale, timestamp, spreads[i], rounds);
   tx.commit();
 }
 
@@ -353,6 +365,23 @@ void Database::fail_confirmation(int64_t id, const std::string& error, int64_t t
   TT_USER_CHECK(st.step()) << "database: confirm: no record " << id;
   TT_USER_CHECK(st.get_text(0) == "Ok") << "database: confirm: record " << id << " failed";
   detail::RecordInserter(db_).fail_confirmation(id, st.get_double(1), error, timestamp);
+  tx.commit();
+}
+
+void Database::set_run_machine(int64_t run_id,
+                               double peak_gflops,
+                               double peak_spread,
+                               const std::string& machine) {
+  TT_USER_CHECK(std::isfinite(peak_gflops) && peak_gflops > 0 && std::isfinite(peak_spread) &&
+                peak_spread >= 0)
+      << "database: run " << run_id << " needs a peak > 0 and a spread >= 0";
+  TT_USER_CHECK(support::Json::parse(machine).is_object())
+      << "database: the machine state of run " << run_id << " is not a JSON object";
+  Transaction tx(db_);
+  Statement st(db_,
+               "UPDATE tuning_runs SET peak_gflops = ?, peak_spread = ?, machine = ? WHERE id = ?");
+  st.bind(1, peak_gflops).bind(2, peak_spread).bind(3, machine).bind(4, run_id).run();
+  TT_USER_CHECK(sqlite3_changes(db_) == 1) << "database: no tuning run " << run_id;
   tx.commit();
 }
 

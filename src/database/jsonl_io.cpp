@@ -58,6 +58,10 @@ Json record_line(const Record& r) {
   if (r.confirmed_seconds > 0) {  // a record never confirmed has neither field
     line["confirmed_seconds"] = r.confirmed_seconds;
     line["rank_seconds"] = r.rank_seconds;
+    if (r.confirm_rounds > 0) {  // how sure the confirmation is (absent from older exports)
+      line["confirm_spread"] = r.confirm_spread;
+      line["confirm_rounds"] = r.confirm_rounds;
+    }
   }
   if (!r.confirm_error.empty())  // it stays out of best on the machine it moves to
     line["confirm_error"] = r.confirm_error;
@@ -125,6 +129,12 @@ Record parse_record(const Json& line) {
     r.rank_seconds = number(line, "rank_seconds");
     TT_USER_CHECK(r.ok() && r.confirmed_seconds > 0 && r.rank_seconds > 0)
         << "a confirmation needs an Ok record and positive confirmed_seconds and rank_seconds";
+    if (line.contains("confirm_rounds")) {
+      r.confirm_spread = number(line, "confirm_spread");
+      r.confirm_rounds = integer(line, "confirm_rounds");
+      TT_USER_CHECK(r.confirm_spread >= 0 && r.confirm_rounds > 0)
+          << "a confirmation's spread must be >= 0 and its rounds > 0";
+    }
   }
   if (line.contains("confirm_error")) {
     r.confirm_error = text(line, "confirm_error");

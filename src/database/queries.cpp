@@ -130,8 +130,8 @@ std::vector<WorkloadStats> Database::stats() const {
   const std::string sql =
       std::string(
           "SELECT w.key, w.name, w.flop_count, t.target, t.fingerprint, r.status, "
-          "count(*), min(CASE WHEN ") +
-      detail::kMayBeBest + " THEN " + detail::kRankSeconds + " END) FROM " + detail::kRecordFrom +
+          "count(*) FROM ") +
+      detail::kRecordFrom +
       " GROUP BY w.key, t.target, t.fingerprint, r.status "
       "ORDER BY w.key, t.target, t.fingerprint, r.status";
   Statement st(db_, sql.c_str());
@@ -152,10 +152,18 @@ std::vector<WorkloadStats> Database::stats() const {
     int64_t n = st.get_int(6);
     s.records += n;
     s.by_status.emplace_back(status, n);
-    if (status == "Ok") {
+    if (status == "Ok")
       s.ok = n;
-      s.best_seconds = st.get_double(7);
-    }
+  }
+  // The best as `best` names it, with the one time every surface shows for it.
+  for (WorkloadStats& s : out) {
+    const std::vector<Record> b =
+        s.ok > 0 ? best(s.workload_key, s.target, 1) : std::vector<Record>{};
+    if (b.empty())
+      continue;
+    s.best_record_id = b[0].id;
+    s.best_seconds = b[0].seconds();
+    s.best_confirmed = b[0].confirmed();
   }
   return out;
 }
@@ -179,7 +187,8 @@ std::vector<Record> Database::best_of_operator(const std::string& op,
 std::vector<TuningRun> Database::runs() const {
   Statement st(db_,
                "SELECT u.id, w.key, t.target, t.fingerprint, u.options, u.started, u.ended, "
-               "u.trials, u.ok_trials FROM tuning_runs u JOIN workloads w ON w.id = "
+               "u.trials, u.ok_trials, u.peak_gflops, u.peak_spread, u.machine FROM tuning_runs u "
+               "JOIN workloads w ON w.id = "
                "u.workload_id JOIN targets t ON t.id = u.target_id ORDER BY u.id");
   std::vector<TuningRun> out;
   while (st.step()) {
@@ -192,6 +201,9 @@ std::vector<TuningRun> Database::runs() const {
     r.ended = st.get_int(6);
     r.trials = st.get_int(7);
     r.ok_trials = st.get_int(8);
+    r.peak_gflops = st.get_double(9);
+    r.peak_spread = st.get_double(10);
+    r.machine = st.get_text(11);
     out.push_back(std::move(r));
   }
   return out;

@@ -5,6 +5,8 @@
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 
+#include <cmath>
+
 namespace tensortune::database::detail {
 
 const char* const kRecordColumns =
@@ -12,7 +14,7 @@ const char* const kRecordColumns =
     "r.median_seconds, r.build_seconds, r.run_seconds, r.wall_seconds, r.seed, r.tool_version, "
     "r.git_revision, r.timestamp, COALESCE(r.run_id, 0), COALESCE(c.seconds, 0), "
     "COALESCE(c.rank_seconds, r.median_seconds), "  // kRankSeconds
-    "COALESCE(c.error, '')";                        // Record::confirm_error
+    "COALESCE(c.error, ''), COALESCE(c.spread, 0), COALESCE(c.rounds, 0)";
 const char* const kRecordFrom =
     "records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
     "LEFT JOIN confirmations c ON c.record_id = r.id";
@@ -65,6 +67,8 @@ Record read_record(const Statement& st) {
   r.confirmed_seconds = st.get_double(18);
   r.rank_seconds = st.get_double(19);
   r.confirm_error = st.get_text(20);
+  r.confirm_spread = st.get_double(21);
+  r.confirm_rounds = st.get_int(22);
   return r;
 }
 
@@ -107,7 +111,7 @@ RecordInserter::RecordInserter(sqlite3* db)
               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))"),
       confirm_(db,
                "INSERT OR REPLACE INTO confirmations(record_id, seconds, rank_seconds, timestamp, "
-               "error) VALUES(?, ?, ?, ?, ?)") {}
+               "error, spread, rounds) VALUES(?, ?, ?, ?, ?, ?, ?)") {}
 
 int64_t RecordInserter::insert(const Record& r) {
   auto w = workloads_.find(r.workload_key);
@@ -129,7 +133,8 @@ int64_t RecordInserter::insert(const Record& r) {
   if (r.confirmed_seconds > 0) {  // an imported record keeps its confirmation
     TT_USER_CHECK(r.ok() && r.rank_seconds > 0)
         << "database: a confirmation needs an Ok record and a positive rank time";
-    confirm(id, r.confirmed_seconds, r.rank_seconds, r.timestamp);
+    confirm(id, r.confirmed_seconds, r.rank_seconds, r.timestamp, r.confirm_spread,
+            r.confirm_rounds);
   }
   if (!r.confirm_error.empty()) {
     TT_USER_CHECK(r.ok()) << "database: a failed confirmation needs an Ok record";
@@ -138,10 +143,17 @@ int64_t RecordInserter::insert(const Record& r) {
   return id;
 }
 
-void RecordInserter::confirm(int64_t id, double seconds, double rank_seconds, int64_t timestamp) {
+void RecordInserter::confirm(int64_t id,
+                             double seconds,
+                             double rank_seconds,
+                             int64_t timestamp,
+                             double spread,
+                             int64_t rounds) {
+  TT_USER_CHECK(std::isfinite(spread) && spread >= 0 && rounds >= 0)
+      << "database: confirm: record " << id << " needs a spread >= 0 and rounds >= 0";
   confirm_.reset();
   confirm_.bind(1, id).bind(2, seconds).bind(3, rank_seconds).bind(4, timestamp);
-  confirm_.bind(5, std::string()).run();
+  confirm_.bind(5, std::string()).bind(6, spread).bind(7, rounds).run();
 }
 
 void RecordInserter::fail_confirmation(int64_t id,
@@ -152,7 +164,7 @@ void RecordInserter::fail_confirmation(int64_t id,
   // not put it first for a time of 0.
   confirm_.reset();
   confirm_.bind(1, id).bind(2, 0.0).bind(3, median_seconds).bind(4, timestamp);
-  confirm_.bind(5, error).run();
+  confirm_.bind(5, error).bind(6, 0.0).bind(7, int64_t{0}).run();
 }
 
 }  // namespace tensortune::database::detail

@@ -41,8 +41,14 @@ class RecordInserter {
   explicit RecordInserter(sqlite3* db);
   /// Inserts one record, and its confirmation when confirmed_seconds > 0; returns its id.
   int64_t insert(const Record& r);
-  /// Sets (replaces) the confirmation of record `id`.
-  void confirm(int64_t id, double seconds, double rank_seconds, int64_t timestamp);
+  /// Sets (replaces) the confirmation of record `id`: its time, rank time, the relative spread of
+  /// its rounds and how many there were (0 = not known: an older confirmation or import).
+  void confirm(int64_t id,
+               double seconds,
+               double rank_seconds,
+               int64_t timestamp,
+               double spread = 0,
+               int64_t rounds = 0);
   /// Sets (replaces) the confirmation of record `id` with a failure: `error` says why.
   void fail_confirmation(int64_t id,
                          double median_seconds,

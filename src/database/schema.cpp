@@ -105,6 +105,16 @@ const std::vector<const char*>& migrations() {
         PRIMARY KEY(workload_id, target_id, schedule));
       CREATE INDEX claims_by_owner ON claims(owner);
       )sql",
+      // 8: the spread of a confirmation's rounds (one figure per round, each in a fresh worker
+      // process) and how many there were; the FMA peak measured during a tuning run, with its
+      // spread, and the state of the machine then (JSON), so reports need not measure again.
+      R"sql(
+      ALTER TABLE confirmations ADD COLUMN spread REAL NOT NULL DEFAULT 0;
+      ALTER TABLE confirmations ADD COLUMN rounds INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tuning_runs ADD COLUMN peak_gflops REAL NOT NULL DEFAULT 0;
+      ALTER TABLE tuning_runs ADD COLUMN peak_spread REAL NOT NULL DEFAULT 0;
+      ALTER TABLE tuning_runs ADD COLUMN machine TEXT NOT NULL DEFAULT '{}';
+      )sql",
   };
   return kMigrations;
 }
@@ -140,6 +150,12 @@ const std::vector<Adds>& additions() {
         "DROP INDEX IF EXISTS records_by_schedule"},
        {"records_by_identity"}},
       {{{"claims", ""}}, {"CREATE INDEX IF NOT EXISTS claims_by_owner ON claims(owner)"}},
+      {{{"confirmations", "spread"},
+        {"confirmations", "rounds"},
+        {"tuning_runs", "peak_gflops"},
+        {"tuning_runs", "peak_spread"},
+        {"tuning_runs", "machine"}},
+       {}},
   };
   return kAdds;
 }

@@ -12,6 +12,8 @@
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace tensortune::graph {
@@ -130,6 +132,22 @@ driver::ModelDecl model_decl(const RunPlan& plan) {
   return decl;
 }
 
+/// The items' workload names, made unique within the model: two workloads that share a name
+/// (a 3->8 and an 8->8 convolution both "conv_relu_1x8x16x16_float32": the name shows the output
+/// only) get the end of their keys' hashes appended.
+std::vector<std::string> distinct_names(const std::vector<driver::ExportItem>& items) {
+  std::map<std::string, std::set<std::string>> keys;  // name -> the keys of that name
+  for (const driver::ExportItem& item : items)
+    keys[item.workload.name()].insert(item.workload.key());
+  std::vector<std::string> out;
+  for (const driver::ExportItem& item : items) {
+    const std::string name = item.workload.name();
+    const std::string key = item.workload.key();
+    out.push_back(keys[name].size() > 1 ? name + "_" + key.substr(key.size() - 6) : name);
+  }
+  return out;
+}
+
 }  // namespace
 
 ExportedModel export_model(const Graph& graph,
@@ -169,12 +187,17 @@ ExportedModel export_model(const Graph& graph,
   std::vector<driver::Compiled> lowered = compiler.lower_items(items);
   std::vector<std::string> names, workloads;
   std::vector<KernelPrepack> prepacks;
+  const std::vector<std::string> shown = distinct_names(items);
   for (size_t k = 0; k < partition.kernels.size(); ++k) {
     names.push_back(items[item_of[k]].name);
-    workloads.push_back(items[item_of[k]].workload.name());
+    workloads.push_back(shown[item_of[k]]);
     prepacks.push_back(prepack_of(lowered[item_of[k]].func, nullptr));
   }
   m.plan = make_run_plan(graph, partition, m.memory, names, workloads, prepacks);
+  for (size_t k = 0; k < partition.kernels.size(); ++k) {
+    m.plan.calls[k].flop = items[item_of[k]].workload.flop_count();
+    m.plan.calls[k].schedule = lowered[item_of[k]].lookup.describe();
+  }
   driver::ModelDecl decl = model_decl(m.plan);
   driver::ExportedLibrary lib =
       compiler.write_library(items, std::move(lowered), dir, "model", runtime_archive, &decl);

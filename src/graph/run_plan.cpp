@@ -7,6 +7,7 @@
 #include "tensortune/support/error.h"
 
 #include <chrono>
+#include <cmath>
 
 namespace tensortune::graph {
 
@@ -86,6 +87,10 @@ support::Json RunPlan::to_json() const {
     support::Json cj = support::Json::object();
     cj["function"] = c.function;
     cj["workload"] = c.workload;
+    if (c.flop > 0)
+      cj["flop"] = c.flop;
+    if (!c.schedule.empty())
+      cj["schedule"] = c.schedule;
     support::Json args = support::Json::array();
     for (const PlanArg& a : c.args) {
       support::Json aj = support::Json::array();
@@ -115,6 +120,12 @@ RunPlan RunPlan::from_json(const support::Json& j) {
     PlanCall c;
     c.function = cj.at("function").as_string("function");
     c.workload = cj.at("workload").as_string("workload");
+    if (cj.contains("flop"))
+      c.flop = cj.at("flop").as_double("flop");
+    if (cj.contains("schedule"))
+      c.schedule = cj.at("schedule").as_string("schedule");
+    TT_USER_CHECK(std::isfinite(c.flop) && c.flop >= 0)
+        << "run plan: call '" << c.function << "' has a negative FLOP count";
     for (const support::Json& aj : cj.at("args").as_array("args")) {
       TT_USER_CHECK(aj.is_array() && aj.size() == 2) << "run plan: malformed argument";
       PlanArg a{parse_kind(aj.as_array()[0].as_string("kind")), aj.as_array()[1].as_int("index")};

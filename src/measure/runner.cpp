@@ -87,6 +87,10 @@ int Runner::worker_starts() const {
   return worker_->generation();
 }
 
+void Runner::restart_worker() {
+  worker_->stop();
+}
+
 void Runner::send_reference(const Reference& reference) {
   if (!worker_->running() || worker_->generation() != sent_generation_) {
     sent_references_.clear();

@@ -40,9 +40,7 @@ std::vector<database::Record> candidates(const TaskState& state,
   return best;
 }
 
-}  // namespace
-
-bool confirm_best(TaskState& state,
+bool confirm_once(TaskState& state,
                   database::Database& db,
                   const database::TargetKey& target_key,
                   measure::Measurer& measurer,
@@ -81,13 +79,15 @@ bool confirm_best(TaskState& state,
     funcs.push_back(std::move(*f));
   }
   // Round-robin: every round measures each record once, so drift of the machine during the
-  // confirmation hits them alike.
+  // confirmation hits them alike. Each round runs in a fresh worker process, as a later re-time
+  // in a new process would.
   std::vector<std::vector<double>> times(funcs.size());
   std::vector<std::string> errors(funcs.size());
   int measured_rounds = 0;
   for (int round = 0; round < rounds && !measurer.stopped() && funcs.size() >= 2; ++round) {
     if (stopping())
       return false;
+    measurer.runner().restart_worker();
     const std::vector<measure::MeasureResult> results =
         measurer.measure(*state.reference, funcs, measure::Measurer::Protocol::Full);
     ++measured_rounds;
@@ -104,11 +104,15 @@ bool confirm_best(TaskState& state,
   if (stopping())  // the last round ran while the stop came: its times are suspect too
     return false;
   std::vector<int64_t> kept;
-  std::vector<double> seconds;
+  std::vector<double> seconds, spreads;
   for (size_t i = 0; i < funcs.size(); ++i) {
     if (!times[i].empty()) {
       kept.push_back(ids[i]);
-      seconds.push_back(support::median(times[i]));
+      // The median of the rounds: a slow moment during a minority of them does not move it.
+      const double m = support::median(times[i]);
+      seconds.push_back(m);
+      const auto [lo, hi] = std::minmax_element(times[i].begin(), times[i].end());
+      spreads.push_back((*hi - *lo) / m);
     } else if (measured_rounds > 0 && !measurer.stopped()) {
       // Failed every round (a build that timed out, a kernel that crashes): its stored time is
       // not reproducible. A stopped measurer says nothing of the record.
@@ -116,7 +120,7 @@ bool confirm_best(TaskState& state,
       refuted.push_back(ids[i]);
     }
   }
-  state.result.refuted = static_cast<int64_t>(refuted.size());
+  state.result.refuted += static_cast<int64_t>(refuted.size());
   const int64_t before = state.result.best_record_id;
   if (!refuted.empty())
     state.take_best_from(db, target_key);  // the best that is left, by single measurements
@@ -124,10 +128,40 @@ bool confirm_best(TaskState& state,
     // The best by single measurements, unless the confirmation refuted it.
     state.result.unconfirmed_best_id =
         std::count(refuted.begin(), refuted.end(), before) ? state.result.best_record_id : before;
-    db.confirm(kept, seconds, unix_now());
+    db.confirm(kept, seconds, spreads, measured_rounds, unix_now());
     state.result.confirmed = static_cast<int64_t>(kept.size());
-    state.take_best_from(db, target_key);  // its own stored measurement, not the rank time
+    state.take_best_from(db, target_key);  // with its confirmed time
+    // How far behind the best the runner-up of the side-by-side figures is.
+    std::vector<double> sorted = seconds;
+    std::sort(sorted.begin(), sorted.end());
+    state.result.runner_up_gap = sorted[1] / sorted[0] - 1;
   }
+  return true;
+}
+
+}  // namespace
+
+bool confirm_best(TaskState& state,
+                  database::Database& db,
+                  const database::TargetKey& target_key,
+                  measure::Measurer& measurer,
+                  int top,
+                  int rounds,
+                  int64_t run_id,
+                  const std::atomic<bool>* stop) {
+  if (!confirm_once(state, db, target_key, measurer, top, rounds, run_id, stop))
+    return false;
+  if (state.result.confirmed == 0 || state.result.best_confirmed)
+    return true;
+  // The confirmed records' rank times (their side-by-side order on the stored medians' scale)
+  // fell behind an unconfirmed record's single measurement: it joins the next confirmation, so
+  // that the best that every surface names has a confirmed time.
+  const int64_t unconfirmed_best = state.result.unconfirmed_best_id;
+  const int64_t confirmed = state.result.confirmed;
+  if (!confirm_once(state, db, target_key, measurer, top, rounds, run_id, stop))
+    return false;
+  state.result.unconfirmed_best_id = unconfirmed_best;
+  state.result.confirmed = std::max(confirmed, state.result.confirmed);
   return true;
 }
 

@@ -211,9 +211,12 @@ void TaskState::note_measured(const Config* config,
     measured.insert(space.key(*config));
   if (seconds <= 0)
     return;
-  const bool better = result.best_seconds <= 0 || seconds < result.best_seconds;
+  const bool better = best_rank_seconds <= 0 || seconds < best_rank_seconds;
   if (better) {
+    best_rank_seconds = seconds;
     result.best_seconds = seconds;
+    result.best_confirmed = false;
+    result.best_spread = 0;
     result.best_gflops = gflops_of(flops, seconds);
     result.best_record_id = record_id;
     result.curve.emplace_back(trial_index, result.best_gflops);
@@ -235,8 +238,11 @@ void TaskState::take_best_from(const database::Database& db,
                                const database::TargetKey& target_key) {
   const std::vector<database::Record> best = db.best(task->workload.key(), target_key, 1);
   result.best_record_id = best.empty() ? 0 : best[0].id;
-  result.best_seconds = best.empty() ? 0 : best[0].median_seconds;
-  result.best_gflops = best.empty() ? 0 : gflops_of(flops, best[0].median_seconds);
+  result.best_seconds = best.empty() ? 0 : best[0].seconds();
+  result.best_gflops = best.empty() ? 0 : gflops_of(flops, best[0].seconds());
+  result.best_confirmed = !best.empty() && best[0].confirmed();
+  result.best_spread = best.empty() ? 0 : best[0].confirm_spread;
+  best_rank_seconds = best.empty() ? 0 : best[0].rank_seconds;
 }
 
 std::string TaskState::schedule_text(const Config& config) const {

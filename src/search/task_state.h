@@ -44,7 +44,8 @@ struct TaskState {
   TaskState(const TaskState&) = delete;
   TaskState& operator=(const TaskState&) = delete;
 
-  /// Names the database's best record of the task as its best, with its own stored median (none
+  /// Names the database's best record of the task as its best, with the time every surface shows
+  /// for it (Record::seconds: its confirmation when it has one, else its stored median; none
   /// when no record may be best).
   void take_best_from(const database::Database& db, const database::TargetKey& target_key);
   /// Records a measured configuration: updates measured keys, the best and the top list.
@@ -79,6 +80,9 @@ struct TaskState {
   TaskResult result;
   double grid_offset = 0;
   int64_t since_improvement = 0;
+  /// The best's time on the stored medians' scale (Record::rank_seconds), which new single
+  /// measurements compare with: a confirmed best's shown time may be taken on a slower moment.
+  double best_rank_seconds = 0;
   /// The default schedule has a record: it is measured once per task and target, so reports and
   /// users can compare against it.
   bool default_measured = false;

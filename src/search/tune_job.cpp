@@ -135,8 +135,7 @@ void TuneJob::check_lowers(const TaskState& state) const {
 
 void TuneJob::warm_start() {
   double t0 = now();
-  const int64_t warm =
-      detail::warm_start(states_, db_, target_key_, target_, options_, samples_);
+  const int64_t warm = detail::warm_start(states_, db_, target_key_, target_, options_, samples_);
   out_.times.features += now() - t0;
   if (options_.tuner == TunerKind::Xgb || options_.tuner == TunerKind::XgbEvo) {
     if (options_.random_model) {
@@ -149,8 +148,7 @@ void TuneJob::warm_start() {
       model_->train(samples_.normalised());
     out_.times.training += now() - t0;
   }
-  TT_LOG(1) << "search: warm start from " << warm << " records (" << samples_.size()
-            << " samples)";
+  TT_LOG(1) << "search: warm start from " << warm << " records (" << samples_.size() << " samples)";
   for (const auto& s : states_)
     done_ += s->result.resumed;
 }
@@ -172,8 +170,8 @@ void TuneJob::schedule_tasks() {
   // A task resumed with a best from the database has had its warm-up round: the gradient rule
   // picks among the resumed tasks at once, instead of giving each one another round first.
   for (size_t i = 0; i < states_.size(); ++i) {
-    if (states_[i]->result.best_seconds > 0)
-      scheduler_->report(static_cast<int>(i), states_[i]->result.best_seconds);
+    if (states_[i]->best_rank_seconds > 0)
+      scheduler_->report(static_cast<int>(i), states_[i]->best_rank_seconds);
   }
   // Tasks still owed their first batch (a resumed one with a best has had it). While the
   // trials left cannot give each a whole batch, each takes an even share of them, so a small
@@ -386,7 +384,7 @@ TuneProgress TuneJob::learn(int task,
                             PhaseTimes& times) {
   TaskState& state = *states_[static_cast<size_t>(task)];
   TuneProgress p;
-  const double best_before = state.result.best_seconds;
+  const double best_before = state.best_rank_seconds;
   for (size_t i = 0; i < lowered.configs.size(); ++i) {
     ++done_;
     ++out_.trials;
@@ -404,11 +402,11 @@ TuneProgress TuneJob::learn(int task,
   }
   ok_total_ += p.round_ok;
   state.result.ok += p.round_ok;
-  const bool improved = state.result.best_seconds > 0 &&
-                        (best_before <= 0 || state.result.best_seconds < best_before);
+  const bool improved =
+      state.best_rank_seconds > 0 && (best_before <= 0 || state.best_rank_seconds < best_before);
   state.since_improvement =
       improved ? 0 : state.since_improvement + static_cast<int64_t>(lowered.configs.size());
-  scheduler_->report(task, state.result.best_seconds);
+  scheduler_->report(task, state.best_rank_seconds);
   if (options_.early_stop > 0 && state.since_improvement >= options_.early_stop) {
     TT_LOG(1) << "search: " << state.result.workload_name << " stopped improving";
     scheduler_->finish(task);
@@ -434,6 +432,7 @@ void TuneJob::report(int task, TuneProgress& p, int64_t invalid_before, const Ph
   p.task_trials = state.result.resumed + state.result.trials;
   p.best_seconds = state.result.best_seconds;
   p.best_gflops = state.result.best_gflops;
+  p.best_confirmed = state.result.best_confirmed;
   p.round_invalid = state.evaluator.invalid() - invalid_before;
   p.elapsed_seconds = now() - start_;
   p.round_times = times;
@@ -451,6 +450,20 @@ void TuneJob::confirm_bests() {
   }
   if (out_.interrupted)
     return;
+  const bool any = std::any_of(states_.begin(), states_.end(),
+                               [](const auto& s) { return s->result.trials > 0; });
+  if (options_.confirm_top < 2 || options_.confirm_rounds < 1 || !any)
+    return;
+  // A figure taken while other work runs is slow by however much that work takes: wait a while
+  // for a quiet moment, and keep what was seen with the run either way.
+  // A short job waits for a share of its own time at most.
+  const double wait = std::min(options_.confirm_quiet_wait_seconds, 0.05 * (now() - start_));
+  out_.confirm_load = wait > 0 ? measure::wait_for_quiet(std::min(1.0, wait), wait)
+                               : measure::sample_machine_load(0.05);
+  if (out_.confirm_load.busy()) {
+    TT_LOG(0) << "tune: the machine is busy (" << out_.confirm_load.others_runnable
+              << " other runnable tasks on average); confirming anyway, the figures may read slow";
+  }
   const measure::MeasureTotals before = measurer_.totals();
   for (const auto& s : states_) {
     if (!detail::confirm_best(*s, db_, target_key_, measurer_, options_.confirm_top,

@@ -426,4 +426,14 @@ std::vector<std::string> workload_names() {
   return names;
 }
 
+std::vector<std::string> workload_keys(const std::string& name) {
+  const std::map<std::string, Entry> table = workload_table();
+  auto it = table.find(name);
+  TT_USER_CHECK(it != table.end())
+      << "unknown workload '" << name << "' (known: " << join(workload_names()) << ")";
+  std::vector<std::string> keys = it->second.keys;
+  keys.emplace_back("dtype");
+  return keys;
+}
+
 }  // namespace tensortune::te

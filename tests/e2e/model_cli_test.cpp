@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
@@ -76,13 +77,21 @@ TEST(ModelCli, TuneCompileAndRunAModel) {
   // Random inputs when none are given.
   EXPECT_EQ(run_cli("run-model " + dir).exit_code, 0);
   // A profile names every call once, in the JSON and in the table.
-  CliResult prof = run_cli("run-model " + dir + " --profile --repeat 2 --json");
+  // The folder may come anywhere among the options, as in the other commands.
+  CliResult prof = run_cli("run-model --profile --repeat 2 " + dir + " --json");
   ASSERT_EQ(prof.exit_code, 0) << prof.err;
   const support::Json calls = support::Json::parse(prof.out).at("profile");
   ASSERT_EQ(static_cast<int64_t>(calls.size()), cj.at("calls").as_int());
+  std::map<std::string, std::string> function_of;  // workload name -> its function
   for (const support::Json& call : calls.as_array()) {
     EXPECT_NE(call.at("workload").as_string().find("_float32"), std::string::npos);  // full name
     EXPECT_GT(call.at("seconds").as_double(), 0.0);
+    EXPECT_GT(call.at("gflops").as_double(), 0.0);
+    EXPECT_FALSE(call.at("schedule").as_string().empty());
+    // One name, one kernel: the 3->8 and 8->8 convolutions no longer share a name.
+    const std::string function = call.at("function").as_string();
+    const auto [it, fresh] = function_of.emplace(call.at("workload").as_string(), function);
+    EXPECT_EQ(it->second, function) << it->first << " names two kernels";
   }
   CliResult table = run_cli("run-model " + dir + " --profile --repeat 2");
   ASSERT_EQ(table.exit_code, 0) << table.err;

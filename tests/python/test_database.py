@@ -30,6 +30,9 @@ def test_queries(tuned):
     assert db.best(SPEC, target="native")  # the target as tune() wrote it
     (stats,) = db.stats()
     assert stats.records == 8 and stats.best_gflops > 0
+    # One time per record: stats names best's first record with that record's own time.
+    assert stats.best_record_id == best[0].id and stats.best_seconds == best[0].seconds
+    assert not best[0].confirmed and best[0].seconds == best[0].median_seconds  # confirm=0
     (info,) = db.workloads()
     assert info.spec == "matmul:K=16,M=16,N=32" and info.op == "matmul"
     assert len(db.records()) == 8

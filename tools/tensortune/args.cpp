@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -307,6 +308,14 @@ int run_program(const std::string& program,
     std::cerr << program << ": error: " << e.what() << "\n";
     return 1;
   }
+}
+
+std::string database_path(const ArgParser::Parsed& p) {
+  return p.get("db", kDefaultDatabase);
+}
+
+bool has_database(const ArgParser::Parsed& p) {
+  return p.has("db") || std::filesystem::is_regular_file(kDefaultDatabase);
 }
 
 }  // namespace tensortune::cli

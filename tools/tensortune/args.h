@@ -122,6 +122,14 @@ void apply_verbosity(int verbosity);
 std::optional<ArgParser::Parsed> parse_command_line(const ArgParser& parser,
                                                     const std::vector<std::string>& args);
 
+/// The database every command uses without --db: the one `tune` writes.
+constexpr const char* kDefaultDatabase = "tuning_logs/tensortune.db";
+/// --db, else kDefaultDatabase.
+std::string database_path(const ArgParser::Parsed& p);
+/// For a command whose database is optional (compile, bench, show, compile-model): --db given,
+/// or the default database exists.
+bool has_database(const ArgParser::Parsed& p);
+
 /// main of a program that is not the tensortune binary (a benchmark): `body` with the arguments
 /// after argv[0]; a UsageError is printed with a pointer to `program --help` and exits 2, any
 /// other exception is printed after `program`'s name and exits 1.

@@ -45,9 +45,12 @@ ArgParser bench_parser() {
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
       .option("target", "T", kTargetHelp, {}, true)
       .option("schedule", "S", kScheduleHelp)
-      .option("db", "PATH", "the tuning database (read only) for --schedule best")
+      .option(
+          "db", "PATH",
+          "the tuning database (read only) for --schedule best (default tuning_logs/tensortune.db)")
       .option("compare", "S",
-              "another schedule (default, best, auto, zero-shot or a JSON file) timed side by side with --schedule "
+              "another schedule (default, best, auto, zero-shot or a JSON file) timed side by side "
+              "with --schedule "
               "(CPU targets)",
               {}, false, true)
       .option("rounds", "R", "round-robin rounds with --compare (default 5)")

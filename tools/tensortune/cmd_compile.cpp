@@ -39,7 +39,9 @@ ArgParser compile_parser() {
       "without a record. TT_RUNTIME_ARCHIVE overrides where libtt_runtime.a is found.");
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true, true)
       .option("target", "T", kTargetHelp, {}, true)
-      .option("db", "PATH", "the tuning database, read only (without it: default schedules)")
+      .option("db", "PATH",
+              "the tuning database, read only (default tuning_logs/tensortune.db when it exists; "
+              "without one: default schedules)")
       .option("out", "DIR", "the output directory (created when missing)", {}, true)
       .option("build-timeout", "S", kBuildTimeoutHelp)
       .option("name", "NAME",
@@ -143,8 +145,8 @@ int run_compile(const std::vector<std::string>& args) {
   }
   target::Target target = target::Target::parse(p.get("target"));
   std::unique_ptr<database::Database> db;
-  if (p.has("db")) {
-    db = std::make_unique<database::Database>(database::Database::open(p.get("db"), true));
+  if (has_database(p)) {
+    db = std::make_unique<database::Database>(database::Database::open(database_path(p), true));
   }
   driver::Compiler compiler(db.get(), target);
   enable_zero_shot(p, compiler);

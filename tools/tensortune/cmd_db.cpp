@@ -33,10 +33,14 @@ support::Json record_json(const database::Record& r, double flop_count) {
   out["fingerprint"] = r.target.fingerprint;
   out["status"] = r.status;
   out["error"] = r.error;
-  out["seconds"] = r.median_seconds;
-  out["gflops"] = r.ok() && r.median_seconds > 0 ? flop_count / r.median_seconds / 1e9 : 0.0;
-  // `best` orders by rank_seconds: the side-by-side confirmation when there is one (0 if not).
+  // The one time of a record (Record::seconds): confirmed side by side, else its stored median.
+  out["seconds"] = r.seconds();
+  out["gflops"] = record_gflops(r, flop_count);
+  out["time"] = time_kind(r);
+  out["median_seconds"] = r.median_seconds;
+  // `best` orders by rank_seconds: the side-by-side order on the stored medians' scale.
   out["confirmed_seconds"] = r.confirmed_seconds;
+  out["confirm_spread"] = r.confirm_spread;
   out["rank_seconds"] = r.rank_seconds;
   out["schedule"] = r.schedule;
   out["knobs"] = r.knobs;
@@ -57,10 +61,10 @@ std::string workload_key(const ArgParser::Parsed& p) {
 /// best / history: the records of one workload on every target identity (or those whose target
 /// string is --target), fastest first for best, in order for history.
 int show_records(const ArgParser::Parsed& p, bool best) {
-  database::Database db = database::Database::open(p.get("db"), true);
+  database::Database db = database::Database::open(database_path(p), true);
   std::string key = workload_key(p);
   std::optional<database::WorkloadInfo> w = db.workload(key);
-  TT_USER_CHECK(w) << "db: no workload '" << key << "' in '" << p.get("db") << "'";
+  TT_USER_CHECK(w) << "db: no workload '" << key << "' in '" << database_path(p) << "'";
   auto k = p.get_int("k", 5, 1, 1000000);
   support::Json list = support::Json::array();
   // Records are stored under the canonical text of the target as written (driver::target_key).
@@ -85,27 +89,27 @@ int show_records(const ArgParser::Parsed& p, bool best) {
   }
   std::cout << w->name << " (" << key << ")\n";
   for (const support::Json& r : list.as_array()) {
-    const double confirmed = r.at("confirmed_seconds").as_double();
-    std::cout << fmt::format(
-        "  #{:<7} {:<15} {:>10.4f} ms {:>8.1f} GFLOP/s  {}{}\n", r.at("id").as_int(),
-        r.at("status").as_string(), r.at("seconds").as_double() * 1e3, r.at("gflops").as_double(),
-        r.at("target").as_string(),
-        confirmed > 0 ? fmt::format("  (again side by side: {:.4f} ms)", confirmed * 1e3)
-                      : std::string());
+    const bool ok = r.at("status").as_string() == "Ok";
+    std::cout << fmt::format("  #{:<7} {:<15} {:>10.4f} ms {:>8.1f} GFLOP/s  {:<11}  {}\n",
+                             r.at("id").as_int(), r.at("status").as_string(),
+                             r.at("seconds").as_double() * 1e3, r.at("gflops").as_double(),
+                             ok ? r.at("time").as_string() : "", r.at("target").as_string());
   }
   return 0;
 }
 
 int stats(const ArgParser::Parsed& p) {
-  database::Database db = database::Database::open(p.get("db"), true);
+  database::Database db = database::Database::open(database_path(p), true);
   support::Json list = support::Json::array();
   for (const database::WorkloadStats& s : db.stats()) {
-    double best_seconds = s.best_seconds;
-    if (best_seconds > 0) {  // the best that still replays, as db best and report name it
-      const std::vector<database::Record> best =
+    std::optional<database::Record> best;
+    if (s.best_seconds > 0) {  // the best that still replays, as db best and report name it
+      std::vector<database::Record> b =
           replaying_best(db, *db.workload(s.workload_key), s.target, 1);
-      best_seconds = best.empty() ? 0 : best[0].rank_seconds;
+      if (!b.empty())
+        best = std::move(b[0]);
     }
+    const double best_seconds = best ? best->seconds() : 0;
     support::Json entry = support::Json::object();
     entry["workload"] = s.workload_name;
     entry["workload_key"] = s.workload_key;
@@ -114,7 +118,9 @@ int stats(const ArgParser::Parsed& p) {
     entry["records"] = s.records;
     entry["ok"] = s.ok;
     entry["best_seconds"] = best_seconds;
-    entry["best_gflops"] = best_seconds > 0 ? s.flop_count / best_seconds / 1e9 : 0.0;
+    entry["best_gflops"] = best ? record_gflops(*best, s.flop_count) : 0.0;
+    entry["best_record_id"] = best ? best->id : 0;
+    entry["best_time"] = best ? time_kind(*best) : "";
     support::Json by = support::Json::object();
     for (const auto& [status, n] : s.by_status) {
       by[status] = n;
@@ -124,7 +130,7 @@ int stats(const ArgParser::Parsed& p) {
   }
   if (p.has("json")) {
     support::Json out = support::Json::object();
-    out["db"] = p.get("db");
+    out["db"] = database_path(p);
     out["records"] = db.count_records();
     out["workloads"] = std::move(list);
     support::Json runs = support::Json::array();
@@ -142,15 +148,20 @@ int stats(const ArgParser::Parsed& p) {
     std::cout << out.dump() << "\n";
     return 0;
   }
-  std::cout << p.get("db") << ": " << db.count_records() << " records\n";
+  std::cout << database_path(p) << ": " << db.count_records() << " records\n";
   for (const support::Json& e : list.as_array()) {
     std::string counts;
     for (const auto& [status, n] : e.at("by_status").as_object()) {
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n.as_int(), status);
     }
-    std::cout << fmt::format("  {:<40} {:>6} records, best {:>8.1f} GFLOP/s  [{}]  {}\n",
-                             e.at("workload").as_string(), e.at("records").as_int(),
-                             e.at("best_gflops").as_double(), counts, e.at("target").as_string());
+    const int64_t id = e.at("best_record_id").as_int();
+    std::cout << fmt::format(
+        "  {:<40} {:>6} records, best {:>8.1f} GFLOP/s {}  [{}]  {}\n",
+        e.at("workload").as_string(), e.at("records").as_int(), e.at("best_gflops").as_double(),
+        id > 0 ? fmt::format("({:.4f} ms, record {}, {})", e.at("best_seconds").as_double() * 1e3,
+                             id, e.at("best_time").as_string())
+               : std::string(),
+        counts, e.at("target").as_string());
   }
   std::cout << render_unfinished_runs(db);
   return 0;
@@ -163,8 +174,8 @@ int export_db(const ArgParser::Parsed& p) {
   const bool to_stdout = path == "-";
   if (to_stdout && p.has("json"))
     throw UsageError("export: --json and --out - would both write to standard output", "db");
-  check_not_database(path, p.get("db"), "db export");
-  database::Database db = database::Database::open(p.get("db"), true);
+  check_not_database(path, database_path(p), "db export");
+  database::Database db = database::Database::open(database_path(p), true);
   AtomicFile out(path, "db export", true);
   std::vector<std::string> unreadable;
   int64_t lines = database::export_jsonl(db, out.stream(), &unreadable);
@@ -222,7 +233,7 @@ int import_db(const ArgParser::Parsed& p, const std::string& file) {
   const database::ImportData data = database::read_jsonl(in, file);
   check_targets(data);
   database::Database db =
-      database::Database::open(p.get("db"), false, database::Database::Check::Full);
+      database::Database::open(database_path(p), false, database::Database::Check::Full);
   database::ImportSummary s = database::import_jsonl(db, data);
   if (p.has("json")) {
     support::Json out = support::Json::object();
@@ -248,7 +259,7 @@ ArgParser db_parser() {
           ". best and history take --workload (or --key), optionally --target and --k; export "
           "takes --out FILE.jsonl; import takes the file to read; prune keeps the best --k per "
           "workload and target.");
-  parser.option("db", "PATH", "the database file", {}, true)
+  parser.option("db", "PATH", "the database file (default tuning_logs/tensortune.db, as tune)")
       .option("workload", "SPEC", kWorkloadHelp)
       .option("key", "KEY", "a workload key, instead of --workload")
       .option("target", "T", "only records of this target (as written to tune, e.g. native)")
@@ -310,7 +321,7 @@ int run_db(const std::vector<std::string>& args) {
     return import_db(*p, file);
   }
   if (action == "prune" || action == "vacuum") {
-    const std::string path = p->get("db");
+    const std::string path = database_path(*p);
     if (action == "prune" && !p->has("k"))
       throw UsageError("prune: give --k N (the records kept per workload and target)", "db");
     // --k 0 would delete every record: like best, it is a usage error, not an "empty it" switch.

@@ -30,21 +30,26 @@ namespace {
 ArgParser shipped_parser(const std::string& action) {
   ArgParser parser(
       "db " + action,
-      action == "shipped"          ? "db shipped [--shipped PATH] [--json]"
-      : action == "shipped-import" ? "db shipped-import FILE.jsonl [--shipped PATH] [--json]"
-                                   : "db shipped-update --db PATH [--k N] [--shipped PATH] [--json]",
+      action == "shipped" ? "db shipped [--shipped PATH] [--json]"
+      : action == "shipped-import"
+          ? "db shipped-import FILE.jsonl [--shipped PATH] [--json]"
+          : "db shipped-update --db PATH [--k N] [--shipped PATH] [--json]",
       "The shipped tuning logs are a tuning database that compile, compile-model and bench "
       "--schedule auto consult after the user's own (--no-shipped: not at all). A record is used "
       "on a host only when the CPU it was tuned on had no ISA feature this host lacks. "
       "'db shipped' lists their devices and records; 'db shipped-import FILE' adds the records "
       "of a JSON-lines export (db export) of another machine, all or nothing; 'db shipped-update "
       "--db PATH' adds the best --k records (default 8) of every workload and target of PATH.");
-  parser.option("shipped", "PATH",
-                "the shipped logs to read or write (default: the ones this build uses, else "
-                "tuning_logs/shipped/cpu.db of the source tree)")
+  parser
+      .option("shipped", "PATH",
+              "the shipped logs to read or write (default: the ones this build uses, else "
+              "tuning_logs/shipped/cpu.db of the source tree)")
       .flag("json", "print one JSON document");
   if (action == "shipped-update") {
-    parser.option("db", "PATH", "the tuning database whose best records are added", {}, true)
+    parser
+        .option(
+            "db", "PATH",
+            "the tuning database whose best records are added (default tuning_logs/tensortune.db)")
         .option("k", "N", "records kept per workload and target (default 8)");
   }
   return parser;
@@ -97,11 +102,11 @@ int list_shipped(const ArgParser::Parsed& p) {
   }
   std::cout << fmt::format("{}: {} workloads\n", path, db.workloads().size());
   for (const support::Json& t : targets.as_array()) {
-    std::cout << fmt::format("  {} records, target '{}', {}\n    {}\n", t.at("records").as_int(),
-                             t.at("target").as_string(),
-                             t.at("applies_here").as_bool() ? "used on this host"
-                                                            : "not used here (ISA features)",
-                             t.at("fingerprint").as_string());
+    std::cout << fmt::format(
+        "  {} records, target '{}', {}\n    {}\n", t.at("records").as_int(),
+        t.at("target").as_string(),
+        t.at("applies_here").as_bool() ? "used on this host" : "not used here (ISA features)",
+        t.at("fingerprint").as_string());
   }
   return 0;
 }
@@ -152,7 +157,7 @@ int run_db_shipped(const std::string& action, const std::vector<std::string>& in
     TT_USER_CHECK(in.good()) << "db shipped-import: cannot read '" << file << "'";
     data = database::read_jsonl(in, file);
   } else {
-    const std::string source = p.get("db");
+    const std::string source = database_path(p);
     TT_USER_CHECK(std::filesystem::is_regular_file(source))
         << "db shipped-update: database '" << source << "' does not exist";
     const database::Database db = database::Database::open(source, true);
@@ -175,7 +180,8 @@ int run_db_shipped(const std::string& action, const std::vector<std::string>& in
     }
     for (database::Record& r : records) {
       data.records.push_back(std::move(r));
-      data.record_lines.push_back(static_cast<int64_t>(data.workloads.size() + data.records.size()));
+      data.record_lines.push_back(
+          static_cast<int64_t>(data.workloads.size() + data.records.size()));
     }
   }
   // The file is read and checked before the shipped logs are opened: a bad one changes nothing.

@@ -37,19 +37,6 @@ graph::Graph load_model(const std::string& path, bool quiet) {
   return g;
 }
 
-std::string take_model_path(std::vector<std::string>& args, const std::string& command) {
-  if (args.empty() || args[0].empty() || args[0][0] == '-') {
-    bool help = !args.empty() && (args[0] == "-h" || args[0] == "--help");
-    if (help)
-      return "";
-    throw UsageError("the first argument must be the model (" + command + " MODEL.onnx ...)",
-                     command);
-  }
-  std::string path = args[0];
-  args.erase(args.begin());
-  return path;
-}
-
 ArgParser tune_model_parser() {
   ArgParser parser(
       "tune-model",
@@ -60,7 +47,8 @@ ArgParser tune_model_parser() {
       "tunes them with the task scheduler sharing --trials among them by the estimated gradient "
       "of the model's latency. Resumes from the database. Shows per-task progress and the "
       "estimated end-to-end latency (sum of weight x best time) as it improves.");
-  parser.option("target", "T", kTargetHelp, {}, true)
+  parser.positional("MODEL.onnx", "the ONNX model (anywhere among the options)", 1, 1)
+      .option("target", "T", kTargetHelp, {}, true)
       .option("trials", "N", "trial budget over all tasks (default 200 per task)")
       .option("db", "PATH", "tuning database (default tuning_logs/tensortune.db; created)")
       .option("tuner", "NAME", "search strategy (default xgb)", {"xgb", "xgb-evo", "random"})
@@ -82,12 +70,11 @@ ArgParser tune_model_parser() {
 }
 
 int run_tune_model(const std::vector<std::string>& in_args) {
-  std::vector<std::string> args = in_args;
-  const std::string model = take_model_path(args, "tune-model");
-  std::optional<ArgParser::Parsed> parsed = parse_command_line(tune_model_parser(), args);
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(tune_model_parser(), in_args);
   if (!parsed)
     return 0;
   const ArgParser::Parsed& p = *parsed;
+  const std::string model = p.positionals().at(0);
   graph::Graph g = load_model(model, false);
   graph::Partition partition = graph::partition(g);
   std::vector<graph::Task> model_tasks = graph::extract_tasks(g, partition);
@@ -118,7 +105,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune-model", true);
   measure::Measurer measurer(target, measurer_options(p, target, true));
-  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::string db_path = database_path(p);
   database::Database db = open_tuning_database(p, "tune-model");
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
   // The estimate starts from the records already stored (a resumed job).
@@ -198,8 +185,11 @@ ArgParser compile_model_parser() {
       "DIR/model.so), with DIR/model.h, the run plan DIR/model.json "
       "(a static memory plan reusing activation buffers) and the weights DIR/weights.bin. "
       "`tensortune run-model DIR` runs it.");
-  parser.option("target", "T", kTargetHelp, {}, true)
-      .option("db", "PATH", "the tuning database, read only (without it: default schedules)")
+  parser.positional("MODEL.onnx", "the ONNX model (anywhere among the options)", 1, 1)
+      .option("target", "T", kTargetHelp, {}, true)
+      .option("db", "PATH",
+              "the tuning database, read only (default tuning_logs/tensortune.db when it exists; "
+              "without one: default schedules)")
       .option("out", "DIR", "the output directory (created when missing)", {}, true)
       .flag("json",
             "print one JSON document {dir, kernels, calls, functions: [{name, workload, source, "
@@ -209,18 +199,17 @@ ArgParser compile_model_parser() {
 }
 
 int run_compile_model(const std::vector<std::string>& in_args) {
-  std::vector<std::string> args = in_args;
-  const std::string model = take_model_path(args, "compile-model");
-  std::optional<ArgParser::Parsed> parsed = parse_command_line(compile_model_parser(), args);
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(compile_model_parser(), in_args);
   if (!parsed)
     return 0;
   const ArgParser::Parsed& p = *parsed;
+  const std::string model = p.positionals().at(0);
   graph::Graph g = load_model(model, p.has("json"));
   std::optional<database::Database> db;
-  if (p.has("db")) {
-    TT_USER_CHECK(std::filesystem::exists(p.get("db")))
-        << "compile-model: database '" << p.get("db") << "' does not exist";
-    db.emplace(database::Database::open(p.get("db")));
+  if (has_database(p)) {
+    TT_USER_CHECK(std::filesystem::exists(database_path(p)))
+        << "compile-model: database '" << database_path(p) << "' does not exist";
+    db.emplace(database::Database::open(database_path(p)));
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));
   enable_zero_shot(p, compiler);

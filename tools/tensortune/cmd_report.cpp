@@ -25,7 +25,7 @@ ArgParser report_parser() {
       "measured candidates, errors by class, and the best schedule beside the default and a "
       "chosen record (steps, loop nest, GFLOP/s, % of peak); the same workload on another "
       "target or in --compare's database side by side. Prints a text summary.");
-  parser.option("db", "PATH", "tuning database to report on", {}, true)
+  parser.option("db", "PATH", "tuning database to report on (default tuning_logs/tensortune.db)")
       .option("out", "FILE",
               "HTML file to write (default: only the text summary); replaced whole, and "
               "refused when it is a link, directory, device, FIFO or socket")
@@ -63,12 +63,12 @@ int run_report(const std::vector<std::string>& args) {
   }
   options.record_id = p.get_int("record", 0, 0, INT64_MAX);
   if (p.has("out")) {
-    check_not_database(p.get("out"), p.get("db"), "report");
+    check_not_database(p.get("out"), database_path(p), "report");
     support::check_output_path(p.get("out"), "report");  // before any work is done
     if (p.has("compare"))
       check_not_database(p.get("out"), p.get("compare"), "report");
   }
-  const database::Database db = open_existing(p.get("db"));
+  const database::Database db = open_existing(database_path(p));
   const std::vector<ReportEntry> entries = collect_entries(db, options);
   std::vector<ReportEntry> compare;
   if (p.has("compare")) {
@@ -81,7 +81,7 @@ int run_report(const std::vector<std::string>& args) {
   if (options.record_id > 0) {
     chosen = db.record(options.record_id);
     TT_USER_CHECK(chosen.has_value())
-        << "report: no record " << options.record_id << " in '" << p.get("db") << "'";
+        << "report: no record " << options.record_id << " in '" << database_path(p) << "'";
     const bool shown = std::any_of(entries.begin(), entries.end(), [&](const ReportEntry& e) {
       return e.workload.key == chosen->workload_key;
     });
@@ -97,7 +97,7 @@ int run_report(const std::vector<std::string>& args) {
   }
   if (p.has("json")) {
     support::Json j = support::Json::object();
-    j["db"] = p.get("db");
+    j["db"] = database_path(p);
     j["out"] = p.get("out");
     support::Json list = support::Json::array();
     for (const ReportEntry& e : entries) {
@@ -107,7 +107,12 @@ int run_report(const std::vector<std::string>& args) {
       w["target"] = e.target.target;
       w["trials"] = static_cast<int64_t>(e.history.size());
       w["ok"] = e.ok();
-      w["best_gflops"] = e.best() ? e.gflops(*e.best()) : 0.0;
+      const database::Record* b = e.best();
+      w["best_gflops"] = b ? e.gflops(*b) : 0.0;
+      w["best_seconds"] = b ? b->seconds() : 0.0;
+      w["best_record_id"] = b ? b->id : 0;
+      w["best_time"] = b ? time_kind(*b) : "";
+      w["peak_gflops"] = e.peak_gflops;
       list.push_back(std::move(w));
     }
     j["workloads"] = std::move(list);

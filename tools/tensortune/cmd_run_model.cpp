@@ -28,7 +28,7 @@ ArgParser run_model_parser() {
       "given are uniform random values in [-1, 1) from --seed), writes each output as "
       "OUT/NAME.npy, and "
       "times one run with the measurement protocol (warm-up, repeats, median).");
-  parser
+  parser.positional("DIR", "the folder compile-model wrote (anywhere among the options)", 1, 1)
       .option("input", "NAME=FILE", "an input's values, a float32 .npy of its shape", {}, false,
               true)
       .option("output-dir", "OUT",
@@ -37,14 +37,17 @@ ArgParser run_model_parser() {
       .option("seed", "S", "seed of the random inputs (default 0)")
       .option("repeat", "N", "timed repeats (default 5)")
       .flag("profile",
-            "also time each kernel call over the repeats (median) and show where the time goes")
+            "also time each kernel call over the repeats (median) and show where the time goes, "
+            "each call's GFLOP/s and where its schedule came from")
       .flag("json",
             "print one JSON document {seconds, repeats, outputs: [{name, shape, file}], "
-            "profile: [{function, workload, seconds}] with --profile}");
+            "profile: [{function, workload, seconds, gflops, schedule}] with --profile}");
   return parser;
 }
 
 namespace {
+
+using graph::PlanCall;
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string r = "[";
@@ -64,12 +67,17 @@ void print_profile(const graph::RunPlan& plan, const std::vector<double>& second
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return seconds[a] > seconds[b]; });
   std::cout << fmt::format(
-      "profile (median of each call over the repeats):\n  {:>4}  {:<44} {:>10} "
-      "{:>6}\n",
-      "call", "workload", "ms", "share");
+      "profile (median of each call over the repeats):\n  {:>4}  {:<44} {:>10} {:>6} {:>9}  "
+      "{}\n",
+      "call", "workload", "ms", "share", "GFLOP/s", "schedule");
   for (size_t c : order) {
-    std::cout << fmt::format("  {:>4}  {:<44} {:>10.4f} {:>5.1f}%\n", c, plan.calls[c].workload,
-                             seconds[c] * 1e3, total > 0 ? 100 * seconds[c] / total : 0.0);
+    const PlanCall& call = plan.calls[c];
+    std::cout << fmt::format("  {:>4}  {:<44} {:>10.4f} {:>5.1f}% {:>9}  {}\n", c, call.workload,
+                             seconds[c] * 1e3, total > 0 ? 100 * seconds[c] / total : 0.0,
+                             call.flop > 0 && seconds[c] > 0
+                                 ? fmt::format("{:.1f}", call.flop / seconds[c] * 1e-9)
+                                 : "-",
+                             call.schedule.empty() ? "-" : call.schedule);
   }
   std::cout << fmt::format("  sum of the {} calls: {:.3f} ms\n", seconds.size(), total * 1e3);
 }
@@ -77,12 +85,11 @@ void print_profile(const graph::RunPlan& plan, const std::vector<double>& second
 }  // namespace
 
 int run_run_model(const std::vector<std::string>& in_args) {
-  std::vector<std::string> args = in_args;
-  const std::string dir = take_model_path(args, "run-model");
-  std::optional<ArgParser::Parsed> parsed = parse_command_line(run_model_parser(), args);
+  std::optional<ArgParser::Parsed> parsed = parse_command_line(run_model_parser(), in_args);
   if (!parsed)
     return 0;
   const ArgParser::Parsed& p = *parsed;
+  const std::string dir = p.positionals().at(0);
   graph::LoadedModel model = graph::LoadedModel::load(dir);
   const graph::RunPlan& plan = model.plan();
   std::map<std::string, std::string> files;
@@ -190,6 +197,10 @@ int run_run_model(const std::vector<std::string>& in_args) {
         j["function"] = plan.calls[c].function;
         j["workload"] = plan.calls[c].workload;
         j["seconds"] = call_seconds[c];
+        // GFLOP/s and where the kernel's schedule came from (older model folders: absent).
+        if (plan.calls[c].flop > 0 && call_seconds[c] > 0)
+          j["gflops"] = plan.calls[c].flop / call_seconds[c] * 1e-9;
+        j["schedule"] = plan.calls[c].schedule;
         calls.push_back(std::move(j));
       }
       out["profile"] = std::move(calls);

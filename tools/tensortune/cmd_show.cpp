@@ -25,7 +25,9 @@ ArgParser show_parser() {
   parser.option("workload", "SPEC", kWorkloadHelp, {}, true)
       .option("target", "T", kTargetHelp, {}, true)
       .option("schedule", "S", kScheduleHelp)
-      .option("db", "PATH", "the tuning database (read only) for --record and --schedule best")
+      .option("db", "PATH",
+              "the tuning database (read only) for --record and --schedule best (default "
+              "tuning_logs/tensortune.db)")
       .option("record", "ID", "a record id of --db, or 'best'")
       .option("emit", "WHAT", "what to print", {"steps", "ir", "llvm", "asm", "cuda", "ptx"}, true)
       .option("build-timeout", "S", kBuildTimeoutHelp)

@@ -72,7 +72,9 @@ ArgParser train_parser() {
       "and target) and writes it to FILE with its feature version. Before that, it scores the "
       "model on workloads it was not trained on (4 folds by workload): pairwise ranking "
       "accuracy and the top-1 score (the held-out pick's throughput over the workload's best).");
-  parser.option("db", "PATH", "a tuning database (read only)", {}, true, true)
+  parser
+      .option("db", "PATH", "a tuning database (read only; default tuning_logs/tensortune.db)", {},
+              false, true)
       .option("out", "FILE", "the model file to write", {}, true)
       .option("rounds", "N", "boosting rounds (default 60)")
       .flag("json", "print one JSON document {samples, workloads, skipped, pairwise, top1, ...}");
@@ -86,7 +88,10 @@ int run_train(const std::vector<std::string>& args) {
   const ArgParser::Parsed& p = *parsed;
   std::vector<cost_model::Sample> samples;
   int64_t skipped = 0;
-  for (const std::string& path : p.get_all("db")) {
+  std::vector<std::string> paths = p.get_all("db");
+  if (paths.empty())
+    paths.push_back(kDefaultDatabase);
+  for (const std::string& path : paths) {
     TT_USER_CHECK(std::filesystem::is_regular_file(path))
         << "train-model: database '" << path << "' does not exist";
     const database::Database db = database::Database::open(path, true);
@@ -111,8 +116,8 @@ int run_train(const std::vector<std::string>& args) {
   model.train(samples);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  TT_USER_CHECK(model.trained()) << "train-model: too few samples to train on ("
-                                 << samples.size() << ")";
+  TT_USER_CHECK(model.trained()) << "train-model: too few samples to train on (" << samples.size()
+                                 << ")";
   const std::string out = p.get("out");
   model.save(out);
   if (p.has("json")) {
@@ -131,8 +136,8 @@ int run_train(const std::vector<std::string>& args) {
   std::cout << fmt::format(
       "{}: feature version {}, {} samples of {} workloads ({} records skipped); held-out "
       "workloads: pairwise accuracy {:.3f}, top-1 score {:.3f}; trained in {:.1f} s\n",
-      out, cost_model::kFeatureVersion, samples.size(), groups.size(), skipped, v.pairwise,
-      v.top1, seconds);
+      out, cost_model::kFeatureVersion, samples.size(), groups.size(), skipped, v.pairwise, v.top1,
+      seconds);
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "progress.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/compile.h"
+#include "tensortune/measure/machine_load.h"
 #include "tensortune/measure/measurer.h"
 #include "tensortune/measure/timing.h"
 #include "tensortune/search/tuner.h"
@@ -16,6 +17,7 @@
 #include "tune_common.h"
 #include "zero_shot_cli.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
@@ -51,6 +53,30 @@ ArgParser tune_parser() {
 
 namespace {
 
+/// The job's FMA peak readings: the peak is the best reading (a physical limit that a busy
+/// moment only hides), the spread (best - worst) / best.
+struct JobPeak {
+  std::vector<double> readings;
+  double gflops = 0;
+  double spread = 0;
+  void add(double g) {
+    if (g <= 0)
+      return;
+    readings.push_back(g);
+    const auto [lo, hi] = std::minmax_element(readings.begin(), readings.end());
+    gflops = *hi;
+    spread = (*hi - *lo) / *hi;
+  }
+};
+
+/// "confirmed: median of 5 rounds side by side, spread 2.1%" or "unconfirmed: a single
+/// measurement".
+std::string time_label(const search::TaskResult& t) {
+  if (!t.best_confirmed)
+    return "unconfirmed: a single measurement";
+  return fmt::format("confirmed side by side, rounds spread {:.1f}%", 100 * t.best_spread);
+}
+
 std::vector<search::TuneTask> make_tasks(const ArgParser::Parsed& p) {
   const std::vector<std::string> specs = p.get_all("workload");
   const std::vector<std::string> weights = p.get_all("weight");
@@ -76,7 +102,8 @@ std::vector<search::TuneTask> make_tasks(const ArgParser::Parsed& p) {
 support::Json result_json(const search::TuneResult& r,
                           const std::vector<search::TuneTask>& tasks,
                           const target::Target& target,
-                          const std::string& db_path) {
+                          const std::string& db_path,
+                          const JobPeak& peak) {
   support::Json out = support::Json::object();
   const search::TaskResult& first = r.tasks.front();
   out["workload"] = first.workload_name;
@@ -96,6 +123,13 @@ support::Json result_json(const search::TuneResult& r,
     b["seconds"] = t.best_seconds;
     b["gflops"] = t.best_gflops;
     b["record_id"] = t.best_record_id;
+    // Where `seconds` comes from (database::Record::seconds), and how sure it is.
+    b["time"] = t.best_confirmed ? "confirmed" : "unconfirmed";
+    if (t.best_confirmed) {
+      b["spread"] = t.best_spread;
+      b["noisy"] = t.best_spread > search::kNoisySpread;
+      b["runner_up_gap"] = t.runner_up_gap;
+    }
     if (t.confirmed > 0) {
       b["confirmed"] = t.confirmed;
       b["unconfirmed_record_id"] = t.unconfirmed_best_id;
@@ -127,15 +161,24 @@ support::Json result_json(const search::TuneResult& r,
   times["run"] = r.times.run;
   times["database"] = r.times.database;
   out["times"] = std::move(times);
+  if (peak.gflops > 0) {
+    support::Json pk = support::Json::object();
+    pk["gflops"] = peak.gflops;
+    pk["spread"] = peak.spread;
+    out["peak"] = std::move(pk);
+  }
   return out;
 }
 
-void print_text(const search::TuneResult& r, const std::string& db_path) {
+void print_text(const search::TuneResult& r, const std::string& db_path, const JobPeak& peak) {
   for (const search::TaskResult& t : r.tasks) {
+    const std::string share =
+        peak.gflops > 0 ? fmt::format(", {:.1f}% of peak", 100 * t.best_gflops / peak.gflops) : "";
     const std::string best =
-        t.best_seconds > 0 ? fmt::format("best {:.3f} ms, {:.1f} GFLOP/s (record {})",
-                                         t.best_seconds * 1e3, t.best_gflops, t.best_record_id)
-                           : std::string("no working candidate yet");
+        t.best_seconds > 0
+            ? fmt::format("best {:.3f} ms, {:.1f} GFLOP/s{} (record {}, {})", t.best_seconds * 1e3,
+                          t.best_gflops, share, t.best_record_id, time_label(t))
+            : std::string("no working candidate yet");
     std::cout << fmt::format("{}: {} trials ({} measured now, {} ok), {}\n", t.workload_name,
                              t.resumed + t.trials, t.trials, t.ok, best);
     if (t.confirmed > 0) {
@@ -145,6 +188,17 @@ void print_text(const search::TuneResult& r, const std::string& db_path) {
               ? std::string("the same record is the best")
               : fmt::format("record {} (best by single measurements) ranks below it",
                             t.unconfirmed_best_id));
+      if (t.best_spread > search::kNoisySpread) {
+        std::cout << fmt::format(
+            "  too noisy to decide: the best's rounds spread {:.1f}%; tune again on a quieter "
+            "machine\n",
+            100 * t.best_spread);
+      } else if (t.runner_up_gap >= 0 && t.runner_up_gap < t.best_spread) {
+        std::cout << fmt::format(
+            "  the runner-up is {:.1f}% behind, within the rounds' spread ({:.1f}%): the two are "
+            "equally fast as far as this machine can tell\n",
+            100 * t.runner_up_gap, 100 * t.best_spread);
+      }
     }
     if (t.refuted > 0) {
       std::cout << fmt::format(
@@ -160,6 +214,34 @@ void print_text(const search::TuneResult& r, const std::string& db_path) {
       r.times.build, r.times.run, r.times.database, db_path);
   if (!r.stop_reason.empty())
     std::cout << "stopped: " << r.stop_reason << "\n";
+  if (r.confirm_load.busy()) {
+    std::cout << fmt::format(
+        "machine: busy during the confirmation ({:.1f} other runnable tasks on {} CPUs): the "
+        "confirmed times may read slow\n",
+        r.confirm_load.others_runnable, r.confirm_load.cpus);
+  }
+}
+
+/// The FMA peak readings of the job, its spread and the machine's state, stored with the run
+/// (Database::set_run_machine) so that reports show the peak of the tuning time.
+void store_machine(database::Database& db,
+                   const search::TuneResult& r,
+                   const JobPeak& peak,
+                   int threads) {
+  if (r.run_id <= 0 || peak.gflops <= 0)
+    return;
+  support::Json m = support::Json::object();
+  m["threads"] = threads;
+  support::Json readings = support::Json::array();
+  for (double g : peak.readings)
+    readings.push_back(g);
+  m["peak_readings"] = std::move(readings);
+  const measure::MachineLoad now = measure::sample_machine_load(0.2);
+  m["cpus"] = now.cpus;
+  m["loadavg_1min"] = now.loadavg_1min;
+  m["confirm_others_runnable"] = r.confirm_load.others_runnable;
+  m["confirm_busy"] = r.confirm_load.busy();
+  db.set_run_machine(r.run_id, peak.gflops, peak.spread, m.dump());
 }
 
 }  // namespace
@@ -175,17 +257,19 @@ int run_tune(const std::vector<std::string>& args) {
   check_target_runs_here(p.get("target"), "tune", true);
   // Before the database: a machine that cannot measure (no GPU, no NVRTC) must not create one.
   measure::Measurer measurer(target, measurer_options(p, target));
-  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::string db_path = database_path(p);
   database::Database db = open_tuning_database(p, "tune");
   // Keyed as the driver looks records up: the target as written, plus the device fingerprint.
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
 
   const ProgressStyle style = parse_progress_style(p.get("progress", "auto"));
-  // The progress line's % of peak is the host's FMA peak: meaningless for a GPU target.
-  const double peak = style == ProgressStyle::None || target.is_gpu()
-                          ? 0.0
-                          : measure_fma_peak(std::max(1, target.cores), 200).gflops;
-  ProgressPrinter printer(style, peak);
+  // The host's FMA peak, read before and after the job and stored with the run: the progress
+  // line's and the reports' % of peak. Meaningless for a GPU target.
+  const int threads = std::max(1, target.cores);
+  JobPeak peak;
+  if (!target.is_gpu())
+    peak.add(measure_fma_peak(threads, 200).gflops);
+  ProgressPrinter printer(style, peak.gflops);
   search::TuneResult result;
   int sig = 0;  // the signal that asked to stop, for the exit code
   {
@@ -196,10 +280,15 @@ int run_tune(const std::vector<std::string>& args) {
     sig = stop.signal();
   }
   printer.finish();
+  if (!target.is_gpu()) {
+    for (int i = 0; i < 2; ++i)
+      peak.add(measure_fma_peak(threads, 200).gflops);
+  }
+  store_machine(db, result, peak, threads);
   if (p.has("json")) {
-    std::cout << result_json(result, tasks, target, db_path).dump() << "\n";
+    std::cout << result_json(result, tasks, target, db_path, peak).dump() << "\n";
   } else {
-    print_text(result, db_path);
+    print_text(result, db_path, peak);
   }
   // Everything measured is saved, but the job did not finish: a script running it must be able
   // to tell, as the shell convention 128 + signal says (130 after Ctrl-C, 143 after SIGTERM).

@@ -23,6 +23,8 @@ int run_tune(const std::vector<std::string>& args);
 /// `tensortune report`: an HTML report and a text summary of a tuning database.
 ArgParser report_parser();
 int run_report(const std::vector<std::string>& args);
+ArgParser ops_parser();
+int run_ops(const std::vector<std::string>& args);
 /// `tensortune compile`: ahead-of-time build into DIR/NAME.so and DIR/NAME.h.
 ArgParser compile_parser();
 int run_compile(const std::vector<std::string>& args);

@@ -133,12 +133,12 @@ ScheduleChoice choose_schedule(const ArgParser::Parsed& args,
   if (!best && !args.has("record")) {
     return load_schedule(schedule, workload);
   }
-  if (!args.has("db")) {
+  if (!has_database(args)) {
     throw UsageError(std::string(best ? "--schedule best" : "--record") + " needs --db PATH",
                      command);
   }
   if (!best) {
-    database::Database db = database::Database::open(args.get("db"), true);
+    database::Database db = database::Database::open(database_path(args), true);
     return exact_record(db, args.get("record"), workload);
   }
   return best_schedule(args, workload, command);
@@ -148,8 +148,8 @@ ScheduleChoice auto_schedule(const ArgParser::Parsed& args,
                              const te::Workload& workload,
                              bool zero_shot_only) {
   std::optional<database::Database> db;
-  if (args.has("db") && !zero_shot_only) {
-    db.emplace(database::Database::open(args.get("db"), true));
+  if (has_database(args) && !zero_shot_only) {
+    db.emplace(database::Database::open(database_path(args), true));
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(args.get("target")));
   if (zero_shot_only) {
@@ -166,10 +166,10 @@ ScheduleChoice auto_schedule(const ArgParser::Parsed& args,
 ScheduleChoice best_schedule(const ArgParser::Parsed& args,
                              const te::Workload& workload,
                              const std::string& command) {
-  if (!args.has("db")) {
+  if (!has_database(args)) {
     throw UsageError("best needs --db PATH", command);
   }
-  database::Database db = database::Database::open(args.get("db"), true);
+  database::Database db = database::Database::open(database_path(args), true);
   driver::Compiler compiler(&db, target::Target::parse(args.get("target")));
   driver::Compiled chosen = compiler.lower_kernel(workload, args.get("workload"));
   print_driver_warnings(compiler);

@@ -40,6 +40,7 @@ std::vector<Command> commands() {
       {"report", "write an HTML report of a tuning database and print a summary", run_report},
       {"db", "query and maintain a tuning database (list, best, export, import, ...)", run_db},
       {"train-model", "train the zero-shot cost model on tuning databases", run_train},
+      {"ops", "list the operators of workload specs, with their keys", run_ops},
   };
 }
 

@@ -12,8 +12,4 @@ namespace tensortune::cli {
 /// Imports an ONNX model and runs the standard graph passes; logs what they did unless `quiet`.
 graph::Graph load_model(const std::string& path, bool quiet);
 
-/// Removes and returns the leading positional argument (the model file or folder); "" when the
-/// first argument asks for help. Throws UsageError when it is missing.
-std::string take_model_path(std::vector<std::string>& args, const std::string& command);
-
 }  // namespace tensortune::cli

@@ -123,7 +123,10 @@ ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
               "at the end, measure each workload's K best records again side by side and rank "
               "them by that (default 5; 0 = off): the best of many single measurements is "
               "biased towards lucky ones")
-      .option("confirm-rounds", "R", "how often each of those is measured again (default 3)")
+      .option(
+          "confirm-rounds", "R",
+          "how often each of those is measured again, each time in a fresh worker process; their "
+          "median is the record's time (default 5)")
       .option("time-budget", "D",
               "stop proposing rounds after this wall time (600, 90s, 10m, 2h): the batch in "
               "flight is stored and the confirmation runs; without --trials the budget alone "
@@ -191,7 +194,7 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
 }
 
 database::Database open_tuning_database(const ArgParser::Parsed& p, const std::string& command) {
-  const std::string db_path = p.get("db", "tuning_logs/tensortune.db");
+  const std::string db_path = database_path(p);
   const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
   std::error_code ec;
   if (!parent.empty())

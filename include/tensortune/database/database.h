@@ -71,6 +71,21 @@ class Database {
   void confirm(const std::vector<int64_t>& ids,
                const std::vector<double>& seconds,
                int64_t timestamp);
+  /// As above, with each record's relative spread over the confirmation's rounds (Record::
+  /// confirm_spread) and the number of rounds. UserError also when `spreads` has another size or
+  /// a spread is negative.
+  void confirm(const std::vector<int64_t>& ids,
+               const std::vector<double>& seconds,
+               const std::vector<double>& spreads,
+               int64_t rounds,
+               int64_t timestamp);
+  /// Stores the FMA peak measured during tuning run `run_id` (GFLOP/s > 0), the relative spread
+  /// of its readings, and the machine's state as a JSON object text (TuningRun::machine).
+  /// UserError for an unknown run, a peak <= 0 or text that is not a JSON object.
+  void set_run_machine(int64_t run_id,
+                       double peak_gflops,
+                       double peak_spread,
+                       const std::string& machine);
   /// Stores a failed confirmation of Ok record `id`: its schedule no longer replays onto its
   /// workload, or it failed when measured again; `error` says why. Replaces an earlier
   /// confirmation; a later successful one replaces it in turn. Until then no best query (best,
@@ -113,7 +128,8 @@ class Database {
   std::vector<WorkloadInfo> workloads() const;
   /// All target identities, sorted.
   std::vector<TargetKey> targets() const;
-  /// For every (workload, target) with records: counts by status and the best time.
+  /// For every (workload, target) with records: counts by status, and the best record as `best`
+  /// ranks it, with its time (Record::seconds).
   std::vector<WorkloadStats> stats() const;
   /// For each workload of operator `op` with an Ok record on `target`: its best record.
   std::vector<Record> best_of_operator(const std::string& op, const TargetKey& target) const;

@@ -72,8 +72,18 @@ struct Record {
   /// Why its latest confirmation failed: its schedule no longer replays onto the workload, or it
   /// failed when measured again ("" = no failed confirmation). Such a record is never best.
   std::string confirm_error;
+  /// Of its latest confirmation: the relative spread of the figures of its rounds ((slowest -
+  /// fastest) / median; 0 = not known) and how many rounds gave one (0 = not known).
+  double confirm_spread = 0;
+  int64_t confirm_rounds = 0;
 
   bool ok() const { return status == "Ok"; }
+  /// True when its latest confirmation measured it (confirmed_seconds is its time).
+  bool confirmed() const { return confirmed_seconds > 0 && confirm_error.empty(); }
+  /// The one time every surface shows for this record (tune, db best, db stats, report, the
+  /// Python API): its confirmed side-by-side median when a confirmation measured it, else its
+  /// stored median, which the surfaces mark "unconfirmed". 0 unless Ok.
+  double seconds() const { return confirmed() ? confirmed_seconds : median_seconds; }
   /// Ok and not refuted by a failed confirmation: what best queries rank.
   bool may_be_best() const { return ok() && confirm_error.empty(); }
 };
@@ -88,6 +98,12 @@ struct TuningRun {
   int64_t ended = 0;  // 0 while running or when killed
   int64_t trials = 0;
   int64_t ok_trials = 0;
+  /// The FMA peak of the machine measured during the run (GFLOP/s; 0 = not measured), the
+  /// relative spread of its readings, and the machine's state then as JSON text (load, readings;
+  /// see Database::set_run_machine).
+  double peak_gflops = 0;
+  double peak_spread = 0;
+  std::string machine = "{}";
 };
 
 /// Who claims schedules for measurement (Database::claim): one tuning job, and the process and
@@ -130,6 +146,10 @@ struct WorkloadStats {
   std::vector<std::pair<std::string, int64_t>> by_status;
   double best_seconds = 0;  // 0 when no record is Ok
   double flop_count = 0;
+  /// The record `best` ranks first (0 when none) and whether best_seconds is its confirmed time
+  /// (Record::seconds, Record::confirmed).
+  int64_t best_record_id = 0;
+  bool best_confirmed = false;
 };
 
 }  // namespace tensortune::database

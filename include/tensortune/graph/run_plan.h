@@ -61,7 +61,11 @@ struct PlanArg {
 struct PlanCall {
   std::string function;
   std::vector<PlanArg> args;
-  std::string workload;  ///< the workload name (for messages and profiles)
+  std::string workload;  ///< the workload name (for messages and profiles), unique in a model
+  /// FLOPs of one call and where its schedule came from (the compiler's lookup: a record, an
+  /// adapted record, zero-shot, the default), for run-model's profile; 0 and "" in older plans.
+  double flop = 0;
+  std::string schedule;
 };
 
 /// The kernel ABI (codegen::KernelFn).

@@ -77,6 +77,10 @@ class Runner {
   void set_timing(const TimingOptions& timing) { options_.timing = timing; }
   /// How often the worker was (re)started.
   int worker_starts() const;
+  /// Ends the worker process; the next run starts a fresh one. The end-of-job confirmation times
+  /// each round in a fresh process, as a later `tensortune bench` would: a kernel's speed also
+  /// depends on where its process's memory happens to lie.
+  void restart_worker();
 
  private:
   void send_reference(const Reference& reference);

@@ -6,6 +6,7 @@
 
 #include "tensortune/cost_model/xgboost_model.h"
 #include "tensortune/database/database.h"
+#include "tensortune/measure/machine_load.h"
 #include "tensortune/measure/measurer.h"
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/search/task_scheduler.h"
@@ -101,8 +102,15 @@ struct TuneOptions {
   /// a confirmation (Database::confirm), which `best` ranks by. The best of many noisy single
   /// measurements is biased towards lucky ones (the winner's curse); measured side by side, the
   /// kernels compare as kernels. confirm_top < 2 or confirm_rounds < 1: off.
+  /// Each round runs in a fresh worker process, as a later re-time in a new process does, and a
+  /// record's confirmed time is the median of its rounds' figures, so a slow moment during a
+  /// minority of the rounds does not move it.
   int confirm_top = 5;
-  int confirm_rounds = 3;
+  int confirm_rounds = 5;
+  /// Before the confirmation, wait up to this many seconds, and at most 5% of the job's time so
+  /// far, for the machine to be quiet (less than half a CPU's worth of other runnable tasks,
+  /// measure::wait_for_quiet); the load seen is kept in TuneResult::confirm_load. 0 = no wait.
+  double confirm_quiet_wait_seconds = 30;
   /// Wall seconds after which the job proposes no more rounds (0 = no limit): the round in flight
   /// is stored, then the confirmation runs. The trial budget still applies.
   double time_budget_seconds = 0;
@@ -137,6 +145,9 @@ struct TuneProgress {
   /// This task's trials including records found in the database, and its best so far.
   int64_t task_trials = 0;
   double best_seconds = 0, best_gflops = 0;
+  /// Whether best_seconds is a confirmed time (a resumed task's confirmed best); a best measured
+  /// in this job is a single measurement until the end-of-job confirmation.
+  bool best_confirmed = false;
   int64_t round_ok = 0, round_errors = 0, round_invalid = 0;
   double elapsed_seconds = 0;
   PhaseTimes round_times, total_times;
@@ -147,8 +158,17 @@ struct TaskResult {
   /// Records of this workload and target found in the database before the run.
   int64_t resumed = 0;
   int64_t trials = 0, ok = 0;
+  /// The best record and its time as every surface shows it (database::Record::seconds): its
+  /// confirmed side-by-side median when best_confirmed, else its stored single measurement.
   double best_seconds = 0, best_gflops = 0;
   int64_t best_record_id = 0;
+  bool best_confirmed = false;
+  /// The relative spread of the best's confirmation rounds ((slowest - fastest) / median; 0 when
+  /// unconfirmed). Above kNoisySpread the figure is too noisy to trust.
+  double best_spread = 0;
+  /// The confirmed runner-up's time relative to the best's, minus 1 (-1 when there is none): a
+  /// gap within best_spread means the two are equally fast as far as this machine can tell.
+  double runner_up_gap = -1;
   /// How many records were measured again side by side at the end of the run
   /// (TuneOptions::confirm_top), and the record that single measurements ranked first before
   /// that; best_* then name the confirmed best, with its own stored median.
@@ -161,8 +181,15 @@ struct TaskResult {
   std::vector<std::pair<int64_t, double>> curve;
 };
 
+/// A confirmation whose rounds spread more than this (relative) is too noisy to decide.
+constexpr double kNoisySpread = 0.10;
+
 struct TuneResult {
   std::vector<TaskResult> tasks;
+  /// The machine's load just before the confirmation (after waiting up to
+  /// TuneOptions::confirm_quiet_wait_seconds for a quiet moment); others_runnable is -1 when no
+  /// confirmation ran.
+  measure::MachineLoad confirm_load;
   int64_t trials = 0;
   int64_t run_id = 0;
   PhaseTimes times;

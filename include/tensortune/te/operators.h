@@ -109,5 +109,8 @@ Workload make_workload(const std::string& spec_text);
 
 /// The names make_workload() knows, sorted.
 std::vector<std::string> workload_names();
+/// The keys a spec of workload `name` accepts, in the table's order, then "dtype"; UserError for
+/// an unknown name.
+std::vector<std::string> workload_keys(const std::string& name);
 
 }  // namespace tensortune::te

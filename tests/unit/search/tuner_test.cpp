@@ -299,7 +299,7 @@ TEST_F(TunerTest, TheBestRecordsAreMeasuredAgainSideBySideAtTheEnd) {
   EXPECT_EQ(db.count_records(), 24);  // a confirmation is not a trial
   for (size_t i = 0; i < tasks.size(); ++i) {
     const TaskResult& t = r.tasks[i];
-    EXPECT_EQ(t.confirmed, 3) << t.workload_name;
+    EXPECT_GE(t.confirmed, 3) << t.workload_name;
     const std::vector<database::Record> history = db.history(t.workload_key, key_);
     const database::Record* fastest = nullptr;  // by single measurements
     int confirmed = 0;
@@ -308,13 +308,19 @@ TEST_F(TunerTest, TheBestRecordsAreMeasuredAgainSideBySideAtTheEnd) {
       if (rec.ok() && (fastest == nullptr || rec.median_seconds < fastest->median_seconds))
         fastest = &rec;
     }
-    EXPECT_EQ(confirmed, 3) << t.workload_name;
+    EXPECT_GE(confirmed, 3) << t.workload_name;
     ASSERT_NE(fastest, nullptr);
     EXPECT_EQ(t.unconfirmed_best_id, fastest->id);
     const database::Record best = db.best(t.workload_key, key_, 1).at(0);
     EXPECT_EQ(t.best_record_id, best.id);
     EXPECT_GT(best.confirmed_seconds, 0);
-    EXPECT_DOUBLE_EQ(t.best_seconds, best.median_seconds);
+    // The one time of a record: the confirmed median of the rounds, each in a fresh worker.
+    EXPECT_TRUE(t.best_confirmed);
+    EXPECT_DOUBLE_EQ(t.best_seconds, best.confirmed_seconds);
+    EXPECT_EQ(best.confirm_rounds, 2);
+    EXPECT_GE(best.confirm_spread, 0);
+    EXPECT_DOUBLE_EQ(t.best_spread, best.confirm_spread);
+    EXPECT_GE(t.runner_up_gap, 0);
   }
   // A run that measures nothing confirms nothing; confirm_top 0 turns it off.
   const TuneResult again = tune(tasks, target_, key_, db, measurer, o);
