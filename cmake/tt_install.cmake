@@ -24,8 +24,12 @@ target_include_directories(tensortune_shared INTERFACE
                            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_compile_features(tensortune_shared INTERFACE cxx_std_17)
 set(TT_VERSION_SCRIPT ${PROJECT_SOURCE_DIR}/cmake/tensortune.map)
-target_link_options(tensortune_shared PRIVATE "LINKER:--version-script=${TT_VERSION_SCRIPT}"
-                    "LINKER:-z,defs")
+target_link_options(tensortune_shared PRIVATE "LINKER:--version-script=${TT_VERSION_SCRIPT}")
+# -z defs proves every symbol resolves inside the library or its dependencies; a sanitizer build
+# (scripts/sanitize.sh) leaves the sanitizer runtime's symbols to the executable, so not there.
+if(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize=")
+  target_link_options(tensortune_shared PRIVATE "LINKER:-z,defs")
+endif()
 # 0.x: any minor release may change the ABI, so the SONAME carries major.minor.
 set_target_properties(tensortune_shared PROPERTIES
   OUTPUT_NAME tensortune

@@ -4,11 +4,13 @@
 #   scripts/fuzz.sh [--keep] TARGET DURATION
 # TARGET is a file name of tests/fuzz/ (workload_spec, schedule_replay, jsonl_import,
 # worker_frame, npy, onnx_import) or "all"; DURATION is per target: 30s, 10m, 2h.
-# Builds build-fuzz/ (only the fuzz targets and the libraries they link), runs each target from
+# Builds build-fuzz/ (scripts/lib/sanitizer_build.sh; only the fuzz targets and the libraries they
+# link, unless scripts/sanitize.sh built the rest there already), runs each target from
 # its committed corpus, writes new inputs to a scratch folder and, with --keep, merges them into
 # tests/fuzz/corpus/TARGET/. Crash inputs land in build-fuzz/findings/TARGET/. Prints per target
 # executions per second, coverage (cov/ft of libFuzzer's last stats line) and crashes found.
-# TT_FUZZ_CMAKE_ARGS adds CMake options (e.g. a compiler launcher for ccache); TT_FUZZ_ARGS adds
+# TT_FUZZ_CMAKE_ARGS adds CMake options (e.g. a compiler launcher for ccache); TT_SAN_BUILD_DIR
+# names another build folder; TT_FUZZ_ARGS adds
 # libFuzzer flags (e.g. "-fork=1 -ignore_crashes=1" to fuzz on past a known open crash).
 # Exits 1 when any target found a crash.
 set -euo pipefail
@@ -39,34 +41,11 @@ for t in "${TARGETS[@]}"; do
   fi
 done
 
-# clang 19 and its runtime (libFuzzer, ASan, UBSan), besides what setup.sh installs.
-missing=()
-for pkg in clang-19 libclang-rt-19-dev; do
-  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
-  [ "$status" = "install ok installed" ] || missing+=("$pkg")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  SUDO=()
-  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=(sudo); fi
-  echo "fuzz.sh: installing ${missing[*]}"
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    "${missing[@]}"
-fi
-
-BUILD=build-fuzz
-mkdir -p "$BUILD"
+# shellcheck source=scripts/lib/sanitizer_build.sh
+source scripts/lib/sanitizer_build.sh
+san_configure
+BUILD="$SAN_BUILD"
 JOBS="$(nproc 2>/dev/null || echo 2)"
-SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-# fuzzer-no-link instruments the libraries for coverage; only the targets link libFuzzer.
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
-  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $SAN" \
-  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link $SAN" \
-  -DTT_FUZZ_LIBFUZZER=ON ${TT_FUZZ_CMAKE_ARGS:-} -DTT_WITH_CUDA=OFF -DTT_BUILD_BENCH=OFF \
-  >"$BUILD/configure.log" \
-  || { cat "$BUILD/configure.log" >&2; exit 1; }
 cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]/#/fuzz_}"
 
 export OMP_WAIT_POLICY=passive

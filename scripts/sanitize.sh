@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The sanitizer run of the test command: builds build-fuzz/ (clang 19, ASan + UBSan with
+# The sanitizer run: builds build-fuzz/ (clang 19, ASan + UBSan with
 # LeakSanitizer, scripts/lib/sanitizer_build.sh), runs the unit, error and golden suites in it,
 # then, with --fuzz DURATION, every fuzz target for DURATION from its committed corpus
 # (scripts/fuzz.sh all DURATION). Exits non-zero on any test failure, sanitizer report, leak or
