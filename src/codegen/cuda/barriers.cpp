@@ -157,8 +157,10 @@ class DisjointWrites : public ir::IRVisitor {
       return false;
     }
     const ir::Var& v = loop_->var;
-    const int64_t* step = ir::as_const_int(ir::simplify(
-        ir::substitute(index, {{v.get(), v + ir::make_const(v.type(), int64_t{1})}}) - index));
+    // Kept alive: as_const_int points into it.
+    const ir::Expr step_expr = ir::simplify(
+        ir::substitute(index, {{v.get(), v + ir::make_const(v.type(), int64_t{1})}}) - index);
+    const int64_t* step = ir::as_const_int(step_expr);
     if (step == nullptr || *step == 0) {
       return false;
     }
