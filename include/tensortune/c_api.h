@@ -45,7 +45,9 @@ int32_t tt_get_num_threads(void);
  * when missing and brings its schema up to date. Close with tt_db_close. */
 typedef struct tt_db tt_db;
 typedef enum tt_db_mode { TT_DB_READ_ONLY = 0, TT_DB_READ_WRITE = 1 } tt_db_mode;
-tt_status tt_db_open(const char* path, tt_db_mode mode, tt_db** out);
+/* mode is a tt_db_mode; it is passed as an int so that any value a caller sends is checked
+ * (TT_ERROR_INVALID_ARGUMENT) rather than being undefined behaviour in the library. */
+tt_status tt_db_open(const char* path, int mode, tt_db** out);
 void tt_db_close(tt_db* db);
 /* The number of records the database holds (every status). */
 tt_status tt_db_count_records(const tt_db* db, int64_t* out);

@@ -107,7 +107,7 @@ int tt_version_patch(void) {
   return TT_VERSION_PATCH;
 }
 
-tt_status tt_db_open(const char* path, tt_db_mode mode, tt_db** out) {
+tt_status tt_db_open(const char* path, int mode, tt_db** out) {
   if (path == nullptr || out == nullptr) {
     return capi::invalid("tt_db_open", "path and out must not be null");
   }

@@ -174,8 +174,7 @@ TEST(CApi, ReportsErrorsAsStatusCodesWithAMessage) {
   EXPECT_EQ(db, nullptr);
   EXPECT_NE(std::string(tt_last_error()).find("absent.db"), std::string::npos) << tt_last_error();
   EXPECT_EQ(tt_db_open(nullptr, TT_DB_READ_ONLY, &db), TT_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(tt_db_open(dir.file("x.db").c_str(), static_cast<tt_db_mode>(7), &db),
-            TT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(tt_db_open(dir.file("x.db").c_str(), 7, &db), TT_ERROR_INVALID_ARGUMENT);
 
   tt_compiler* compiler = nullptr;
   EXPECT_EQ(tt_compiler_create(nullptr, "no-such-target", &compiler), TT_ERROR_USER);
