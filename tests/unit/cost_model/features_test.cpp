@@ -241,7 +241,7 @@ TEST(Features, GpuLaunchSharedMemoryAndThreadStrides) {
   }
   EXPECT_EQ(shared_strides, (std::set<float>{log_scaled(0), log_scaled(1)}));
 
-  const StoreFeatures& cpu = update_row(tiled_vectorized());
+  const StoreFeatures cpu = update_row(tiled_vectorized());  // a copy: the features are a temporary
   EXPECT_EQ(store_feature(cpu, "gpu_threads"), 0.0f);
   EXPECT_EQ(store_feature(cpu, "alloc_shared_bytes"), 0.0f);
 }

@@ -259,9 +259,9 @@ TEST(SketchRules, AConstantBCanBePackedOnceInPanels) {
   ASSERT_NE(at, nullptr);
   // none, the three S0 positions, k.o, and the root panels (not offered when B is not constant).
   ASSERT_EQ(at->choices.size(), 5U);
-  const Knob* plain =
-      find_knob(SearchSpace::generate(te::make_workload("matmul:M=8,N=64,K=16"), {}).sketches()[0],
-                "B.local.at");
+  const SearchSpace plain_space =
+      SearchSpace::generate(te::make_workload("matmul:M=8,N=64,K=16"), {});
+  const Knob* plain = find_knob(plain_space.sketches()[0], "B.local.at");
   ASSERT_NE(plain, nullptr);
   EXPECT_EQ(plain->choices.size(), 4U);
   // The panels [64 / 16, 16, 16] are filled by the prepare function, once.
