@@ -2,6 +2,7 @@
 # Third-party packages, all from Debian (see shared DEPENDENCIES.md for the traps handled here).
 find_package(fmt REQUIRED CONFIG)
 find_package(SQLite3 REQUIRED)
+find_package(PostgreSQL REQUIRED)
 find_package(Threads REQUIRED)
 
 if(TT_WITH_LLVM)

@@ -11,6 +11,7 @@ PACKAGES=(
   libxgboost-dev libfmt-dev libsqlite3-dev libgtest-dev libbenchmark-dev libonnx-dev libprotobuf-dev
   libdnnl-dev libopenblas-dev python3 clang-format pkg-config
   pybind11-dev python3-dev python3-numpy python3-pytest
+  libpq-dev postgresql-15 iproute2
   chromium fonts-dejavu-core
 )
 

@@ -146,7 +146,7 @@ py::dict tune(const py::list& items,
   }
   py::dict out;
   out["target"] = target.to_string();
-  out["db"] = db_path;
+  out["db"] = database::display_name(db_path);
   out["trials"] = result.trials;
   out["run_id"] = result.run_id;
   out["wall_seconds"] = result.wall_seconds;

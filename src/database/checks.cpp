@@ -3,8 +3,9 @@
 #include "database/checks.h"
 
 #include "database/schema.h"
-#include "database/sqlite_util.h"
 #include "tensortune/support/error.h"
+
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <memory>
@@ -19,19 +20,29 @@ constexpr const char* kAdvice =
     "; nothing was written. Restore a copy, or try 'tensortune db export' to rescue what "
     "still reads";
 
-/// The tables of `db` and their columns, as PRAGMA table_info lists them.
-std::vector<std::pair<std::string, std::set<std::string>>> tables(sqlite3* db) {
+/// The tables of `conn` and their columns.
+std::vector<std::pair<std::string, std::set<std::string>>> tables(Connection& conn) {
   std::vector<std::pair<std::string, std::set<std::string>>> out;
+  if (conn.dialect() == Dialect::Postgres) {
+    Statement st(conn,
+                 "SELECT table_name, column_name FROM information_schema.columns WHERE "
+                 "table_schema = current_schema() ORDER BY table_name");
+    while (st.step()) {
+      if (out.empty() || out.back().first != st.get_text(0))
+        out.emplace_back(st.get_text(0), std::set<std::string>{});
+      out.back().second.insert(st.get_text(1));
+    }
+    return out;
+  }
   {
-    Statement names(db,
+    Statement names(conn,
                     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
                     "'sqlite_%' ORDER BY name");
     while (names.step())
       out.emplace_back(names.get_text(0), std::set<std::string>{});
   }
   for (auto& [name, columns] : out) {
-    const std::string sql = "SELECT name FROM pragma_table_info('" + name + "')";
-    Statement info(db, sql.c_str());
+    Statement info(conn, "SELECT name FROM pragma_table_info('" + name + "')");
     while (info.step())
       columns.insert(info.get_text(0));
   }
@@ -40,7 +51,11 @@ std::vector<std::pair<std::string, std::set<std::string>>> tables(sqlite3* db) {
 
 }  // namespace
 
-void check_integrity(sqlite3* db, const std::string& path, bool thorough) {
+void check_integrity(Connection& conn, bool thorough) {
+  sqlite3* db = conn.sqlite_handle();
+  if (db == nullptr)
+    return;
+  const std::string& path = conn.name();
   // A damaged page can fail the pragma itself (SQLITE_CORRUPT) instead of making it report.
   const char* sql = thorough ? "PRAGMA integrity_check(5)" : "PRAGMA quick_check(5)";
   sqlite3_stmt* st = nullptr;
@@ -69,16 +84,14 @@ void check_integrity(sqlite3* db, const std::string& path, bool thorough) {
                                   << " says: " << findings << ")" << kAdvice;
 }
 
-void check_schema(sqlite3* db, const std::string& path) {
+void check_schema(Connection& conn) {
   // The expected schema is what the migrations build in an empty database: no second list to
   // keep in step with them.
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open(":memory:", &raw);
-  const std::unique_ptr<sqlite3, int (*)(sqlite3*)> expected(raw, sqlite3_close);
-  TT_CHECK(rc == SQLITE_OK) << "cannot open an in-memory database";
-  migrate(expected.get(), schema_version_count());
-  const auto want = tables(expected.get());
-  const auto have = tables(db);
+  const std::unique_ptr<Connection> expected = open_sqlite(":memory:", false);
+  migrate(*expected, schema_version_count());
+  const auto want = tables(*expected);
+  const auto have = tables(conn);
+  const std::string& path = conn.name();
   for (const auto& [name, columns] : want) {
     auto it =
         std::find_if(have.begin(), have.end(), [&](const auto& t) { return t.first == name; });

@@ -3,18 +3,20 @@
 // damaged file is named as such instead of being pruned, imported into or vacuumed.
 #pragma once
 
-#include <sqlite3.h>
+#include "database/connection.h"
 
 #include <string>
 
 namespace tensortune::database::detail {
 
-/// UserError naming `path` and SQLite's first findings unless the file passes PRAGMA quick_check
-/// (`thorough`: integrity_check, which also compares indexes with their tables).
-void check_integrity(sqlite3* db, const std::string& path, bool thorough);
+/// UserError naming the file and SQLite's first findings unless it passes PRAGMA quick_check
+/// (`thorough`: integrity_check, which also compares indexes with their tables). A PostgreSQL
+/// server keeps its own pages consistent: nothing to check there.
+void check_integrity(Connection& conn, bool thorough);
 
-/// UserError naming the first missing table or column unless the file has every table and column
-/// that migrations 1..current create.
-void check_schema(sqlite3* db, const std::string& path);
+/// UserError naming the first missing table or column unless the database has every table and
+/// column that migrations 1..current create (as SQLite's migrations build them in memory: the
+/// PostgreSQL migrations must build the same).
+void check_schema(Connection& conn);
 
 }  // namespace tensortune::database::detail

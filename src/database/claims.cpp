@@ -3,7 +3,7 @@
 // before measuring it, so that jobs tuning one workload at once neither measure nor store one
 // schedule twice, and the trial budget counts what other jobs stored and are measuring.
 #include "database/record_rows.h"
-#include "database/sqlite_util.h"
+#include "database/write.h"
 #include "tensortune/database/database.h"
 
 #include <cerrno>
@@ -13,13 +13,12 @@
 namespace tensortune::database {
 
 using detail::Statement;
-using detail::Transaction;
 
 namespace {
 
 /// Drops the claims no job will store: older than Database::kClaimSeconds, or of a process of
 /// this host that is gone (kill -9 leaves its batch claimed).
-void drop_stale_claims(sqlite3* db, const ClaimRequest& q) {
+void drop_stale_claims(detail::Connection& db, const ClaimRequest& q) {
   Statement expire(db, "DELETE FROM claims WHERE claimed < ?");
   expire.bind(1, q.now - Database::kClaimSeconds).run();
   std::vector<int64_t> pids;
@@ -38,49 +37,49 @@ void drop_stale_claims(sqlite3* db, const ClaimRequest& q) {
   }
 }
 
-/// Records of the job's workloads on the target, plus other jobs' claims of them.
-int64_t budget_used(sqlite3* db, const ClaimRequest& q) {
-  Statement records(db,
-                    "SELECT count(*) FROM records r JOIN workloads w ON w.id = r.workload_id "
-                    "JOIN targets t ON t.id = r.target_id "
-                    "WHERE w.key = ? AND t.target = ? AND t.fingerprint = ?");
-  Statement claims(db,
-                   "SELECT count(*) FROM claims c JOIN workloads w ON w.id = c.workload_id "
-                   "JOIN targets t ON t.id = c.target_id "
-                   "WHERE w.key = ? AND t.target = ? AND t.fingerprint = ? AND c.owner != ?");
-  int64_t used = 0;
+/// Records of the job's workloads on the target, plus other jobs' claims of them: one statement,
+/// so that a record stored meanwhile in a shared transaction (a queue worker's, which also ends
+/// the schedule's claim) is counted exactly once.
+int64_t budget_used(detail::Connection& db, const ClaimRequest& q) {
+  Statement used(db,
+                 "SELECT (SELECT count(*) FROM records r JOIN workloads w ON w.id = "
+                 "r.workload_id JOIN targets t ON t.id = r.target_id WHERE w.key = ? AND "
+                 "t.target = ? AND t.fingerprint = ?) + (SELECT count(*) FROM claims c JOIN "
+                 "workloads w ON w.id = c.workload_id JOIN targets t ON t.id = c.target_id "
+                 "WHERE w.key = ? AND t.target = ? AND t.fingerprint = ? AND c.owner != ?)");
+  int64_t total = 0;
   for (const std::string& key : q.budget_keys) {
-    records.reset();
-    records.bind(1, key).bind(2, q.target.target).bind(3, q.target.fingerprint).step();
-    used += records.get_int(0);
-    claims.reset();
-    claims.bind(1, key).bind(2, q.target.target).bind(3, q.target.fingerprint);
-    claims.bind(4, q.claimer.owner).step();
-    used += claims.get_int(0);
+    used.reset();
+    used.bind(1, key).bind(2, q.target.target).bind(3, q.target.fingerprint);
+    used.bind(4, key).bind(5, q.target.target).bind(6, q.target.fingerprint);
+    used.bind(7, q.claimer.owner).step();
+    total += used.get_int(0);
   }
-  return used;
+  return total;
 }
 
 }  // namespace
 
 ClaimResult Database::claim(const ClaimRequest& q) {
-  Transaction tx(db_);
-  drop_stale_claims(db_, q);
+  return write([&] { return claim_in_transaction(q); });
+}
+
+ClaimResult Database::claim_in_transaction(const ClaimRequest& q) {
+  detail::Connection& db = *conn_;
+  drop_stale_claims(db, q);
   ClaimResult out;
-  out.used = budget_used(db_, q);
-  if (q.schedules.empty()) {
-    tx.commit();
+  out.used = budget_used(db, q);
+  if (q.schedules.empty())
     return out;
-  }
-  const int64_t workload = detail::workload_id(db_, q.workload_key);
-  const int64_t target = detail::target_id(db_, q.target);
-  Statement stored(db_,
+  const int64_t workload = detail::workload_id(db, q.workload_key);
+  const int64_t target = detail::target_id(db, q.target);
+  Statement stored(db,
                    "SELECT 1 FROM records WHERE workload_id = ? AND target_id = ? AND "
                    "schedule = ? LIMIT 1");
-  Statement insert(db_,
-                   "INSERT OR IGNORE INTO claims(workload_id, target_id, schedule, owner, pid, "
-                   "host, claimed) VALUES(?, ?, ?, ?, ?, ?, ?)");
-  Statement owner(db_,
+  Statement insert(db,
+                   "INSERT INTO claims(workload_id, target_id, schedule, owner, pid, host, "
+                   "claimed) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING");
+  Statement owner(db,
                   "SELECT owner FROM claims WHERE workload_id = ? AND target_id = ? AND "
                   "schedule = ?");
   int64_t room = q.budget - out.used;
@@ -98,15 +97,15 @@ ClaimResult Database::claim(const ClaimRequest& q) {
     room -= mine ? 1 : 0;
     out.claimed.push_back(mine);
   }
-  tx.commit();
   return out;
 }
 
 void Database::release_claims(int64_t owner) {
-  Transaction tx(db_);
-  Statement st(db_, "DELETE FROM claims WHERE owner = ?");
-  st.bind(1, owner).run();
-  tx.commit();
+  write([&] {
+    Statement st(*conn_, "DELETE FROM claims WHERE owner = ?");
+    st.bind(1, owner).run();
+    return 0;
+  });
 }
 
 }  // namespace tensortune::database

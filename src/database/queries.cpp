@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The read side of the tuning database: best-k, history, stats, and the lookups of the driver
 // and the tuner. Every query filters by the exact target identity, so targets never mix.
+#include "database/connection.h"
 #include "database/record_rows.h"
-#include "database/sqlite_util.h"
 #include "tensortune/database/database.h"
 
 #include <map>
@@ -49,7 +49,7 @@ std::vector<Record> Database::best(const std::string& workload_key,
   std::string sql =
       select_records(std::string(kSameWorkloadAndTarget) + "AND " + detail::kMayBeBest +
                      " ORDER BY " + detail::kRankSeconds + ", r.id LIMIT ?");
-  Statement st(db_, sql.c_str());
+  Statement st(*conn_, sql);
   st.bind(1, workload_key).bind(2, target.target).bind(3, target.fingerprint).bind(4, k);
   return read_all(st);
 }
@@ -57,14 +57,14 @@ std::vector<Record> Database::best(const std::string& workload_key,
 std::vector<Record> Database::history(const std::string& workload_key,
                                       const TargetKey& target) const {
   std::string sql = select_records(std::string(kSameWorkloadAndTarget) + "ORDER BY r.id");
-  Statement st(db_, sql.c_str());
+  Statement st(*conn_, sql);
   st.bind(1, workload_key).bind(2, target.target).bind(3, target.fingerprint);
   return read_all(st);
 }
 
 std::optional<Record> Database::record(int64_t id) const {
   std::string sql = select_records("WHERE r.id = ?");
-  Statement st(db_, sql.c_str());
+  Statement st(*conn_, sql);
   st.bind(1, id);
   if (!st.step()) {
     return std::nullopt;
@@ -77,7 +77,7 @@ bool Database::contains(const std::string& workload_key,
                         const std::string& schedule) const {
   std::string sql = std::string("SELECT 1 FROM ") + detail::kRecordFrom + " " +
                     kSameWorkloadAndTarget + "AND r.schedule = ? LIMIT 1";
-  Statement st(db_, sql.c_str());
+  Statement st(*conn_, sql);
   st.bind(1, workload_key).bind(2, target.target).bind(3, target.fingerprint).bind(4, schedule);
   return st.step();
 }
@@ -86,7 +86,7 @@ std::vector<std::string> Database::measured_schedules(const std::string& workloa
                                                       const TargetKey& target) const {
   std::string sql = std::string("SELECT DISTINCT r.schedule FROM ") + detail::kRecordFrom + " " +
                     kSameWorkloadAndTarget + "ORDER BY r.schedule";
-  Statement st(db_, sql.c_str());
+  Statement st(*conn_, sql);
   st.bind(1, workload_key).bind(2, target.target).bind(3, target.fingerprint);
   std::vector<std::string> out;
   while (st.step()) {
@@ -96,7 +96,7 @@ std::vector<std::string> Database::measured_schedules(const std::string& workloa
 }
 
 std::optional<WorkloadInfo> Database::workload(const std::string& key) const {
-  Statement st(db_,
+  Statement st(*conn_,
                "SELECT key, name, canonical_text, flop_count, op, spec FROM workloads "
                "WHERE key = ?");
   st.bind(1, key);
@@ -107,7 +107,7 @@ std::optional<WorkloadInfo> Database::workload(const std::string& key) const {
 }
 
 std::vector<WorkloadInfo> Database::workloads() const {
-  Statement st(db_,
+  Statement st(*conn_,
                "SELECT key, name, canonical_text, flop_count, op, spec FROM workloads "
                "ORDER BY key");
   std::vector<WorkloadInfo> out;
@@ -118,7 +118,7 @@ std::vector<WorkloadInfo> Database::workloads() const {
 }
 
 std::vector<TargetKey> Database::targets() const {
-  Statement st(db_, "SELECT target, fingerprint FROM targets ORDER BY target, fingerprint");
+  Statement st(*conn_, "SELECT target, fingerprint FROM targets ORDER BY target, fingerprint");
   std::vector<TargetKey> out;
   while (st.step()) {
     out.push_back(TargetKey{st.get_text(0), st.get_text(1)});
@@ -132,9 +132,9 @@ std::vector<WorkloadStats> Database::stats() const {
           "SELECT w.key, w.name, w.flop_count, t.target, t.fingerprint, r.status, "
           "count(*) FROM ") +
       detail::kRecordFrom +
-      " GROUP BY w.key, t.target, t.fingerprint, r.status "
+      " GROUP BY w.key, w.name, w.flop_count, t.target, t.fingerprint, r.status "
       "ORDER BY w.key, t.target, t.fingerprint, r.status";
-  Statement st(db_, sql.c_str());
+  Statement st(*conn_, sql);
   std::vector<WorkloadStats> out;
   while (st.step()) {
     TargetKey target{st.get_text(3), st.get_text(4)};
@@ -177,15 +177,15 @@ std::vector<Record> Database::best_of_operator(const std::string& op,
       "  JOIN targets t2 ON t2.id = r2.target_id"
       "  LEFT JOIN confirmations c2 ON c2.record_id = r2.id"
       "  WHERE w2.op = ? AND t2.target = ? AND t2.fingerprint = ? AND r2.status = 'Ok'"
-      "  AND COALESCE(c2.error, '') = '')"
+      "  AND COALESCE(c2.error, '') = '') ranked"
       " WHERE rank = 1) ORDER BY w.key");
-  Statement st(db_, sql.c_str());
+  Statement st(*conn_, sql);
   st.bind(1, op).bind(2, target.target).bind(3, target.fingerprint);
   return read_all(st);
 }
 
 std::vector<TuningRun> Database::runs() const {
-  Statement st(db_,
+  Statement st(*conn_,
                "SELECT u.id, w.key, t.target, t.fingerprint, u.options, u.started, u.ended, "
                "u.trials, u.ok_trials, u.peak_gflops, u.peak_spread, u.machine FROM tuning_runs u "
                "JOIN workloads w ON w.id = "
@@ -212,7 +212,7 @@ std::vector<TuningRun> Database::runs() const {
 std::vector<Record> Database::all_records(std::vector<std::string>* unreadable) const {
   std::string sql = select_records(
       "ORDER BY w.key, t.target, t.fingerprint, r.timestamp, r.schedule, r.seed, r.id");
-  Statement st(db_, sql.c_str());
+  Statement st(*conn_, sql);
   if (unreadable == nullptr)
     return read_all(st);
   std::vector<Record> out;
@@ -227,7 +227,7 @@ std::vector<Record> Database::all_records(std::vector<std::string>* unreadable) 
 }
 
 int64_t Database::count_records() const {
-  Statement st(db_, "SELECT count(*) FROM records");
+  Statement st(*conn_, "SELECT count(*) FROM records");
   st.step();
   return st.get_int(0);
 }

@@ -72,55 +72,60 @@ Record read_record(const Statement& st) {
   return r;
 }
 
-void put_workload(sqlite3* db, const WorkloadInfo& w) {
+void put_workload(Connection& conn, const WorkloadInfo& w) {
   TT_USER_CHECK(!w.key.empty()) << "database: a workload without a key";
-  Statement st(db,
+  Statement st(conn,
                "INSERT INTO workloads(key, name, canonical_text, flop_count, op, spec) "
                "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET name = excluded.name, "
                "canonical_text = excluded.canonical_text, flop_count = excluded.flop_count, "
-               "op = excluded.op, spec = CASE WHEN excluded.spec = '' THEN spec "
+               "op = excluded.op, spec = CASE WHEN excluded.spec = '' THEN workloads.spec "
                "ELSE excluded.spec END");
   st.bind(1, w.key).bind(2, w.name).bind(3, w.canonical_text).bind(4, w.flop_count);
   st.bind(5, w.op).bind(6, w.spec).run();
 }
 
-int64_t workload_id(sqlite3* db, const std::string& key) {
-  Statement st(db, "SELECT id FROM workloads WHERE key = ?");
+int64_t workload_id(Connection& conn, const std::string& key) {
+  Statement st(conn, "SELECT id FROM workloads WHERE key = ?");
   st.bind(1, key);
   TT_USER_CHECK(st.step()) << "database: unknown workload '" << key
                            << "' (store the workload before its records)";
   return st.get_int(0);
 }
 
-int64_t target_id(sqlite3* db, const TargetKey& target) {
+int64_t target_id(Connection& conn, const TargetKey& target) {
   TT_USER_CHECK(!target.target.empty()) << "database: a record without a target";
-  Statement insert(db, "INSERT OR IGNORE INTO targets(target, fingerprint) VALUES(?, ?)");
+  Statement insert(conn,
+                   "INSERT INTO targets(target, fingerprint) VALUES(?, ?) ON CONFLICT DO NOTHING");
   insert.bind(1, target.target).bind(2, target.fingerprint).run();
-  Statement st(db, "SELECT id FROM targets WHERE target = ? AND fingerprint = ?");
+  Statement st(conn, "SELECT id FROM targets WHERE target = ? AND fingerprint = ?");
   st.bind(1, target.target).bind(2, target.fingerprint);
   TT_CHECK(st.step()) << "database: the target just inserted is missing";
   return st.get_int(0);
 }
 
-RecordInserter::RecordInserter(sqlite3* db)
-    : db_(db),
-      insert_(db,
+RecordInserter::RecordInserter(Connection& conn)
+    : conn_(conn),
+      insert_(conn,
               "INSERT INTO records(workload_id, target_id, schedule, knobs, status, error, "
               "repeats, median_seconds, build_seconds, run_seconds, wall_seconds, seed, "
               "tool_version, git_revision, timestamp, run_id) "
-              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0))"),
-      confirm_(db,
-               "INSERT OR REPLACE INTO confirmations(record_id, seconds, rank_seconds, timestamp, "
-               "error, spread, rounds) VALUES(?, ?, ?, ?, ?, ?, ?)") {}
+              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(CAST(? AS BIGINT), 0)) "
+              "RETURNING id"),
+      confirm_(conn,
+               "INSERT INTO confirmations(record_id, seconds, rank_seconds, timestamp, error, "
+               "spread, rounds) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(record_id) DO UPDATE SET "
+               "seconds = excluded.seconds, rank_seconds = excluded.rank_seconds, "
+               "timestamp = excluded.timestamp, error = excluded.error, "
+               "spread = excluded.spread, rounds = excluded.rounds") {}
 
 int64_t RecordInserter::insert(const Record& r) {
   auto w = workloads_.find(r.workload_key);
   if (w == workloads_.end()) {
-    w = workloads_.emplace(r.workload_key, workload_id(db_, r.workload_key)).first;
+    w = workloads_.emplace(r.workload_key, workload_id(conn_, r.workload_key)).first;
   }
   auto t = targets_.find(r.target);
   if (t == targets_.end()) {
-    t = targets_.emplace(r.target, target_id(db_, r.target)).first;
+    t = targets_.emplace(r.target, target_id(conn_, r.target)).first;
   }
   Statement& st = insert_;
   st.reset();
@@ -128,8 +133,10 @@ int64_t RecordInserter::insert(const Record& r) {
   st.bind(5, r.status).bind(6, r.error).bind(7, repeats_text(r.repeats));
   st.bind(8, r.median_seconds).bind(9, r.build_seconds).bind(10, r.run_seconds);
   st.bind(11, r.wall_seconds).bind(12, r.seed).bind(13, r.tool_version);
-  st.bind(14, r.git_revision).bind(15, r.timestamp).bind(16, r.run_id).run();
-  const int64_t id = sqlite3_last_insert_rowid(db_);
+  st.bind(14, r.git_revision).bind(15, r.timestamp).bind(16, r.run_id);
+  TT_CHECK(st.step()) << "database: an insert returned no id";
+  const int64_t id = st.get_int(0);
+  st.reset();                     // ends the statement, so the confirmation below may write
   if (r.confirmed_seconds > 0) {  // an imported record keeps its confirmation
     TT_USER_CHECK(r.ok() && r.rank_seconds > 0)
         << "database: a confirmation needs an Ok record and a positive rank time";

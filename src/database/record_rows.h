@@ -3,10 +3,8 @@
 // the transaction.
 #pragma once
 
-#include "database/sqlite_util.h"
+#include "database/connection.h"
 #include "tensortune/database/record.h"
-
-#include <sqlite3.h>
 
 #include <map>
 #include <string>
@@ -29,18 +27,27 @@ extern const char* const kSameRecord;
 
 Record read_record(const Statement& st);
 
-void put_workload(sqlite3* db, const WorkloadInfo& w);
+void put_workload(Connection& conn, const WorkloadInfo& w);
 /// The row id of a workload; UserError naming the key when it was never put.
-int64_t workload_id(sqlite3* db, const std::string& key);
+int64_t workload_id(Connection& conn, const std::string& key);
 /// The row id of a target identity, inserted when new.
-int64_t target_id(sqlite3* db, const TargetKey& target);
+int64_t target_id(Connection& conn, const TargetKey& target);
 /// Inserts records within the caller's transaction, with prepared statements and the workload
 /// and target ids looked up once each.
 class RecordInserter {
  public:
-  explicit RecordInserter(sqlite3* db);
+  explicit RecordInserter(Connection& conn);
   /// Inserts one record, and its confirmation when confirmed_seconds > 0; returns its id.
   int64_t insert(const Record& r);
+  /// Records of workload `key` on `target` go to these row ids, without looking them up (the
+  /// queue knows them from the job's row).
+  void prime(const std::string& key,
+             int64_t workload,
+             const TargetKey& target,
+             int64_t target_row) {
+    workloads_[key] = workload;
+    targets_[target] = target_row;
+  }
   /// Sets (replaces) the confirmation of record `id`: its time, rank time, the relative spread of
   /// its rounds and how many there were (0 = not known: an older confirmation or import).
   void confirm(int64_t id,
@@ -56,7 +63,7 @@ class RecordInserter {
                          int64_t timestamp);
 
  private:
-  sqlite3* db_;
+  Connection& conn_;
   Statement insert_;
   Statement confirm_;
   std::map<std::string, int64_t> workloads_;

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to src/database: the schema as a list of forward migrations. Version N is what
-// migrations 1..N create; a database is opened at its version and migrated forward in one
-// transaction per step.
+// Private to src/database: the schema as a list of forward migrations, written for SQLite; the
+// PostgreSQL backend runs the same list translated to its types. Version N is what migrations 1..N create; a database is
+// opened at its version and migrated forward in one transaction per step.
 #pragma once
 
-#include <sqlite3.h>
+#include "database/connection.h"
 
 namespace tensortune::database::detail {
 
 /// The number of migrations (= the current schema version).
 int schema_version_count();
 
-/// The schema version stored in the file (PRAGMA user_version; 0 for a new, empty file).
-int stored_version(sqlite3* db);
+/// The schema version stored in the database (SQLite: PRAGMA user_version; PostgreSQL: the
+/// table tensortune_schema); 0 for a new, empty one.
+int stored_version(Connection& conn);
 
 /// Applies migrations stored+1 .. `target` (each in its own transaction).
-void migrate(sqlite3* db, int target);
+void migrate(Connection& conn, int target);
 
 }  // namespace tensortune::database::detail

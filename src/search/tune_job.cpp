@@ -234,12 +234,17 @@ bool TuneJob::run_round() {
   }
   if (lowered.funcs.empty())
     return true;  // other jobs measure these: the next proposals differ
-  const measure::MeasureTotals before = measurer_.totals();
-  const std::vector<measure::MeasureResult> results =
-      measurer_.measure(*state.reference, lowered.funcs);
-  add_measure_times(times, before, measurer_.totals());
+  std::vector<measure::MeasureResult> results;
   std::vector<int64_t> ids;
-  const std::vector<database::Record> records = store(state, lowered, results, ids, times);
+  std::vector<database::Record> records;
+  if (options_.measure_on_queue) {
+    records = measure_on_queue(state, lowered, results, ids, times);
+  } else {
+    const measure::MeasureTotals before = measurer_.totals();
+    results = measurer_.measure(*state.reference, lowered.funcs);
+    add_measure_times(times, before, measurer_.totals());
+    records = store(state, lowered, results, ids, times);
+  }
   TuneProgress progress = learn(ti, lowered, results, records, ids, times);
   report(ti, progress, invalid_before, times);
   if (measurer_.stopped()) {
@@ -373,6 +378,93 @@ std::vector<database::Record> TuneJob::store(TaskState& state,
   }
   ids = db_.add_records(records);
   times.database = now() - t0;
+  return records;
+}
+
+std::vector<database::Record> TuneJob::measure_on_queue(
+    TaskState& state,
+    LoweredBatch& lowered,
+    std::vector<measure::MeasureResult>& results,
+    std::vector<int64_t>& ids,
+    PhaseTimes& times) {
+  double t0 = now();
+  std::vector<database::Job> jobs;
+  for (const std::optional<Config>& c : lowered.configs) {
+    database::Job j;
+    j.record = detail::make_record(state, c ? &*c : nullptr, measure::MeasureResult{}, target_key_,
+                                   options_, out_.run_id);
+    j.options = options_.queue_options;
+    j.owner = claimer_.owner;
+    j.priority = options_.queue_priority;
+    jobs.push_back(std::move(j));
+  }
+  const std::vector<int64_t> job_ids = db_.enqueue(jobs, unix_now());
+  times.database += now() - t0;
+  // Waiting for the workers is this job's measuring time: their own build and run times are
+  // in the records.
+  t0 = now();
+  std::vector<database::Job> finished;
+  double last_note = now();
+  for (;;) {
+    finished = db_.jobs(job_ids);
+    const bool all = std::all_of(finished.begin(), finished.end(), [](const database::Job& j) {
+      return j.state == "done" || j.state == "error";
+    });
+    if (all)
+      break;
+    if (stop_requested()) {
+      // What no worker has claimed is dropped; what runs is stored by its worker and counted.
+      db_.cancel_jobs(claimer_.owner);
+      const auto running = std::any_of(finished.begin(), finished.end(),
+                                       [](const database::Job& j) { return j.state == "running"; });
+      if (!running) {
+        finished = db_.jobs(job_ids);
+        break;
+      }
+    }
+    // The tuner, too, returns the jobs of workers that died to the queue: with every worker
+    // gone nobody else would.
+    db_.requeue_expired(unix_now(), options_.queue_lease);
+    if (now() - last_note > 60) {
+      TT_LOG(0) << "tune: waiting for queue workers of '" << target_key_.target << "' ("
+                << std::count_if(finished.begin(), finished.end(),
+                                 [](const database::Job& j) { return j.state == "queued"; })
+                << " of " << finished.size() << " jobs not claimed yet; see 'tensortune workers')";
+      last_note = now();
+    }
+    db_.wait_for("done", 1.0);
+  }
+  // The finished jobs, in batch order; jobs dropped on a stop leave the batch.
+  LoweredBatch kept;
+  std::vector<database::Record> records;
+  for (size_t i = 0; i < job_ids.size(); ++i) {
+    auto it = std::find_if(finished.begin(), finished.end(),
+                           [&](const database::Job& j) { return j.id == job_ids[i]; });
+    if (i == 0) {
+      times.run += now() - t0;
+      t0 = now();
+    }
+    if (it == finished.end() || it->record_id == 0)
+      continue;
+    std::optional<database::Record> r = db_.record(it->record_id);
+    TT_CHECK(r.has_value()) << "tune: record " << it->record_id << " of job " << it->id
+                            << " is missing";
+    measure::MeasureResult m;
+    m.status = measure::parse_status(r->status);
+    m.message = r->error;
+    m.repeats = r->repeats;
+    m.median_seconds = r->median_seconds;
+    m.build_seconds = r->build_seconds;
+    m.run_seconds = r->run_seconds;
+    m.wall_seconds = r->wall_seconds;
+    results.push_back(m);
+    ids.push_back(r->id);
+    records.push_back(std::move(*r));
+    kept.funcs.push_back(std::move(lowered.funcs[i]));
+    kept.configs.push_back(std::move(lowered.configs[i]));
+  }
+  lowered = std::move(kept);
+  times.database += now() - t0;
   return records;
 }
 

@@ -98,6 +98,14 @@ class TuneJob {
   const database::TargetKey& target_key_;
   database::Database& db_;
   measure::Measurer& measurer_;
+  /// Queues a lowered batch (TuneOptions::measure_on_queue), waits for the workers, and returns
+  /// the records they stored, with `results` and `ids` filled as measure() and store() would.
+  /// On a stop request the jobs not yet claimed are dropped and only the finished ones count.
+  std::vector<database::Record> measure_on_queue(TaskState& state,
+                                                 LoweredBatch& lowered,
+                                                 std::vector<measure::MeasureResult>& results,
+                                                 std::vector<int64_t>& ids,
+                                                 PhaseTimes& times);
   const TuneOptions& options_;
   const ProgressFn& progress_;
   const std::atomic<bool>* stop_;

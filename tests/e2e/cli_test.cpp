@@ -196,7 +196,7 @@ TEST(Cli, CommandLineMistakesAreUsageErrors) {
         Case{"bench --workload matmul:M=4,N=4,K=4 --target native --repeat x", "--repeat"},
         Case{"frobnicate",
              "unknown command 'frobnicate' (one of: tune, show, bench, compile, tune-model, "
-             "compile-model, run-model, report, db, train-model, ops)"},
+             "compile-model, run-model, report, db, train-model, ops, worker, workers)"},
         Case{"", "missing command (one of: tune, show, bench, compile, tune-model"},
         Case{"-vx show", "unknown option '-vx'"}}) {
     CliResult r = run_cli(c.args);

@@ -3,6 +3,8 @@
 // print it with a pointer to the command's --help and exit 2.
 #include "args.h"
 
+#include "tensortune/database/database.h"
+#include "tensortune/support/error.h"
 #include "tensortune/support/log.h"
 
 #include <algorithm>
@@ -314,8 +316,18 @@ std::string database_path(const ArgParser::Parsed& p) {
   return p.get("db", kDefaultDatabase);
 }
 
+std::string database_label(const ArgParser::Parsed& p) {
+  return database::display_name(database_path(p));
+}
+
 bool has_database(const ArgParser::Parsed& p) {
   return p.has("db") || std::filesystem::is_regular_file(kDefaultDatabase);
+}
+
+void check_database_exists(const std::string& where, const std::string& command) {
+  // A server URL names a database the server checks; only a file can be missing here.
+  TT_USER_CHECK(database::is_server_url(where) || std::filesystem::is_regular_file(where))
+      << command << ": database '" << where << "' does not exist";
 }
 
 }  // namespace tensortune::cli

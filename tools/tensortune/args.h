@@ -124,8 +124,13 @@ std::optional<ArgParser::Parsed> parse_command_line(const ArgParser& parser,
 
 /// The database every command uses without --db: the one `tune` writes.
 constexpr const char* kDefaultDatabase = "tuning_logs/tensortune.db";
-/// --db, else kDefaultDatabase.
+/// --db (a file or a postgresql:// URL), else kDefaultDatabase.
 std::string database_path(const ArgParser::Parsed& p);
+/// database_path as output shows it: a URL without its password.
+std::string database_label(const ArgParser::Parsed& p);
+/// UserError "COMMAND: database 'WHERE' does not exist" for a file that is not there (commands
+/// that must not create one); a server URL passes, the server answers for it.
+void check_database_exists(const std::string& where, const std::string& command);
 /// For a command whose database is optional (compile, bench, show, compile-model): --db given,
 /// or the default database exists.
 bool has_database(const ArgParser::Parsed& p);

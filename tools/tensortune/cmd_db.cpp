@@ -18,13 +18,14 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 namespace tensortune::cli {
 namespace {
 
 constexpr const char* kActions =
-    "list, stats, best, history, export, import, prune, vacuum, shipped, shipped-import, "
-    "shipped-update";
+    "list, stats, best, history, export, import, copy, prune, vacuum, shipped, "
+    "shipped-import, shipped-update";
 
 support::Json record_json(const database::Record& r, double flop_count) {
   support::Json out = support::Json::object();
@@ -64,7 +65,7 @@ int show_records(const ArgParser::Parsed& p, bool best) {
   database::Database db = database::Database::open(database_path(p), true);
   std::string key = workload_key(p);
   std::optional<database::WorkloadInfo> w = db.workload(key);
-  TT_USER_CHECK(w) << "db: no workload '" << key << "' in '" << database_path(p) << "'";
+  TT_USER_CHECK(w) << "db: no workload '" << key << "' in '" << database_label(p) << "'";
   auto k = p.get_int("k", 5, 1, 1000000);
   support::Json list = support::Json::array();
   // Records are stored under the canonical text of the target as written (driver::target_key).
@@ -130,7 +131,7 @@ int stats(const ArgParser::Parsed& p) {
   }
   if (p.has("json")) {
     support::Json out = support::Json::object();
-    out["db"] = database_path(p);
+    out["db"] = database_label(p);
     out["records"] = db.count_records();
     out["workloads"] = std::move(list);
     support::Json runs = support::Json::array();
@@ -148,7 +149,7 @@ int stats(const ArgParser::Parsed& p) {
     std::cout << out.dump() << "\n";
     return 0;
   }
-  std::cout << database_path(p) << ": " << db.count_records() << " records\n";
+  std::cout << database_label(p) << ": " << db.count_records() << " records\n";
   for (const support::Json& e : list.as_array()) {
     std::string counts;
     for (const auto& [status, n] : e.at("by_status").as_object()) {
@@ -248,18 +249,66 @@ int import_db(const ArgParser::Parsed& p, const std::string& file) {
   return 0;
 }
 
+/// Copies every workload and record of `from` into `to` (created when new) in one transaction,
+/// through the checks an import makes: all or nothing, records already there skipped.
+int copy_db(const ArgParser::Parsed& p, const std::vector<std::string>& words) {
+  if (words.size() != 2)
+    throw UsageError("copy: give the source and the destination (db copy SRC DST)", "db");
+  const std::string& from = words[0];
+  const std::string& to = words[1];
+  const std::string from_name = database::display_name(from);
+  const std::string to_name = database::display_name(to);
+  check_database_exists(from, "db copy");
+  std::error_code ec;
+  TT_USER_CHECK(from != to && !(std::filesystem::exists(to, ec) &&
+                                std::filesystem::equivalent(from, to, ec) && !ec))
+      << "db copy: '" << from_name << "' is both the source and the destination";
+  std::stringstream lines;
+  {
+    const database::Database source = database::Database::open(from, true);
+    std::vector<std::string> unreadable;
+    database::export_jsonl(source, lines, &unreadable);
+    TT_USER_CHECK(unreadable.empty())
+        << "db copy: " << unreadable.size() << " record(s) of '" << from_name
+        << "' cannot be read (first: " << unreadable.front()
+        << "); nothing was copied ('db export' rescues the others)";
+  }
+  const database::ImportData data = database::read_jsonl(lines, from_name);
+  check_targets(data);
+  database::Database dest = database::Database::open(to, false, database::Database::Check::Full);
+  const database::ImportSummary s = database::import_jsonl(dest, data);
+  if (p.has("json")) {
+    support::Json out = support::Json::object();
+    out["from"] = from_name;
+    out["to"] = to_name;
+    out["workloads"] = s.workloads;
+    out["copied"] = s.imported;
+    out["skipped"] = s.skipped;
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << fmt::format(
+        "copied {} records ({} already present) and {} workloads from {} to {}\n", s.imported,
+        s.skipped, s.workloads, from_name, to_name);
+  }
+  return 0;
+}
+
 }  // namespace
 
 ArgParser db_parser() {
   ArgParser parser(
       "db",
       "db ACTION --db PATH [--workload SPEC | --key KEY] [--target T] [--k N] [--out FILE] "
-      "[FILE] [--json]",
+      "[FILE] [--json] | db copy SRC DST",
       std::string("Queries and maintains a tuning database. ACTION is one of: ") + kActions +
           ". best and history take --workload (or --key), optionally --target and --k; export "
-          "takes --out FILE.jsonl; import takes the file to read; prune keeps the best --k per "
-          "workload and target.");
-  parser.option("db", "PATH", "the database file (default tuning_logs/tensortune.db, as tune)")
+          "takes --out FILE.jsonl; import takes the file to read; copy takes two databases (files "
+          "or postgresql:// URLs) and copies every record of the first into the second, all or "
+          "nothing; prune keeps the best --k per workload and target.");
+  parser
+      .option("db", "PATH",
+              "the database: a file (default tuning_logs/tensortune.db, as tune) or "
+              "postgresql://USER@HOST:PORT/DBNAME")
       .option("workload", "SPEC", kWorkloadHelp)
       .option("key", "KEY", "a workload key, instead of --workload")
       .option("target", "T", "only records of this target (as written to tune, e.g. native)")
@@ -288,19 +337,18 @@ int run_db(const std::vector<std::string>& args) {
   if (action == "shipped" || action == "shipped-import" || action == "shipped-update") {
     return run_db_shipped(action, rest);
   }
-  std::string file;
-  if (action == "import") {
-    // The one word that is neither an option nor an option's value is the file.
-    for (size_t i = 0; i < rest.size(); ++i) {
+  std::vector<std::string> words;
+  if (action == "import" || action == "copy") {
+    // The words that are neither options nor options' values: import's file, copy's databases.
+    for (size_t i = 0; i < rest.size();) {
       const std::string& word = rest[i];
       bool is_flag = word == "--json" || word == "-h" || word == "--help" || word == "-v" ||
                      word == "-vv" || word.find('=') != std::string::npos;
       if (word.rfind("-", 0) == 0) {
-        i += is_flag ? 0 : 1;
-      } else if (file.empty()) {
-        file = word;
+        i += is_flag ? 1 : 2;
+      } else {
+        words.push_back(word);
         rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-        break;
       }
     }
   }
@@ -318,7 +366,12 @@ int run_db(const std::vector<std::string>& args) {
     return export_db(*p);
   }
   if (action == "import") {
-    return import_db(*p, file);
+    if (words.size() > 1)
+      throw UsageError("import: one file at a time, not '" + words[1] + "'", "db");
+    return import_db(*p, words.empty() ? std::string() : words[0]);
+  }
+  if (action == "copy") {
+    return copy_db(*p, words);
   }
   if (action == "prune" || action == "vacuum") {
     const std::string path = database_path(*p);
@@ -327,11 +380,10 @@ int run_db(const std::vector<std::string>& args) {
     // --k 0 would delete every record: like best, it is a usage error, not an "empty it" switch.
     const int64_t k = action == "prune" ? p->get_int("k", 1, 1, INT64_MAX) : 0;
     // Maintenance never creates a database: a mistyped path is an error, not a new empty file.
-    TT_USER_CHECK(std::filesystem::is_regular_file(path))
-        << "database '" << path << "' does not exist";
+    check_database_exists(path, "db " + action);
     database::Database db = database::Database::open(path, false, database::Database::Check::Full);
     support::Json j = support::Json::object();
-    j["db"] = path;
+    j["db"] = db.name();
     if (action == "vacuum") {
       db.vacuum();
       j["vacuumed"] = true;
@@ -341,7 +393,7 @@ int run_db(const std::vector<std::string>& args) {
     if (p->has("json"))
       std::cout << j.dump() << "\n";
     else if (action == "vacuum")
-      std::cout << "vacuumed " << path << "\n";
+      std::cout << "vacuumed " << db.name() << "\n";
     else
       std::cout << "pruned " << j.at("pruned").as_int() << " records\n";
     return 0;

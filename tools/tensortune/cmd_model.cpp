@@ -104,7 +104,9 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
   const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune-model", true);
-  measure::Measurer measurer(target, measurer_options(p, target, true));
+  const measure::MeasurerOptions mo = measurer_options(p, target, true);
+  o.queue_options = job_measure_options(mo).dump();
+  measure::Measurer measurer(target, mo);
   const std::string db_path = database_path(p);
   database::Database db = open_tuning_database(p, "tune-model");
   const database::TargetKey key = driver::target_key(target::Target::parse(p.get("target")));
@@ -162,7 +164,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
     support::Json out = support::Json::object();
     out["model"] = model;
     out["target"] = target.to_string();
-    out["db"] = db_path;
+    out["db"] = database::display_name(db_path);
     out["trials"] = result.trials;
     out["wall_seconds"] = result.wall_seconds;
     out["estimated_seconds"] = estimate();
@@ -207,8 +209,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
   graph::Graph g = load_model(model, p.has("json"));
   std::optional<database::Database> db;
   if (has_database(p)) {
-    TT_USER_CHECK(std::filesystem::exists(database_path(p)))
-        << "compile-model: database '" << database_path(p) << "' does not exist";
+    check_database_exists(database_path(p), "compile-model");
     db.emplace(database::Database::open(database_path(p)));
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));

@@ -40,8 +40,7 @@ ArgParser report_parser() {
 namespace {
 
 database::Database open_existing(const std::string& path) {
-  TT_USER_CHECK(std::filesystem::is_regular_file(path))
-      << "report: no database file '" << path << "'";
+  check_database_exists(path, "report");
   return database::Database::open(path, true);
 }
 
@@ -81,7 +80,7 @@ int run_report(const std::vector<std::string>& args) {
   if (options.record_id > 0) {
     chosen = db.record(options.record_id);
     TT_USER_CHECK(chosen.has_value())
-        << "report: no record " << options.record_id << " in '" << database_path(p) << "'";
+        << "report: no record " << options.record_id << " in '" << database_label(p) << "'";
     const bool shown = std::any_of(entries.begin(), entries.end(), [&](const ReportEntry& e) {
       return e.workload.key == chosen->workload_key;
     });
@@ -97,7 +96,7 @@ int run_report(const std::vector<std::string>& args) {
   }
   if (p.has("json")) {
     support::Json j = support::Json::object();
-    j["db"] = database_path(p);
+    j["db"] = database_label(p);
     j["out"] = p.get("out");
     support::Json list = support::Json::array();
     for (const ReportEntry& e : entries) {

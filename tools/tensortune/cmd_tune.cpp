@@ -109,7 +109,7 @@ support::Json result_json(const search::TuneResult& r,
   out["workload"] = first.workload_name;
   out["workload_key"] = first.workload_key;
   out["target"] = target.to_string();
-  out["db"] = db_path;
+  out["db"] = database::display_name(db_path);
   out["trials"] = first.resumed + first.trials;
   out["measured"] = r.trials;
   out["run_id"] = r.run_id;
@@ -211,7 +211,7 @@ void print_text(const search::TuneResult& r, const std::string& db_path, const J
       "time: {} (search {:.1f}s, features {:.1f}s, training {:.1f}s, build {:.1f}s, run {:.1f}s, "
       "database {:.1f}s); records in {}\n",
       format_duration(r.wall_seconds), r.times.search, r.times.features, r.times.training,
-      r.times.build, r.times.run, r.times.database, db_path);
+      r.times.build, r.times.run, r.times.database, database::display_name(db_path));
   if (!r.stop_reason.empty())
     std::cout << "stopped: " << r.stop_reason << "\n";
   if (r.confirm_load.busy()) {
@@ -252,11 +252,13 @@ int run_tune(const std::vector<std::string>& args) {
     return 0;
   const ArgParser::Parsed& p = *parsed;
   const std::vector<search::TuneTask> tasks = make_tasks(p);
-  const search::TuneOptions options = tune_options(p);
+  search::TuneOptions options = tune_options(p);
   const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune", true);
   // Before the database: a machine that cannot measure (no GPU, no NVRTC) must not create one.
-  measure::Measurer measurer(target, measurer_options(p, target));
+  const measure::MeasurerOptions mo = measurer_options(p, target);
+  options.queue_options = job_measure_options(mo).dump();
+  measure::Measurer measurer(target, mo);
   const std::string db_path = database_path(p);
   database::Database db = open_tuning_database(p, "tune");
   // Keyed as the driver looks records up: the target as written, plus the device fingerprint.

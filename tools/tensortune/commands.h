@@ -41,6 +41,11 @@ int run_run_model(const std::vector<std::string>& args);
 ArgParser train_parser();
 int run_train(const std::vector<std::string>& args);
 /// `tensortune db ACTION`: queries and maintains the tuning database.
+ArgParser worker_parser();
+int run_worker(const std::vector<std::string>& args);
+ArgParser workers_parser();
+int run_workers(const std::vector<std::string>& args);
+
 ArgParser db_parser();
 int run_db(const std::vector<std::string>& args);
 /// `tensortune db shipped|shipped-import|shipped-update`: the shipped tuning logs.

@@ -28,7 +28,7 @@ ScheduleChoice exact_record(const database::Database& db,
                 errno != ERANGE)
       << "--record: expected a record id or 'best', got '" << id_text << "'";
   std::optional<database::Record> record = db.record(id);
-  TT_USER_CHECK(record) << "--record: no record #" << id << " in '" << db.path() << "'";
+  TT_USER_CHECK(record) << "--record: no record #" << id << " in '" << db.name() << "'";
   TT_USER_CHECK(record->workload_key == workload.key())
       << "--record: record #" << id << " is for workload '" << record->workload_key << "', not '"
       << workload.key() << "'";

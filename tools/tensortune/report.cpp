@@ -146,7 +146,7 @@ std::vector<ReportEntry> collect_entries(const database::Database& db,
       if (history.empty())
         continue;
       const std::vector<database::Record> best = replaying_best(db, info, target, 1);
-      ReportEntry e{db.path(), info, target, std::move(history), best.empty() ? 0 : best[0].id};
+      ReportEntry e{db.name(), info, target, std::move(history), best.empty() ? 0 : best[0].id};
       set_stored_peak(e, runs);
       out.push_back(std::move(e));
     }
@@ -154,7 +154,7 @@ std::vector<ReportEntry> collect_entries(const database::Database& db,
   for (const std::string& key : wanted) {
     const bool found = std::any_of(out.begin(), out.end(),
                                    [&](const ReportEntry& e) { return e.workload.key == key; });
-    TT_USER_CHECK(found) << "report: workload '" << key << "' has no records in '" << db.path()
+    TT_USER_CHECK(found) << "report: workload '" << key << "' has no records in '" << db.name()
                          << "'"
                          << (options.target_filter.empty()
                                  ? ""

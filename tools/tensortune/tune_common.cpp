@@ -36,7 +36,45 @@ ArgParser& add_search_options(ArgParser& parser) {
       .option("prior-weight", "W",
               "how strongly the prior steers the model-guided search: a configuration with half "
               "another's prior needs a lead of W times the spread of the model's scores "
-              "(default 0.5; 0 = the model alone)");
+              "(default 0.5; 0 = the model alone)")
+      .option("measure-on", "WHERE",
+              "local (default: this process's workers) or queue: each batch becomes jobs in "
+              "--db that 'tensortune worker' processes of the target measure and store",
+              {"local", "queue"})
+      .option("priority", "N",
+              "queue: urgency of this job's batches among other tuners' (default 0)")
+      .option("lease", "S",
+              "queue: seconds a worker holds a job without a heartbeat before it runs elsewhere "
+              "(default 30)");
+}
+
+support::Json job_measure_options(const measure::MeasurerOptions& mo) {
+  support::Json j = support::Json::object();
+  j["threads"] = mo.run.threads;
+  j["build_timeout_s"] = mo.build.timeout_s;
+  j["run_timeout_s"] = mo.run.timeout_s;
+  j["timing"] = mo.run.timing.to_json();
+  return j;
+}
+
+measure::MeasurerOptions measurer_options_of_job(const std::string& text) {
+  // A job row is data another client wrote: every value is checked as the flags would be.
+  const support::Json j = support::Json::parse(text);
+  TT_USER_CHECK(j.is_object()) << "job options are not a JSON object";
+  measure::MeasurerOptions mo;
+  const int64_t threads = j.at("threads").as_int("threads");
+  TT_USER_CHECK(threads >= 0 && threads <= 4096) << "job options: threads " << threads;
+  mo.run.threads = static_cast<int>(threads);
+  mo.build.timeout_s = j.at("build_timeout_s").as_double("build_timeout_s");
+  mo.run.timeout_s = j.at("run_timeout_s").as_double("run_timeout_s");
+  for (double t : {mo.build.timeout_s, mo.run.timeout_s})
+    TT_USER_CHECK(t >= 0.1 && t <= 86400) << "job options: a timeout of " << t << " s";
+  mo.run.timing = measure::TimingOptions::from_json(j.at("timing"));
+  TT_USER_CHECK(mo.run.timing.repeat >= 1 && mo.run.timing.repeat <= 1000 &&
+                mo.run.timing.min_repeat_ms >= 0 && mo.run.timing.min_repeat_ms <= 60000 &&
+                mo.run.timing.budget_s >= 0 && mo.run.timing.budget_s <= 86400)
+      << "job options: timing out of range";
+  return mo;
 }
 
 namespace {
@@ -190,11 +228,20 @@ search::TuneOptions tune_options(const ArgParser::Parsed& p) {
   o.confirm_rounds = static_cast<int>(p.get_int("confirm-rounds", o.confirm_rounds, 1, 1000));
   o.tool_version = TT_VERSION;
   o.git_revision = TT_GIT_REVISION;
+  o.measure_on_queue = p.get("measure-on", "local") == "queue";
+  o.queue_priority = p.get_int("priority", 0, -1000000, 1000000);
+  o.queue_lease.lease_seconds = p.get_int("lease", 30, 2, 86400);
+  TT_USER_CHECK(o.measure_on_queue || (!p.has("priority") && !p.has("lease")))
+      << "--priority and --lease are for --measure-on queue";
+  TT_USER_CHECK(!o.measure_on_queue || database::is_server_url(database_path(p)) || p.has("db"))
+      << "--measure-on queue: give --db, the database the workers use";
   return o;
 }
 
 database::Database open_tuning_database(const ArgParser::Parsed& p, const std::string& command) {
   const std::string db_path = database_path(p);
+  if (database::is_server_url(db_path))
+    return database::Database::open(db_path);
   const std::filesystem::path parent = std::filesystem::path(db_path).parent_path();
   std::error_code ec;
   if (!parent.empty())

@@ -28,6 +28,10 @@ double parse_duration(const std::string& text);
 measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
                                           const target::Target& target,
                                           bool flush_by_default = false);
+/// The measurement options a queued job carries (tune --measure-on queue), and back: a worker
+/// checks every value of a job row, which any client of the database may have written.
+support::Json job_measure_options(const measure::MeasurerOptions& options);
+measure::MeasurerOptions measurer_options_of_job(const std::string& json);
 /// The search options from --tuner, --model, --trials (default 200), --seed, --batch,
 /// --eps-greedy, --early-stop, --scheduler, --no-transfer, --no-prior, --confirm and
 /// --confirm-rounds (defaults when absent); --time-budget (trials then default to no limit); the

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The tuning database: SQLite, embedded, versioned schema with forward migrations, WAL mode so
-// several tuning processes can write at once, one transaction per measured batch.
+// The tuning database: an SQLite file (embedded, the default; WAL mode so several tuning
+// processes can write at once) or a PostgreSQL server shared by a fleet of machines
+// (postgresql://USER@HOST:PORT/DBNAME). One schema with forward migrations, one transaction per
+// measured batch, the same queries on both.
 #pragma once
 
+#include "tensortune/database/queue.h"
 #include "tensortune/database/record.h"
 
 #include <cstdint>
@@ -11,12 +14,22 @@
 #include <string>
 #include <vector>
 
-struct sqlite3;
-
 namespace tensortune::database {
 
-/// The schema version this build creates and reads (PRAGMA user_version).
+namespace detail {
+class Connection;
+}
+
+/// The schema version this build creates and reads.
 int current_schema_version();
+
+/// True when `where` names a database server ("postgresql://..." or "postgres://...") rather
+/// than an SQLite file.
+bool is_server_url(const std::string& where);
+
+/// `where` as messages, reports and JSON output show it: a URL without its password, a file as
+/// it is.
+std::string display_name(const std::string& where);
 
 class Database {
  public:
@@ -26,9 +39,11 @@ class Database {
   enum class Check { Quick, Full };
 
   /// Opens (creating the file and its directory unless `read_only`) and migrates the schema to
-  /// the current version. UserError when the file is not a tensortune database, has a newer
-  /// schema, or cannot be opened; opened writable, also when it fails `check` or lacks a table
-  /// or column of the current schema (nothing is written then).
+  /// the current version. `path` is a file, or a PostgreSQL URL (is_server_url), whose
+  /// credentials come from the URL or libpq's usual sources (PGPASSFILE, service files).
+  /// UserError when it is not a tensortune database, has a newer schema, or cannot be opened;
+  /// opened writable, also when it fails `check` or lacks a table or column of the current
+  /// schema (nothing is written then).
   static Database open(const std::string& path, bool read_only = false, Check check = Check::Quick);
   /// Opens a database at an older schema version `version` (1..current), for migration tests and
   /// tools that must not upgrade a file.
@@ -40,7 +55,10 @@ class Database {
   Database& operator=(const Database&) = delete;
   ~Database();
 
+  /// The file or URL it was opened with (a URL with its password: for opening it again).
   const std::string& path() const { return path_; }
+  /// The database as messages and reports name it: the file, or the URL without a password.
+  const std::string& name() const;
   int schema_version() const;
 
   // --- writing (each call is one transaction) ---
@@ -106,6 +124,42 @@ class Database {
   /// Drops every claim of `owner` (a job that ends).
   void release_claims(int64_t owner);
 
+  // --- the measurement queue (queue.h; PostgreSQL for a fleet, SQLite on one host) ---
+  /// Queues jobs in one transaction and wakes the idle workers; returns their ids. Every job's
+  /// workload must have been put.
+  std::vector<int64_t> enqueue(const std::vector<Job>& jobs, int64_t now);
+  /// Registers a worker process (WorkerInfo::target: the jobs it takes); returns its id.
+  int64_t register_worker(const WorkerInfo& worker);
+  /// A worker's sign of life: its heartbeat, and the lease of the job it runs (`job`; 0 = none),
+  /// renewed until now + lease_seconds. False when the worker is unknown.
+  bool heartbeat(int64_t worker, int64_t job, int64_t now, int64_t lease_seconds);
+  /// The worker says it stops (its running jobs go back to the queue).
+  void stop_worker(int64_t worker, int64_t now);
+  /// Requeues running jobs whose lease expired before `now`; a job that has had
+  /// policy.max_attempts leases becomes an error record instead. Returns how many it touched.
+  int64_t requeue_expired(int64_t now, const LeasePolicy& policy);
+  /// Requeues expired leases, then leases the most urgent queued job of the worker's target
+  /// (oldest first among equals) to `worker` until now + lease_seconds. On PostgreSQL workers
+  /// claim side by side (FOR UPDATE SKIP LOCKED). nullopt when none is queued.
+  std::optional<Job> claim_job(int64_t worker, int64_t now, const LeasePolicy& policy);
+  /// Stores `measured` (the job's record with its measurement) and marks the job done, in one
+  /// transaction, when the job is still leased to `worker`; the record's id. nullopt, storing
+  /// nothing, when the lease was lost (expired and requeued, or given to another worker): a late
+  /// result is discarded, never stored twice.
+  std::optional<int64_t> complete_job(int64_t job,
+                                      int64_t worker,
+                                      const Record& measured,
+                                      int64_t now);
+  /// The jobs of these ids (a tuner waiting for its batch), in the order given.
+  std::vector<Job> jobs(const std::vector<int64_t>& ids) const;
+  /// Drops the queued jobs of tuner `owner` (a tuner that stops); returns how many.
+  int64_t cancel_jobs(int64_t owner);
+  std::vector<WorkerInfo> workers() const;
+  std::vector<QueueStats> queue_stats(int64_t now) const;
+  /// Waits up to `seconds` for a change in the queue: a job queued ("jobs") or finished
+  /// ("done"). PostgreSQL: LISTEN/NOTIFY; SQLite: sleeps. True when woken.
+  bool wait_for(const std::string& what, double seconds);
+
   // --- reading ---
   /// The fastest Ok records of (workload, target), fastest first by Record::rank_seconds (a
   /// confirmed record by its confirmation, the others by their median; ties: lower id first),
@@ -141,9 +195,18 @@ class Database {
   int64_t count_records() const;
 
  private:
-  Database(std::string path, sqlite3* db);
+  Database(std::string path, std::unique_ptr<detail::Connection> conn);
+  /// Runs `body` in a write transaction and commits it; tried again when the connection was
+  /// lost before the commit (a server restart), so nothing is applied twice. `exclusive`: see
+  /// detail::Connection::begin.
+  template <class Body>
+  auto write(Body&& body, bool exclusive = true);
+  ClaimResult claim_in_transaction(const ClaimRequest& request);
+  /// The error record of a job whose leases all expired, stored and the job ended with it.
+  void fail_job(int64_t job, const Record& error_record, int64_t now);
   std::string path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<detail::Connection> conn_;
+  int64_t last_requeue_check_ = -1;  // claim_job's second of its last requeue_expired
 };
 
 }  // namespace tensortune::database

@@ -123,6 +123,15 @@ struct TuneOptions {
   EvolutionOptions evolution;
   /// Stored in every record.
   std::string tool_version, git_revision;
+  /// Measure through the database's queue (tune --measure-on queue): each batch becomes jobs
+  /// that `tensortune worker` processes of the target claim, measure and store; the job waits
+  /// for them. The confirmation still measures here. `queue_options` is the measurement
+  /// options every job carries (JSON), `queue_priority` their urgency among other tuners'
+  /// jobs, `queue_lease` how expired leases are treated while waiting.
+  bool measure_on_queue = false;
+  std::string queue_options = "{}";
+  int64_t queue_priority = 0;
+  database::LeasePolicy queue_lease;
 };
 
 /// Seconds spent per phase.

@@ -17,7 +17,7 @@ using namespace testing;  // NOLINT(google-build-using-namespace)
 constexpr int64_t kNow = 1700000000;
 
 struct Claims : ::testing::Test {
-  Claims() : dir("claims"), db(Database::open(dir.file("t.db"))), mm(workload("matmul", 64)) {
+  Claims() : dir("claims"), db(Database::open(dir.where("t"))), mm(workload("matmul", 64)) {
     db.put_workload(mm);
   }
   ClaimRequest request(int64_t owner, std::vector<std::string> schedules, int64_t budget = 100) {
@@ -31,7 +31,7 @@ struct Claims : ::testing::Test {
     q.now = kNow;
     return q;
   }
-  TempDir dir;
+  TestDb dir;
   Database db;
   WorkloadInfo mm;
 };

@@ -26,13 +26,13 @@ std::vector<int64_t> ids_of(const std::vector<Record>& records) {
 /// 1.1 and 1.25 ms. Stored / again: 0.769, 1.0, 0.96, median 0.96, so they rank at 1.248,
 /// 1.056 and 1.2 ms, and the unconfirmed 1.15 ms record between the second and the third.
 struct Confirmed : ::testing::Test {
-  Confirmed() : dir("confirm"), db(Database::open(dir.file("t.db"))), mm(workload("matmul", 64)) {
+  Confirmed() : dir("confirm"), db(Database::open(dir.where("t"))), mm(workload("matmul", 64)) {
     db.put_workload(mm);
     ids = db.add_records({record(mm, cpu(), 1, 1.0e-3), record(mm, cpu(), 2, 1.1e-3),
                           record(mm, cpu(), 3, 1.2e-3), record(mm, cpu(), 4, 1.15e-3)});
     db.confirm({ids[0], ids[1], ids[2]}, {1.3e-3, 1.1e-3, 1.25e-3}, 1700000100);
   }
-  TempDir dir;
+  TestDb dir;
   Database db;
   WorkloadInfo mm;
   std::vector<int64_t> ids;
@@ -129,8 +129,8 @@ TEST_F(Confirmed, AFailedConfirmationTakesARecordOutOfEveryBestUntilOneSucceeds)
   std::stringstream lines;
   export_jsonl(db, lines);
   EXPECT_NE(lines.str().find("\"confirm_error\""), std::string::npos);
-  TempDir other_dir("confirm-import");
-  Database other = Database::open(other_dir.file("t.db"));
+  TestDb other_dir("confirm-import");
+  Database other = Database::open(other_dir.where("t"));
   import_jsonl(other, lines, "lines");
   EXPECT_EQ(other.best(mm.key, cpu(), 10).size(), 4u);
   EXPECT_EQ(other.count_records(), 5);
@@ -166,8 +166,8 @@ TEST_F(Confirmed, SpreadsRoundsAndTheRunsPeakAreStoredAndExported) {
   std::stringstream lines;
   export_jsonl(db, lines);
   EXPECT_NE(lines.str().find("\"confirm_rounds\":5"), std::string::npos);
-  TempDir other_dir("confirm-copy");
-  Database copy = Database::open(other_dir.file("c.db"));
+  TestDb other_dir("confirm-copy");
+  Database copy = Database::open(other_dir.where("c"));
   import_jsonl(copy, read_jsonl(lines, "lines"));
   for (const Record& c : copy.all_records()) {
     if (c.schedule == r.schedule) {

@@ -14,7 +14,8 @@ namespace {
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
 TEST(Database, CreatesTheFileAndItsDirectoryAtTheCurrentVersion) {
-  TempDir dir("create");
+  TT_SQLITE_ONLY();
+  TestDb dir("create");
   std::string path = dir.file("logs/nested/tune.db");
   Database db = Database::open(path);
   EXPECT_EQ(db.schema_version(), current_schema_version());
@@ -23,8 +24,8 @@ TEST(Database, CreatesTheFileAndItsDirectoryAtTheCurrentVersion) {
 }
 
 TEST(Database, BestNeverMixesTargetsAndOrdersByMedian) {
-  TempDir dir("best");
-  Database db = Database::open(dir.file("t.db"));
+  TestDb dir("best");
+  Database db = Database::open(dir.where("t"));
   WorkloadInfo mm = workload("matmul", 64);
   db.put_workload(mm);
   TargetKey here = cpu();
@@ -47,14 +48,13 @@ TEST(Database, BestNeverMixesTargetsAndOrdersByMedian) {
 }
 
 TEST(Database, HistoryStatsAndResumeLookups) {
-  TempDir dir("history");
-  Database db = Database::open(dir.file("t.db"));
+  TestDb dir("history");
+  Database db = Database::open(dir.where("t"));
   WorkloadInfo mm = workload("matmul", 64);
   db.put_workload(mm);
-  std::vector<int64_t> ids = db.add_records({record(mm, cpu(), 1, 3e-3),
-                                             record(mm, cpu(), 2, 0, "WrongResult"),
-                                             record(mm, cpu(), 3, 0, "RunTimeout"),
-                                             record(mm, cpu(), 4, 0, "WrongResult")});
+  std::vector<int64_t> ids = db.add_records(
+      {record(mm, cpu(), 1, 3e-3), record(mm, cpu(), 2, 0, "WrongResult"),
+       record(mm, cpu(), 3, 0, "RunTimeout"), record(mm, cpu(), 4, 0, "WrongResult")});
   ASSERT_EQ(ids.size(), 4U);
   std::vector<Record> history = db.history(mm.key, cpu());
   ASSERT_EQ(history.size(), 4U);
@@ -76,8 +76,8 @@ TEST(Database, HistoryStatsAndResumeLookups) {
 }
 
 TEST(Database, ABatchWithABadRecordWritesNothing) {
-  TempDir dir("atomic");
-  Database db = Database::open(dir.file("t.db"));
+  TestDb dir("atomic");
+  Database db = Database::open(dir.where("t"));
   WorkloadInfo mm = workload("matmul", 64);
   db.put_workload(mm);
   Record orphan = record(workload("conv2d", 8), cpu(), 1, 1e-3);  // its workload was never put
@@ -86,8 +86,8 @@ TEST(Database, ABatchWithABadRecordWritesNothing) {
 }
 
 TEST(Database, PruneKeepsTheBestKPerWorkloadAndTarget) {
-  TempDir dir("prune");
-  Database db = Database::open(dir.file("t.db"));
+  TestDb dir("prune");
+  Database db = Database::open(dir.where("t"));
   WorkloadInfo a = workload("matmul", 64);
   WorkloadInfo b = workload("matmul", 128);
   db.put_workload(a);
@@ -109,8 +109,8 @@ TEST(Database, PruneKeepsTheBestKPerWorkloadAndTarget) {
 }
 
 TEST(Database, BestOfOperatorGivesOneRecordPerShape) {
-  TempDir dir("op");
-  Database db = Database::open(dir.file("t.db"));
+  TestDb dir("op");
+  Database db = Database::open(dir.where("t"));
   WorkloadInfo a = workload("matmul", 64);
   WorkloadInfo b = workload("matmul", 128);
   WorkloadInfo c = workload("conv2d", 64);
@@ -128,8 +128,8 @@ TEST(Database, BestOfOperatorGivesOneRecordPerShape) {
 }
 
 TEST(Database, RunsRecordTheirOptionsAndCounts) {
-  TempDir dir("runs");
-  Database db = Database::open(dir.file("t.db"));
+  TestDb dir("runs");
+  Database db = Database::open(dir.where("t"));
   WorkloadInfo mm = workload("matmul", 64);
   db.put_workload(mm);
   TuningRun run;
@@ -153,21 +153,14 @@ TEST(Database, RunsRecordTheirOptionsAndCounts) {
 }
 
 TEST(Database, ForeignFilesAndNewerSchemasAreRefusedClearly) {
-  TempDir dir("foreign");
+  TestDb dir("foreign");
   std::string text = dir.file("notes.txt");
   std::ofstream(text) << "this is not a database, but it is long enough to look like a file\n";
   EXPECT_THROW(Database::open(text), UserError);
-  EXPECT_THROW(Database::open(dir.file("missing.db"), true), UserError);
-  std::string newer = dir.file("newer.db");
-  {
-    Database db = Database::open(newer);
-  }
-  {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(newer.c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(raw);
-  }
+  EXPECT_THROW(Database::open(dir.where("missing"), true), UserError);
+  std::string newer = dir.where("newer");
+  { Database db = Database::open(newer); }
+  set_stored_version(newer, 99);
   try {
     Database::open(newer);
     ADD_FAILURE() << "a newer schema was accepted";

@@ -5,7 +5,6 @@
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 namespace tensortune::database {
 namespace {
@@ -15,24 +14,20 @@ using namespace testing;  // NOLINT(google-build-using-namespace)
 /// Writes one workload, target and record with plain SQL, using only version-1 columns (every
 /// later version keeps them).
 void write_version_one_rows(const std::string& path) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   const char* sql =
       "INSERT INTO workloads(key, name, canonical_text, flop_count) "
       "VALUES('matmul_8x8x8_float32_k', 'matmul_8x8x8_float32', 'text', 1024);"
       "INSERT INTO targets(target, fingerprint) VALUES('llvm -cores=2', 'fp');"
       "INSERT INTO records(workload_id, target_id, schedule, status, repeats, median_seconds, "
       "timestamp) VALUES(1, 1, '{\"steps\":[]}', 'Ok', '[0.001]', 0.001, 1700000000);";
-  char* error = nullptr;
-  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &error), SQLITE_OK) << error;
-  sqlite3_close(db);
+  exec_sql(path, sql);
 }
 
 TEST(Migration, EveryOlderVersionOpensAtTheCurrentOneWithItsData) {
   ASSERT_GE(current_schema_version(), 2);
   for (int version = 1; version < current_schema_version(); ++version) {
-    TempDir dir("migrate" + std::to_string(version));
-    std::string path = dir.file("old.db");
+    TestDb dir("migrate" + std::to_string(version));
+    std::string path = dir.where("old");
     {
       Database old = Database::open_at_version(path, version);
       EXPECT_EQ(old.schema_version(), version);
@@ -62,19 +57,14 @@ TEST(Migration, EveryOlderVersionOpensAtTheCurrentOneWithItsData) {
 }
 
 TEST(Migration, AFileWhoseVersionWasSetBackMigratesAgainWithItsData) {
-  // user_version 3 on a file that already had the confirmations table: read commands said to
+  // Version 3 stored in a database that already had the confirmations table: read commands said to
   // migrate, and the migration failed with "table confirmations already exists".
   for (int version = 1; version < current_schema_version(); ++version) {
-    TempDir dir("set_back" + std::to_string(version));
-    std::string path = dir.file("t.db");
+    TestDb dir("set_back" + std::to_string(version));
+    std::string path = dir.where("t");
     { Database::open(path); }
     write_version_one_rows(path);
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, ("PRAGMA user_version = " + std::to_string(version)).c_str(),
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK);
-    sqlite3_close(raw);
+    set_stored_version(path, version);
     EXPECT_THROW(Database::open(path, true), UserError) << version;
     Database db = Database::open(path);
     EXPECT_EQ(db.schema_version(), current_schema_version()) << version;
@@ -83,8 +73,8 @@ TEST(Migration, AFileWhoseVersionWasSetBackMigratesAgainWithItsData) {
 }
 
 TEST(Migration, ReopeningAtTheCurrentVersionChangesNothing) {
-  TempDir dir("reopen");
-  std::string path = dir.file("t.db");
+  TestDb dir("reopen");
+  std::string path = dir.where("t");
   {
     Database db = Database::open(path);
     db.put_workload(workload("matmul", 8));
