@@ -48,6 +48,12 @@ BUILD="$SAN_BUILD"
 JOBS="$(nproc 2>/dev/null || echo 2)"
 cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]/#/fuzz_}"
 
+# A unit that runs this long, or a process this large, is a finding. The limits are wall time
+# and resident memory under ASan (about 20x slower than -O2 on the allocation-heavy lowering),
+# on a shared 2-core machine: 10 s flagged a schedule that lowers in 0.2 s at -O2 and 5 s under
+# ASan once a build ran beside it, and 2 GB flagged a merge of a large corpus, not any one input.
+UNIT_TIMEOUT="${TT_FUZZ_UNIT_TIMEOUT:-60}"
+RSS_LIMIT_MB="${TT_FUZZ_RSS_LIMIT_MB:-4096}"
 export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
@@ -64,7 +70,8 @@ for t in "${TARGETS[@]}"; do
   if [ -f "tests/fuzz/$t.dict" ]; then dict=(-dict="tests/fuzz/$t.dict"); fi
   set +e
   # shellcheck disable=SC2086  # TT_FUZZ_ARGS is a list of flags
-  "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+  "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout="$UNIT_TIMEOUT" \
+    -rss_limit_mb="$RSS_LIMIT_MB" \
     "${dict[@]}" -artifact_prefix="$findings/" -print_final_stats=1 ${TT_FUZZ_ARGS:-} \
     "$scratch" "tests/fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
@@ -84,7 +91,8 @@ for t in "${TARGETS[@]}"; do
   summary+=("$(printf '%-16s %8s exec/s %10s runs  cov %6s  ft %6s  crashes %s' "$t" "${execs:-?}" \
     "${runs:-?}" "${cov:-?}" "${ft:-?}" "$crashes")")
   if [ "$KEEP" -eq 1 ]; then
-    "$BUILD/tests/fuzz/fuzz_$t" -merge=1 -rss_limit_mb=2048 -timeout=10 \
+    "$BUILD/tests/fuzz/fuzz_$t" -merge=1 -rss_limit_mb="$RSS_LIMIT_MB" \
+      -timeout="$UNIT_TIMEOUT" -artifact_prefix="$findings/" \
       "tests/fuzz/corpus/$t" "$scratch" \
       >>"$log" 2>&1
     echo "fuzz.sh: merged new inputs of $t into tests/fuzz/corpus/$t"
