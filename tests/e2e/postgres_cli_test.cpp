@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <libpq-fe.h>
 #include <set>
 #include <string>
@@ -432,6 +433,99 @@ TEST(PostgresCli, AWorkerCutOffLongerThanItsLeaseHasItsJobRedoneAndItsLateResult
   EXPECT_EQ(done, 12);
   EXPECT_GE(discarded, 1) << read_text(remote.err_path);
   std::system(("bash " + script + " stop " + state + " >/dev/null").c_str());
+}
+
+/// The records of workload `spec` in `db`: how many, and how many distinct schedules.
+std::pair<int64_t, size_t> records_of_spec(const std::string& db, const std::string& spec) {
+  const CliResult r =
+      run_cli("db history --json --workload " + spec + " --target native --db '" + db + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (r.exit_code != 0)
+    return {-1, 0};
+  const support::Json out = support::Json::parse(r.out);
+  std::set<std::string> schedules;
+  int64_t n = 0;
+  for (const support::Json& rec : out.at("records").as_array("records")) {
+    ++n;
+    schedules.insert(rec.at("schedule").as_string());
+  }
+  return {n, schedules.size()};
+}
+
+TEST(PostgresCli, TwoTunersAndFourWorkersAccountForEveryTrialExactlyOnce) {
+  ASSERT_FALSE(server().empty()) << "the postgres fixture did not start";
+  // 40 s in CI; TT_SOAK_SECONDS=600 for the ten-minute run.
+  const char* env = std::getenv("TT_SOAK_SECONDS");
+  const int seconds = env != nullptr ? std::atoi(env) : 40;
+  ServerDb db("soak");
+  std::vector<Background> workers;
+  for (int w = 0; w < 4; ++w)
+    workers.push_back(start_worker(db.url(), "w" + std::to_string(w)));
+  const std::vector<std::string> specs = {"matmul:M=64,N=64,K=64", "matmul:M=48,N=40,K=56"};
+  std::vector<Background> tuners;
+  for (size_t t = 0; t < specs.size(); ++t) {
+    tuners.push_back(start_cli({"tune",
+                                "--workload",
+                                specs[t],
+                                "--target",
+                                "native",
+                                "--time-budget",
+                                std::to_string(seconds) + "s",
+                                "--batch",
+                                "4",
+                                "--tuner",
+                                "random",
+                                "--seed",
+                                std::to_string(t),
+                                "--confirm",
+                                "0",
+                                "--progress",
+                                "none",
+                                "--measure-on",
+                                "queue",
+                                "--lease",
+                                "3",
+                                "--priority",
+                                std::to_string(t),
+                                "--json",
+                                "--db",
+                                db.url()}));
+  }
+  // Halfway, one worker dies without a word and another takes its place.
+  std::this_thread::sleep_for(std::chrono::seconds(seconds / 2));
+  ASSERT_EQ(::kill(workers[0].pid, SIGKILL), 0);
+  EXPECT_EQ(wait_cli(workers[0]), 128 + SIGKILL);
+  workers[0] = start_worker(db.url(), "w4");
+  int64_t measured = 0;
+  for (const Background& t : tuners) {
+    ASSERT_EQ(wait_cli(t), 0) << read_text(t.err_path);
+    measured += support::Json::parse(read_text(t.out_path)).at("measured").as_int();
+  }
+  for (const Background& w : workers)
+    ::kill(w.pid, SIGTERM);
+  for (const Background& w : workers)
+    EXPECT_EQ(wait_cli(w), 0) << read_text(w.err_path);
+  int64_t records = 0;
+  for (const std::string& spec : specs) {
+    const auto [n, distinct] = records_of_spec(db.url(), spec);
+    EXPECT_EQ(static_cast<size_t>(n), distinct) << spec << ": a schedule stored twice";
+    records += n;
+  }
+  EXPECT_GT(measured, 0);
+  EXPECT_EQ(records, measured) << "every trial a tuner counted is one record, and no other";
+  const CliResult q = run_cli("workers --json --db '" + db.url() + "'");
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  const support::Json listing = support::Json::parse(q.out);
+  int64_t ended = 0;
+  for (const support::Json& one : listing.at("queue").as_array("queue")) {
+    EXPECT_EQ(one.at("queued").as_int(), 0);
+    EXPECT_EQ(one.at("running").as_int(), 0);
+    ended += one.at("done").as_int() + one.at("errors").as_int();
+  }
+  EXPECT_EQ(ended, records) << "every job ended with exactly one record";
+  std::cout << "soak: " << seconds
+            << " s, 2 tuners, 4 workers (one killed and replaced): " << measured << " trials, "
+            << records << " records, " << ended << " jobs ended\n";
 }
 
 }  // namespace
