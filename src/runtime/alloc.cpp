@@ -12,8 +12,10 @@
 // to the next (a tuned matmul packing B into a 512 KiB block: 5.7 ms in the tuner's worker,
 // 6.4-7.1 ms in other processes).
 // Self-contained (std and POSIX only), like the rest of the runtime.
+#include "runtime/internal.h"
 #include "tensortune/runtime/parallel.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -102,7 +104,7 @@ class BlockCache {
       return false;
     }
     const int64_t bytes = it->second.bytes;
-    if (cached_bytes_ + bytes > kMaxCachedBytes) {
+    if (closed_ || cached_bytes_ + bytes > kMaxCachedBytes) {
       release(p, it->second);
       blocks_.erase(it);
       return true;
@@ -111,21 +113,65 @@ class BlockCache {
     cached_bytes_ += bytes;
     return true;
   }
+  /// Releases every kept block, and from now on every block given back; true when no block is
+  /// in use, so that no tt_free will ask the cache about one again.
+  bool close() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    for (const auto& kept : free_) {
+      for (void* p : kept.second) {
+        auto it = blocks_.find(p);
+        release(p, it->second);
+        blocks_.erase(it);
+      }
+    }
+    free_.clear();
+    cached_bytes_ = 0;
+    return blocks_.empty();
+  }
 
  private:
   std::mutex mutex_;
   std::unordered_map<void*, Block> blocks_;               ///< every live or cached large block
   std::unordered_map<int64_t, std::vector<void*>> free_;  ///< cached blocks by size
   int64_t cached_bytes_ = 0;
+  bool closed_ = false;
 };
 
-/// Never destroyed: kernels may free scratch from pool threads while the process exits.
-BlockCache& cache() {
-  static BlockCache* c = new BlockCache();
-  return *c;
+/// The cache while it exists, else null (then blocks come from malloc, uncached). A plain atomic
+/// pointer: it stays readable after static destruction, when the cache is gone.
+std::atomic<BlockCache*> g_cache{nullptr};
+
+/// Creates the cache, and tears it down with the rest of this copy of the runtime: when the
+/// process exits, or when dlclose unloads an exported library that links the runtime, whose kept
+/// blocks (up to kMaxCachedBytes) would otherwise stay allocated with nothing pointing at them.
+/// The thread pool is created after the cache (pool() calls ensure_block_cache() first), so it
+/// is destroyed, and its workers joined, before this runs. A block still in use keeps the cache
+/// alive, since its tt_free needs it.
+struct CacheOwner {
+  CacheOwner() { g_cache.store(new BlockCache(), std::memory_order_release); }
+  CacheOwner(const CacheOwner&) = delete;
+  CacheOwner& operator=(const CacheOwner&) = delete;
+  ~CacheOwner() {
+    BlockCache* c = g_cache.load(std::memory_order_acquire);
+    if (c->close()) {
+      g_cache.store(nullptr, std::memory_order_release);
+      delete c;
+    }
+  }
+};
+
+BlockCache* cache() {
+  static CacheOwner owner;
+  return g_cache.load(std::memory_order_acquire);
 }
 
 }  // namespace
+
+void ensure_block_cache() {
+  cache();
+}
+
 }  // namespace tensortune::runtime
 
 extern "C" {
@@ -151,10 +197,12 @@ void* tt_try_alloc(int64_t bytes) {
   using tensortune::runtime::kAlign;
   using tensortune::runtime::kPage;
   const int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  const bool cached = rounded >= tensortune::runtime::kCachedFrom;
+  tensortune::runtime::BlockCache* cache =
+      rounded >= tensortune::runtime::kCachedFrom ? tensortune::runtime::cache() : nullptr;
+  const bool cached = cache != nullptr;
   const int64_t size = cached ? (bytes + kPage - 1) / kPage * kPage : rounded;
   if (cached) {
-    if (void* p = tensortune::runtime::cache().take(size)) {
+    if (void* p = cache->take(size)) {
       return p;
     }
   }
@@ -169,13 +217,17 @@ void* tt_try_alloc(int64_t bytes) {
     return nullptr;
   }
   if (cached) {
-    tensortune::runtime::cache().note_allocated(p, block);
+    cache->note_allocated(p, block);
   }
   return p;
 }
 
 void tt_free(void* ptr) {
-  if (ptr != nullptr && !tensortune::runtime::cache().give_back(ptr)) {
+  if (ptr == nullptr) {
+    return;
+  }
+  tensortune::runtime::BlockCache* cache = tensortune::runtime::cache();
+  if (cache == nullptr || !cache->give_back(ptr)) {
     std::free(ptr);
   }
 }

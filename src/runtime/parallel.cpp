@@ -8,6 +8,8 @@
 // Self-contained (std only) so libtt_runtime.a can be linked into exported shared libraries.
 #include "tensortune/runtime/parallel.h"
 
+#include "runtime/internal.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -252,6 +254,9 @@ class ThreadPool {
 
 /// Created on first use (no static constructor); joined at exit or when a library is unloaded.
 ThreadPool& pool() {
+  // Statics are destroyed in the reverse order of their creation: the block cache, created
+  // first, outlives the workers, which free scratch blocks until they are joined.
+  ensure_block_cache();
   static ThreadPool instance;
   return instance;
 }

@@ -21,7 +21,9 @@ int32_t tt_get_num_threads(void);
 
 /// 64-byte aligned allocation for scratch buffers; never returns null for n > 0 (aborts instead).
 /// Blocks of 64 KiB and more are kept when freed (up to 1 GiB in all) and handed out again for
-/// the same size, so a kernel's scratch stays mapped from one call to the next (thread-safe).
+/// the same size, so a kernel's scratch stays mapped from one call to the next (thread-safe);
+/// the kept blocks are released when the process exits or the library holding this runtime is
+/// unloaded.
 void* tt_alloc(int64_t bytes);
 /// tt_alloc, but null when the memory is not there: for the host side (the measurer's buffers),
 /// which can say so instead of aborting.

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // export_shared_library: the .so loads with dlopen, runs (parallel loops included, with its own
-// copy of the runtime), and bad destinations are UserErrors.
+// copy of the runtime), gives its runtime's kept scratch back when unloaded, and bad destinations
+// are UserErrors.
 #include "codegen_test_util.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <dlfcn.h>
+#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,6 +99,52 @@ TEST(ExportSharedLibrary, UnwritableDestinationIsAUserError) {
   ir::LoweredFunc f = make_func("tt_fill", {out}, 0, loop(i, 4, store(out, i, i)));
   EXPECT_THROW(export_shared_library({f}, host(), "/nonexistent-dir/x/libk.so"), UserError);
   EXPECT_THROW(export_shared_library({}, host(), temp_path("none")), UserError);
+}
+
+/// The process's mapped address space in bytes (/proc/self/statm).
+int64_t mapped_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0;
+  statm >> pages;
+  return pages * ::sysconf(_SC_PAGESIZE);
+}
+
+TEST(ExportSharedLibrary, UnloadingALibraryReleasesTheScratchItsRuntimeKept) {
+  // out[j] = 2 a[j] through 4 MiB of scratch from tt_alloc, which the library's runtime keeps
+  // after each call; unloading the library must give it back.
+  const int stride = 65536;
+  ir::Buffer a = buffer("a", DataType::float32(), 16);
+  ir::Buffer out = buffer("out", DataType::float32(), 16);
+  ir::Buffer tmp = buffer("tmp", DataType::float32(), int64_t{16} * stride);
+  ir::Var i("i");
+  ir::Var j("j");
+  ir::Stmt body = ir::Allocate::make(
+      tmp, ir::Seq::make({loop(i, 16, store(tmp, load(a, i) * 2.0f, Expr(i) * Expr(stride))),
+                          loop(j, 16, store(out, load(tmp, Expr(j) * Expr(stride)), j))}));
+  std::string path = temp_path("scratch");
+  export_shared_library({make_func("tt_double", {a, out}, 1, body)}, host(), path);
+  auto load_run_unload = [&] {
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(lib, nullptr) << dlerror();
+    auto run = reinterpret_cast<KernelFn>(dlsym(lib, "tt_double"));
+    ASSERT_NE(run, nullptr);
+    std::vector<float> va = random_floats(16, 5);
+    std::vector<float> vout(16);
+    std::vector<void*> args = {va.data(), vout.data()};
+    ASSERT_EQ(run(args.data()), 0);
+    EXPECT_EQ(vout[15], va[15] * 2.0f);
+    ASSERT_EQ(dlclose(lib), 0);
+    // Really unloaded, so that the next dlopen gets a fresh copy of the runtime.
+    EXPECT_EQ(dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr);
+  };
+  load_run_unload();  // the loader's own one-time allocations
+  const int64_t before = mapped_bytes();
+  for (int round = 0; round < 20 && !HasFatalFailure(); ++round) {
+    load_run_unload();
+  }
+  // Kept blocks would add 20 x 6 MiB (the scratch and its huge-page alignment).
+  EXPECT_LT(mapped_bytes() - before, int64_t{24} << 20);
+  std::remove(path.c_str());
 }
 
 /// out = a + `add` (n floats).
