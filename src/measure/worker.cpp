@@ -22,6 +22,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sys/resource.h>
@@ -151,8 +152,9 @@ Message handle_run(const Message& request, const std::map<uint64_t, StoredRefere
   return result_reply(result, std::move(outputs));
 }
 
-// AddressSanitizer reserves terabytes of shadow address space, which any RLIMIT_AS refuses: a
-// sanitizer build's worker runs without the limit rather than not at all.
+// AddressSanitizer reserves terabytes of shadow and allocator address space at start, which an
+// absolute RLIMIT_AS refuses: a sanitizer build's worker counts its limit on top of what is
+// mapped when the limit is set, so that a runaway allocation still fails as in a plain build.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAddressSanitizer = true;
 #elif defined(__has_feature)
@@ -165,13 +167,27 @@ constexpr bool kAddressSanitizer = false;
 constexpr bool kAddressSanitizer = false;
 #endif
 
+/// The process's mapped address space in bytes (/proc/self/statm); 0 when unreadable.
+rlim_t mapped_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  rlim_t pages = 0;
+  if (!(statm >> pages)) {
+    return 0;
+  }
+  return pages * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
+}
+
 void apply_memory_limit(int64_t mb) {
-  if (mb <= 0 || kAddressSanitizer) {
+  if (mb <= 0) {
     return;
   }
+  const rlim_t base = kAddressSanitizer ? mapped_bytes() : 0;
+  if (kAddressSanitizer && base == 0) {
+    return;  // no baseline: a limit would be below the sanitizer's own reservations
+  }
   rlimit limit{};
-  limit.rlim_cur = static_cast<rlim_t>(mb) << 20;
-  limit.rlim_max = static_cast<rlim_t>(mb) << 20;
+  limit.rlim_cur = base + (static_cast<rlim_t>(mb) << 20);
+  limit.rlim_max = limit.rlim_cur;
   if (::setrlimit(RLIMIT_AS, &limit) != 0) {
     std::cerr << "tensortune-worker: cannot limit memory to " << mb
               << " MiB: " << std::strerror(errno) << "\n";
