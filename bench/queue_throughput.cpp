@@ -63,7 +63,7 @@ int64_t work(const std::string& where, int index) {
   std::thread heartbeat([&] {
     database::Database beat = database::Database::open(where);
     while (!stop.load()) {
-      beat.heartbeat(id, holding.load(), 1000, 30);
+      beat.heartbeat(id, {holding.load()}, 1000, 30);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });

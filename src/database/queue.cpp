@@ -8,6 +8,8 @@
 #include "database/write.h"
 #include "tensortune/database/database.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -129,7 +131,10 @@ int64_t Database::register_worker(const WorkerInfo& w) {
   });
 }
 
-bool Database::heartbeat(int64_t worker, int64_t job, int64_t now, int64_t lease_seconds) {
+bool Database::heartbeat(int64_t worker,
+                         const std::vector<int64_t>& jobs,
+                         int64_t now,
+                         int64_t lease_seconds) {
   return write(
       [&] {
         // Job rows before the worker's row, as every queue transaction locks them: a completion
@@ -138,7 +143,10 @@ bool Database::heartbeat(int64_t worker, int64_t job, int64_t now, int64_t lease
         Statement leases(*conn_,
                          "UPDATE jobs SET lease_until = ? WHERE id = ? AND worker_id = ? AND "
                          "state = 'running'");
-        leases.bind(1, now + lease_seconds).bind(2, job).bind(3, worker).run();
+        for (int64_t job : jobs) {
+          leases.reset();
+          leases.bind(1, now + lease_seconds).bind(2, job).bind(3, worker).run();
+        }
         Statement beat(*conn_, "UPDATE workers SET heartbeat = ? WHERE id = ?");
         beat.bind(1, now).bind(2, worker).run();
         return conn_->changes() == 1;
@@ -206,6 +214,17 @@ int64_t Database::requeue_expired(int64_t now, const LeasePolicy& policy) {
 }
 
 std::optional<Job> Database::claim_job(int64_t worker, int64_t now, const LeasePolicy& policy) {
+  std::vector<Job> one = claim_jobs(worker, now, policy, 1);
+  if (one.empty())
+    return std::nullopt;
+  return std::move(one[0]);
+}
+
+std::vector<Job> Database::claim_jobs(int64_t worker,
+                                      int64_t now,
+                                      const LeasePolicy& policy,
+                                      int64_t max) {
+  TT_USER_CHECK(max >= 1) << "database: claim at least one job, not " << max;
   // Leases are counted in seconds: looking for expired ones once a second is enough.
   if (now != last_requeue_check_) {
     requeue_expired(now, policy);
@@ -214,34 +233,39 @@ std::optional<Job> Database::claim_job(int64_t worker, int64_t now, const LeaseP
   const std::string claim =
       std::string(
           "UPDATE jobs SET state = 'running', worker_id = ?, lease_until = ?, attempts = "
-          "attempts + 1 WHERE id = (SELECT j.id FROM jobs j WHERE j.state = 'queued' AND "
+          "attempts + 1 WHERE id IN (SELECT j.id FROM jobs j WHERE j.state = 'queued' AND "
           "j.target_id = (SELECT target_id FROM workers WHERE id = ?) ORDER BY j.priority "
-          "DESC, j.id LIMIT 1") +
+          "DESC, j.id LIMIT ?") +
       skip_locked(*conn_) + ")";
+  std::vector<Job> out;
   if (conn_->dialect() == detail::Dialect::Postgres) {
-    // One statement, one round trip: the claim and the job's row with its workload and target.
-    // Should its answer be lost, the job stays leased to nobody who renews it and runs again
+    // One statement, one round trip: the claim and the jobs' rows with workload and target.
+    // Should its answer be lost, the jobs stay leased to nobody who renews them and run again
     // once the lease expires.
     std::string read = std::string("SELECT ") + kJobColumns;
     read.replace(read.find("FROM jobs j"), 11, "FROM claimed j");
-    Statement st(*conn_, "WITH claimed AS (" + claim + " RETURNING *) " + read);
-    st.bind(1, worker).bind(2, now + policy.lease_seconds).bind(3, worker);
-    if (!st.step())
-      return std::nullopt;
-    return read_job(st);
+    Statement st(*conn_, "WITH claimed AS (" + claim + " RETURNING *) " + read +
+                             " ORDER BY j.priority DESC, j.id");
+    st.bind(1, worker).bind(2, now + policy.lease_seconds).bind(3, worker).bind(4, max);
+    while (st.step())
+      out.push_back(read_job(st));
+    return out;
   }
-  const int64_t id = write(
+  const std::vector<int64_t> ids = write(
       [&] {
+        std::vector<int64_t> claimed;
         Statement st(*conn_, claim + " RETURNING id");
-        st.bind(1, worker).bind(2, now + policy.lease_seconds).bind(3, worker);
-        return st.step() ? st.get_int(0) : int64_t{0};
+        st.bind(1, worker).bind(2, now + policy.lease_seconds).bind(3, worker).bind(4, max);
+        while (st.step())
+          claimed.push_back(st.get_int(0));
+        return claimed;
       },
       false);
-  if (id == 0)
-    return std::nullopt;
-  std::vector<Job> found = jobs({id});
-  TT_CHECK(found.size() == 1) << "database: job " << id << " vanished after its claim";
-  return found[0];
+  out = jobs(ids);
+  std::sort(out.begin(), out.end(), [](const Job& x, const Job& y) {
+    return x.priority != y.priority ? x.priority > y.priority : x.id < y.id;
+  });
+  return out;
 }
 
 std::optional<int64_t> Database::complete_job(int64_t job,
@@ -278,13 +302,26 @@ std::optional<int64_t> Database::complete_job(int64_t job,
 }
 
 std::vector<Job> Database::jobs(const std::vector<int64_t>& ids) const {
-  Statement st(*conn_, std::string("SELECT ") + kJobColumns + " WHERE j.id = ?");
+  // One query per 100 ids (a tuner polls its whole batch), in the order given.
+  std::map<int64_t, Job> found;
+  for (size_t start = 0; start < ids.size(); start += 100) {
+    const size_t n = std::min<size_t>(100, ids.size() - start);
+    std::string marks;
+    for (size_t i = 0; i < n; ++i)
+      marks += i == 0 ? "?" : ", ?";
+    Statement st(*conn_, std::string("SELECT ") + kJobColumns + " WHERE j.id IN (" + marks + ")");
+    for (size_t i = 0; i < n; ++i)
+      st.bind(static_cast<int>(i) + 1, ids[start + i]);
+    while (st.step()) {
+      Job j = read_job(st);
+      found.emplace(j.id, std::move(j));
+    }
+  }
   std::vector<Job> out;
   for (int64_t id : ids) {
-    st.reset();
-    st.bind(1, id);
-    if (st.step())
-      out.push_back(read_job(st));
+    auto it = found.find(id);
+    if (it != found.end())
+      out.push_back(it->second);
   }
   return out;
 }

@@ -51,8 +51,9 @@ bool confirm_once(TaskState& state,
   auto stopping = [&] {
     return stop != nullptr && stop->load();
   };
-  if (top < 2 || rounds < 1 || state.result.trials == 0 || !state.reference || measurer.stopped())
+  if (top < 2 || rounds < 1 || state.result.trials == 0 || measurer.stopped())
     return true;
+  ensure_reference(state, measurer);  // a job that measured on the queue has none yet
   std::vector<int64_t> ids;
   std::vector<ir::LoweredFunc> funcs;
   std::vector<int64_t> refuted;

@@ -347,6 +347,16 @@ int64_t unix_now() {
       .count();
 }
 
+void ensure_reference(TaskState& state, measure::Measurer& measurer) {
+  if (state.reference)
+    return;
+  const std::optional<ir::LoweredFunc> plain = state.evaluator.lower_steps({});
+  TT_USER_CHECK(plain.has_value())
+      << "tune: the default schedule of " << state.result.workload_name << " does not lower";
+  state.reference = measurer.make_reference(
+      *plain, measure::Tolerance::for_reduction(state.task->workload.max_reduction_length()));
+}
+
 database::Record make_record(const TaskState& state,
                              const Config* config,
                              const measure::MeasureResult& result,

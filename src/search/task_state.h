@@ -6,6 +6,7 @@
 #include "tensortune/cost_model/cost_model.h"
 #include "tensortune/database/database.h"
 #include "tensortune/measure/measure_result.h"
+#include "tensortune/measure/measurer.h"
 #include "tensortune/measure/runner.h"
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/search/search_space.h"
@@ -116,6 +117,10 @@ void collect_peer_starts(std::vector<std::unique_ptr<TaskState>>& states,
 int64_t unix_now();
 
 /// The database record of one measured candidate; `config` is null for the default schedule.
+/// Builds the task's reference (the plain schedule's kernel, run once; its outputs check every
+/// candidate) unless it has one. UserError when the plain schedule does not lower.
+void ensure_reference(TaskState& state, measure::Measurer& measurer);
+
 database::Record make_record(const TaskState& state,
                              const Config* config,
                              const measure::MeasureResult& result,

@@ -300,14 +300,10 @@ TuneJob::LoweredBatch TuneJob::lower_batch(TaskState& state,
     TT_USER_CHECK(def.has_value())
         << "tune: the default schedule of " << state.result.workload_name << " does not lower";
   }
-  if (!state.reference) {
-    const std::optional<ir::LoweredFunc> plain =
-        state.default_steps.empty() && def ? def : state.evaluator.lower_steps({});
-    TT_USER_CHECK(plain.has_value())
-        << "tune: the default schedule of " << state.result.workload_name << " does not lower";
-    state.reference = measurer_.make_reference(
-        *plain, measure::Tolerance::for_reduction(state.task->workload.max_reduction_length()));
-  }
+  // Measuring on the queue, the workers build references of their own; this job needs one only
+  // for its confirmation, which makes it then.
+  if (!options_.measure_on_queue)
+    detail::ensure_reference(state, measurer_);
   const size_t room = state.default_measured ? batch.size : batch.size - 1;
   for (const Config& c : batch.configs) {
     if (out.funcs.size() >= room)

@@ -14,6 +14,7 @@
 #include "tensortune/te/operators.h"
 #include "tune_common.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -59,8 +60,11 @@ class Heartbeat {
   }
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;
-  /// The job whose lease the beats renew (0 = none).
-  std::atomic<int64_t> job{0};
+  /// The jobs whose leases the beats renew.
+  void hold(std::vector<int64_t> jobs) {
+    std::lock_guard<std::mutex> lock(jobs_mutex_);
+    jobs_ = std::move(jobs);
+  }
 
  private:
   void loop() {
@@ -69,7 +73,7 @@ class Heartbeat {
     do {
       lock.unlock();
       try {
-        db_.heartbeat(worker_, job.load(), unix_now(), lease_);
+        db_.heartbeat(worker_, held(), unix_now(), lease_);
       } catch (const std::exception& e) {  // the server is away: the next beat tries again
         TT_LOG(1) << "worker: heartbeat failed: " << e.what();
       }
@@ -77,6 +81,13 @@ class Heartbeat {
     } while (!wake_.wait_for(lock, period, [this] { return stop_; }));
   }
 
+  std::vector<int64_t> held() {
+    std::lock_guard<std::mutex> lock(jobs_mutex_);
+    return jobs_;
+  }
+
+  std::mutex jobs_mutex_;
+  std::vector<int64_t> jobs_;
   database::Database db_;
   int64_t worker_;
   int64_t lease_;
@@ -97,45 +108,91 @@ class JobRunner {
  public:
   JobRunner(database::Database& db, target::Target target) : db_(db), target_(std::move(target)) {}
 
-  /// The job's record with its measurement; a job that cannot be replayed (a workload whose spec
-  /// does not rebuild it, a schedule that does not parse or apply) gets a CompileError record
-  /// that says why. Nothing in a job row runs as code: the schedule is data, checked on replay.
-  database::Record run(const database::Job& job) {
-    database::Record r = job.record;
-    measure::MeasureResult m;
-    try {
-      m = measure(job);
-    } catch (const std::exception& e) {
-      m = measure::MeasureResult{};
-      m.status = measure::MeasureStatus::CompileError;
-      m.message = std::string("the job does not replay here: ") + e.what();
+  /// The jobs' records with their measurements, in order. Jobs of one workload and options are
+  /// measured together, so their candidates build in parallel as a tuner's batch does. A job
+  /// that cannot be replayed (a workload whose spec does not rebuild it, a schedule that does
+  /// not parse or apply, options out of range) gets a CompileError record that says why.
+  /// Nothing in a job row runs as code: the schedule is data, checked on replay.
+  std::vector<database::Record> run(const std::vector<database::Job>& jobs) {
+    std::vector<measure::MeasureResult> results(jobs.size());
+    std::vector<bool> done(jobs.size(), false);
+    for (size_t first = 0; first < jobs.size(); ++first) {
+      if (done[first])
+        continue;
+      std::vector<size_t> group;
+      for (size_t i = first; i < jobs.size(); ++i) {
+        if (!done[i] && jobs[i].options == jobs[first].options &&
+            jobs[i].record.workload_key == jobs[first].record.workload_key) {
+          group.push_back(i);
+          done[i] = true;
+        }
+      }
+      measure_group(jobs, group, results);
     }
-    r.status = measure::status_name(m.status);
-    r.error = m.message;
-    r.repeats = m.repeats;
-    r.median_seconds = m.ok() ? m.median_seconds : 0.0;
-    r.build_seconds = m.build_seconds;
-    r.run_seconds = m.run_seconds;
-    r.wall_seconds = m.wall_seconds;
-    r.timestamp = unix_now();
-    return r;
+    std::vector<database::Record> out;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      database::Record r = jobs[i].record;
+      const measure::MeasureResult& m = results[i];
+      r.status = measure::status_name(m.status);
+      r.error = m.message;
+      r.repeats = m.repeats;
+      r.median_seconds = m.ok() ? m.median_seconds : 0.0;
+      r.build_seconds = m.build_seconds;
+      r.run_seconds = m.run_seconds;
+      r.wall_seconds = m.wall_seconds;
+      r.timestamp = unix_now();
+      out.push_back(std::move(r));
+    }
+    return out;
   }
 
  private:
-  measure::MeasureResult measure(const database::Job& job) {
-    const std::string& key = job.record.workload_key;
-    const std::optional<database::WorkloadInfo> info = db_.workload(key);
-    TT_USER_CHECK(info && !info->spec.empty())
-        << "workload '" << key << "' has no spec in the database to rebuild it from";
-    const te::Workload workload = te::make_workload(info->spec);
-    TT_USER_CHECK(workload.key() == key) << "the spec '" << info->spec << "' builds workload '"
-                                         << workload.key() << "', not '" << key << "'";
-    const schedule::Schedule sched = schedule::parse_schedule(job.record.schedule);
-    TT_USER_CHECK(sched.workload_key == key)
-        << "the schedule is of workload '" << sched.workload_key << "'";
-    const ir::LoweredFunc func = lower::lower(workload, sched, target_);
-    Bench& bench = bench_for(job.options, workload);
-    return bench.measurer->measure(*bench.reference, {func}).at(0);
+  static measure::MeasureResult refused(const std::exception& e) {
+    measure::MeasureResult m;
+    m.status = measure::MeasureStatus::CompileError;
+    m.message = std::string("the job does not replay here: ") + e.what();
+    return m;
+  }
+
+  /// Jobs `group` of `jobs` (one workload, one set of options) into `results`.
+  void measure_group(const std::vector<database::Job>& jobs,
+                     const std::vector<size_t>& group,
+                     std::vector<measure::MeasureResult>& results) {
+    const std::string& key = jobs[group[0]].record.workload_key;
+    std::optional<te::Workload> workload;
+    Bench* bench = nullptr;
+    try {
+      const std::optional<database::WorkloadInfo> info = db_.workload(key);
+      TT_USER_CHECK(info && !info->spec.empty())
+          << "workload '" << key << "' has no spec in the database to rebuild it from";
+      workload = te::make_workload(info->spec);
+      TT_USER_CHECK(workload->key() == key) << "the spec '" << info->spec << "' builds workload '"
+                                            << workload->key() << "', not '" << key << "'";
+      bench = &bench_for(jobs[group[0]].options, *workload);
+    } catch (const std::exception& e) {
+      for (size_t i : group)
+        results[i] = refused(e);
+      return;
+    }
+    std::vector<ir::LoweredFunc> funcs;
+    std::vector<size_t> lowered;
+    for (size_t i : group) {
+      try {
+        const schedule::Schedule sched = schedule::parse_schedule(jobs[i].record.schedule);
+        TT_USER_CHECK(sched.workload_key == key)
+            << "the schedule is of workload '" << sched.workload_key << "'";
+        funcs.push_back(lower::lower(*workload, sched, target_));
+        lowered.push_back(i);
+      } catch (const std::exception& e) {
+        results[i] = refused(e);
+      }
+    }
+    if (funcs.empty())
+      return;
+    const std::vector<measure::MeasureResult> measured =
+        bench->measurer->measure(*bench->reference, funcs);
+    for (size_t k = 0; k < lowered.size(); ++k)
+      results[lowered[k]] = measured[k];
   }
 
   Bench& bench_for(const std::string& options, const te::Workload& workload) {
@@ -183,7 +240,10 @@ ArgParser worker_parser() {
               "leases a job gets before it becomes an error record (default 3)")
       .option("name", "NAME", "the name 'tensortune workers' shows (default HOST:PID)")
       .option("idle-exit", "S", "exit after S seconds without a job (default 0: never)")
-      .option("max-jobs", "N", "exit after N jobs (default 0: no limit)");
+      .option("max-jobs", "N", "exit after N jobs (default 0: no limit)")
+      .option(
+          "batch", "N",
+          "jobs claimed at a time, built in parallel (default: this machine's CPUs, at most 8)");
   return parser;
 }
 
@@ -200,6 +260,9 @@ int run_worker(const std::vector<std::string>& args) {
   policy.max_attempts = p.get_int("max-attempts", 3, 1, 1000);
   const double idle_exit = p.get_double("idle-exit", 0, 0, 1e9);
   const int64_t max_jobs = p.get_int("max-jobs", 0, 0, INT64_MAX);
+  // As many jobs at a time as the local measurer builds in parallel.
+  const int64_t batch =
+      p.get_int("batch", std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8), 1, 4096);
 
   database::Database db = database::Database::open(where);
   database::WorkerInfo me;
@@ -218,8 +281,9 @@ int run_worker(const std::vector<std::string>& args) {
     JobRunner runner(db, target);
     auto idle_since = std::chrono::steady_clock::now();
     while (!stop.flag().load() && (max_jobs == 0 || done + discarded < max_jobs)) {
-      std::optional<database::Job> job = db.claim_job(id, unix_now(), policy);
-      if (!job) {
+      const int64_t room = max_jobs == 0 ? batch : std::min(batch, max_jobs - done - discarded);
+      const std::vector<database::Job> jobs = db.claim_jobs(id, unix_now(), policy, room);
+      if (jobs.empty()) {
         const double idle =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - idle_since).count();
         if (idle_exit > 0 && idle >= idle_exit)
@@ -227,20 +291,26 @@ int run_worker(const std::vector<std::string>& args) {
         db.wait_for("jobs", 1.0);
         continue;
       }
-      heartbeat.job = job->id;
-      const database::Record measured = runner.run(*job);
-      const std::optional<int64_t> record = db.complete_job(job->id, id, measured, unix_now());
-      if (record) {
-        ++done;
-        TT_LOG(1) << "worker: job " << job->id << " -> record " << *record << " ("
-                  << measured.status << ")";
-      } else {
-        ++discarded;
-        std::cerr << "worker: job " << job->id
-                  << ": the lease was lost meanwhile; the result is discarded (it runs "
-                     "elsewhere)\n";
+      std::vector<int64_t> ids;
+      for (const database::Job& j : jobs)
+        ids.push_back(j.id);
+      heartbeat.hold(ids);
+      const std::vector<database::Record> measured = runner.run(jobs);
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        const std::optional<int64_t> record =
+            db.complete_job(jobs[i].id, id, measured[i], unix_now());
+        if (record) {
+          ++done;
+          TT_LOG(1) << "worker: job " << jobs[i].id << " -> record " << *record << " ("
+                    << measured[i].status << ")";
+        } else {
+          ++discarded;
+          std::cerr << "worker: job " << jobs[i].id
+                    << ": the lease was lost meanwhile; the result is discarded (it runs "
+                       "elsewhere)\n";
+        }
       }
-      heartbeat.job = 0;
+      heartbeat.hold({});
       idle_since = std::chrono::steady_clock::now();
     }
   }

@@ -130,9 +130,12 @@ class Database {
   std::vector<int64_t> enqueue(const std::vector<Job>& jobs, int64_t now);
   /// Registers a worker process (WorkerInfo::target: the jobs it takes); returns its id.
   int64_t register_worker(const WorkerInfo& worker);
-  /// A worker's sign of life: its heartbeat, and the lease of the job it runs (`job`; 0 = none),
+  /// A worker's sign of life: its heartbeat, and the leases of the jobs it holds (`jobs`),
   /// renewed until now + lease_seconds. False when the worker is unknown.
-  bool heartbeat(int64_t worker, int64_t job, int64_t now, int64_t lease_seconds);
+  bool heartbeat(int64_t worker,
+                 const std::vector<int64_t>& jobs,
+                 int64_t now,
+                 int64_t lease_seconds);
   /// The worker says it stops (its running jobs go back to the queue).
   void stop_worker(int64_t worker, int64_t now);
   /// Requeues running jobs whose lease expired before `now`; a job that has had
@@ -142,6 +145,9 @@ class Database {
   /// (oldest first among equals) to `worker` until now + lease_seconds. On PostgreSQL workers
   /// claim side by side (FOR UPDATE SKIP LOCKED). nullopt when none is queued.
   std::optional<Job> claim_job(int64_t worker, int64_t now, const LeasePolicy& policy);
+  /// As claim_job, up to `max` jobs at once (a worker that builds several in parallel), most
+  /// urgent first.
+  std::vector<Job> claim_jobs(int64_t worker, int64_t now, const LeasePolicy& policy, int64_t max);
   /// Stores `measured` (the job's record with its measurement) and marks the job done, in one
   /// transaction, when the job is still leased to `worker`; the record's id. nullopt, storing
   /// nothing, when the lease was lost (expired and requeued, or given to another worker): a late

@@ -123,7 +123,7 @@ TEST_F(Queue, AnExpiredLeaseSendsTheJobElsewhereAndTheLateResultIsDiscarded) {
   policy.lease_seconds = 10;
   ASSERT_TRUE(db.claim_job(a, 1000, policy).has_value());
   // A heartbeat keeps it: at 1009 a's lease is renewed to 1019.
-  EXPECT_TRUE(db.heartbeat(a, id, 1009, policy.lease_seconds));
+  EXPECT_TRUE(db.heartbeat(a, {id}, 1009, policy.lease_seconds));
   EXPECT_FALSE(db.claim_job(b, 1015, policy).has_value());
   // Then a falls silent (killed, or cut off): after 1019 the job is b's.
   std::optional<Job> again = db.claim_job(b, 1020, policy);
@@ -135,7 +135,7 @@ TEST_F(Queue, AnExpiredLeaseSendsTheJobElsewhereAndTheLateResultIsDiscarded) {
   ASSERT_TRUE(db.complete_job(id, b, measured(*again, 2e-3), 1022).has_value());
   EXPECT_EQ(db.count_records(), 1);
   EXPECT_DOUBLE_EQ(db.best(mm.key, cpu()).at(0).median_seconds, 2e-3);
-  EXPECT_FALSE(db.heartbeat(12345, 0, 1023, 10));  // an unknown worker
+  EXPECT_FALSE(db.heartbeat(12345, {}, 1023, 10));  // an unknown worker
 }
 
 TEST_F(Queue, AJobWhoseLeasesKeepExpiringBecomesAnErrorRecord) {
@@ -169,6 +169,29 @@ TEST_F(Queue, AStoppingWorkerReturnsItsJobAndATunerCancelsWhatIsQueued) {
   ASSERT_TRUE(db.claim_job(w, 1002, policy).has_value());
   EXPECT_EQ(db.cancel_jobs(77), 2);  // the running one stays
   EXPECT_EQ(db.jobs(ids).size(), 1U);
+}
+
+TEST_F(Queue, AWorkerClaimsSeveralJobsAtOnceMostUrgentFirst) {
+  const std::vector<int64_t> ids = db.enqueue(
+      {job(mm, cpu(), 1), job(mm, cpu(), 2, 3), job(mm, cpu(), 3), job(mm, cpu(), 4, 1)}, 1000);
+  const int64_t w = db.register_worker(worker(cpu(), "w"));
+  LeasePolicy policy;
+  const std::vector<Job> three = db.claim_jobs(w, 1000, policy, 3);
+  ASSERT_EQ(three.size(), 3U);
+  EXPECT_EQ(three[0].id, ids[1]);
+  EXPECT_EQ(three[1].id, ids[3]);
+  EXPECT_EQ(three[2].id, ids[0]);
+  for (const Job& j : three)
+    EXPECT_EQ(j.state, "running");
+  // The heartbeat renews the leases of the jobs held, and only those.
+  EXPECT_TRUE(db.heartbeat(w, {three[0].id, three[1].id}, 1020, policy.lease_seconds));
+  const std::vector<Job> now = db.jobs({three[0].id, three[2].id});
+  EXPECT_EQ(now[0].lease_until, 1020 + policy.lease_seconds);
+  EXPECT_EQ(now[1].lease_until, 1000 + policy.lease_seconds);
+  const std::vector<Job> rest = db.claim_jobs(w, 1021, policy, 5);
+  ASSERT_EQ(rest.size(), 1U);
+  EXPECT_EQ(rest[0].id, ids[2]);
+  EXPECT_THROW(db.claim_jobs(w, 1022, policy, 0), UserError);
 }
 
 TEST_F(Queue, ConcurrentWorkersClaimEveryJobExactlyOnce) {
