@@ -12,6 +12,7 @@ PACKAGES=(
   libdnnl-dev libopenblas-dev python3 clang-format pkg-config
   pybind11-dev python3-dev python3-numpy python3-pytest
   libpq-dev postgresql-15 iproute2
+  clang-19 libclang-rt-19-dev
   chromium fonts-dejavu-core
 )
 
