@@ -28,7 +28,7 @@ ALLOWED = {
                "measure", "cost_model", "database"},
     "driver": {"database", "schedule", "lower", "codegen", "te", "target", "ir", "support"},
     "runtime": {"support"},
-    "graph": {"driver", "database", "te", "target", "ir", "support"},
+    "graph": {"driver", "database", "runtime", "te", "target", "ir", "support"},
     "capi": {"driver", "database", "schedule", "codegen", "runtime", "te", "target", "ir",
              "support"},
 }

@@ -7,10 +7,11 @@
 Usage (Debian's Python, which has torch; CPU only, deterministic, nothing is downloaded):
   /usr/bin/python3 scripts/make_models.py [--out tests/models]   # the tiny committed models
   /usr/bin/python3 scripts/make_models.py --resnet18 DIR         # ResNet-18 for the benchmark
+  /usr/bin/python3 scripts/make_models.py --superres DIR         # super-resolution, 224x224
   /usr/bin/python3 scripts/make_models.py --family DIR [--only a,b]  # one model per family
 
-Tiny models: mlp, cnn (BatchNormalization kept), encoder (opset 17, LayerNormalization) and
-ln_decomposed (LayerNorm written out), plus the bad models unsupported, dynamic, truncated and
+Tiny models: mlp, cnn (BatchNormalization kept), encoder (opset 17, LayerNormalization),
+ln_decomposed (LayerNorm written out) and superres (the super-resolution network on 12x12), plus the bad models unsupported, dynamic, truncated and
 not_onnx. Every model is checked with onnx.checker, must have static shapes, and may use only the
 ops in SUPPORTED. Needs python3-torch and python3-onnx (and python3-torchvision for --resnet18 and
 --family). The family models (FAMILIES: torchvision's MobileNet v2/v3, EfficientNet, SqueezeNet,
@@ -70,6 +71,25 @@ def randomize_bn(module):
                 m.running_var.copy_(torch.rand(m.num_features) + 0.5)
                 m.weight.copy_(torch.rand(m.num_features) + 0.5)
                 m.bias.copy_(torch.randn(m.num_features) * 0.2)
+
+
+class SuperResolutionNet(nn.Module):
+    """The PyTorch tutorial's super-resolution network (upscale 3): convs 5x5 1->64, 3x3 64->64,
+    3x3 64->32 and 3x3 32->9 with ReLUs, then PixelShuffle(3), which ONNX gets as DepthToSpace."""
+
+    def __init__(self, upscale=3):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 64, 5, padding=2)
+        self.conv2 = nn.Conv2d(64, 64, 3, padding=1)
+        self.conv3 = nn.Conv2d(64, 32, 3, padding=1)
+        self.conv4 = nn.Conv2d(32, upscale ** 2, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(upscale)
+
+    def forward(self, x):                                 # [1,1,H,W]
+        x = torch.relu(self.conv1(x))
+        x = torch.relu(self.conv2(x))
+        x = torch.relu(self.conv3(x))
+        return self.shuffle(self.conv4(x))                # [1,1,3H,3W]
 
 
 class Cnn(nn.Module):
@@ -203,6 +223,7 @@ def make_tiny(out):
         ("cnn", Cnn, (1, 3, 16, 16), 13, True, ("BatchNormalization", "Conv")),
         ("encoder", Encoder, (1, 16, 32), 17, False, ("LayerNormalization", "MatMul")),
         ("ln_decomposed", LnDecomposed, (4, 32), 13, False, ("ReduceMean", "Pow", "Sqrt")),
+        ("superres", SuperResolutionNet, (1, 1, 12, 12), 13, False, ("Conv", "DepthToSpace")),
     ]
     manifest = {}
     for seed, (name, cls, shape, opset, preserve, require) in enumerate(specs):
@@ -287,6 +308,17 @@ class TransformerEncoder(nn.Module):
         return self.head(self.encoder(x))
 
 
+def make_superres(out):
+    """The seeds' super-resolution demo model at its size: input 1x1x224x224, output 1x1x672x672."""
+    torch.manual_seed(0)
+    entry = export("superres", SuperResolutionNet(), [random_input(400, (1, 1, 224, 224))], out,
+                   13, False, ("Conv", "DepthToSpace"), big=True)
+    path = out / "models.json"
+    manifest = json.loads(path.read_text()) if path.exists() else {}
+    manifest["superres"] = entry
+    return manifest
+
+
 def family_models():
     """name -> (constructor, input shape): one model per family bench/zero_shot reports."""
     import torchvision.models as tv
@@ -329,14 +361,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="tests/models", help="folder of the tiny models")
     parser.add_argument("--resnet18", metavar="DIR", help="export ResNet-18 into DIR instead")
+    parser.add_argument("--superres", metavar="DIR",
+                        help="export the super-resolution network (1x1x224x224) into DIR instead")
     parser.add_argument("--family", metavar="DIR", help="export the family models into DIR instead")
     parser.add_argument("--only", metavar="A,B", help="with --family: just these models")
     args = parser.parse_args()
     torch.set_num_threads(1)  # bit-reproducible reference outputs
-    out = pathlib.Path(args.resnet18 or args.family or args.out)
+    out = pathlib.Path(args.resnet18 or args.superres or args.family or args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.resnet18:
         manifest = make_resnet18(out)
+    elif args.superres:
+        manifest = make_superres(out)
     elif args.family:
         manifest = make_families(out, args.only)
     else:

@@ -12,11 +12,18 @@ grep -qx '/.devpack/' .git/info/exclude 2>/dev/null || echo '/.devpack/' >>.git/
 rm -rf .devpack && mkdir -p .devpack/stage/build .devpack/libs
 bins="tools/tensortune/tensortune tools/tensortune/tensortune-worker bench/vs_vendor_gpu
   tests/unit/measure/measure_test tests/unit/runtime/runtime_test tests/unit/codegen/codegen_test
-  tests/golden/golden_test tests/e2e/gpu_tune_cli_test tests/e2e/vs_vendor_gpu_test"
+  tests/golden/golden_test tests/e2e/gpu_tune_cli_test tests/e2e/vs_vendor_gpu_test
+  tests/e2e/gpu_model_test tests/e2e/model_cli_test"
 for f in $bins; do
   mkdir -p ".devpack/stage/build/$(dirname "$f")"
   strip --strip-unneeded -o ".devpack/stage/build/$f" "$build/$f"
 done
+# The runtime archive that compile-model links into model libraries.
+mkdir -p .devpack/stage/build/src/runtime
+cp "$build/src/runtime/libtt_runtime.a" .devpack/stage/build/src/runtime/
+# The super-resolution model for bench/gpu_models.sh (needs Debian's python3-torch here).
+/usr/bin/python3 scripts/make_models.py --superres .devpack/models >/dev/null ||
+  echo "pack.sh: no super-resolution model (python3-torch missing?)" >&2
 # Every library outside glibc: the GPU machine may have none of them, or other versions.
 for f in $bins; do ldd "$build/$f"; done | awk '/=>/ {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libpthread|libdl|librt)\.so|ld-linux' | while read -r lib; do

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Runs the GPU checks on a machine with an NVIDIA GPU, from the repository root, with the binaries
 # and libraries that scripts/device/pack.sh put into .devpack/: the device tests (each operator's
-# kernels verified on the GPU, the driver, the measurer, `tune --target cuda`), then
-# bench/vs_vendor_gpu against cuBLAS/cuDNN. Logs and the database go to $OUT (default /tmp/devout).
+# kernels verified on the GPU, the driver, the measurer, `tune --target cuda`, whole GPU models),
+# the super-resolution model against PyTorch (bench/gpu_models.sh), then bench/vs_vendor_gpu
+# against cuBLAS/cuDNN. Logs and the database go to $OUT (default /tmp/devout).
 # Usage: bash scripts/device/run.sh [TRIALS] [ONLY]
 #   TRIALS  vs_vendor_gpu --tune-trials (default 32); ONLY its --only filter (default: every case)
 #   QUICK=1 skips the device tests but vs_vendor_gpu's own; VVG_S caps vs_vendor_gpu's seconds (240)
@@ -56,6 +57,19 @@ if [ -z "${QUICK:-}" ]; then
   t 60 tests/golden/golden_test --gtest_filter='*Cuda*'
   t 200 tests/unit/measure/measure_test --gtest_filter='Gpu*:HostReference*:TimeBatches*'
   t 120 tests/e2e/gpu_tune_cli_test
+  t 300 tests/e2e/gpu_model_test
+  t 120 tests/e2e/model_cli_test --gtest_filter='*Cuda*'
+fi
+# Whole models against PyTorch (bench/gpu_models.sh); GPU_MODEL_TRIALS > 0 tunes them first.
+if [ -d "$R/.devpack/models" ]; then
+  dbarg=()
+  if [ "${GPU_MODEL_TRIALS:-0}" -gt 0 ]; then
+    dbarg=(--db "$OUT/models.db")
+    t "${GPU_MODEL_S:-300}" tools/tensortune/tensortune tune-model "$R/.devpack/models/superres.onnx" \
+      --target "cuda -arch=sm_90" --trials "$GPU_MODEL_TRIALS" --db "$OUT/models.db"
+  fi
+  (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models superres \
+    --tt /work/main/build/tools/tensortune/tensortune --out "$OUT/models" "${dbarg[@]}")
 fi
 t 60 tests/e2e/vs_vendor_gpu_test
 el vs_vendor_gpu

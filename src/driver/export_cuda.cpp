@@ -3,6 +3,7 @@
 // PTX and a JSON manifest of how to launch them.
 #include "driver/export_files.h"
 #include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/driver/c_header.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/support/error.h"
@@ -91,6 +92,32 @@ ExportedCuda Compiler::export_cuda(const std::vector<ExportItem>& items,
   out.manifest_path = (std::filesystem::path(dir) / (name + ".json")).string();
   detail::write_text(out.manifest_path, manifest.dump() + "\n");
   return out;
+}
+
+std::vector<CompiledCuda> Compiler::lower_cuda(const std::vector<ExportItem>& items,
+                                               std::string* why_no_ptx) {
+  TT_USER_CHECK(resolved_.is_gpu())
+      << "target '" << resolved_.to_string() << "' is not a CUDA target (e.g. 'cuda -arch=sm_90')";
+  std::string why;
+  const bool ptx = codegen::nvrtc_available(&why);
+  if (!ptx && why_no_ptx != nullptr)
+    *why_no_ptx = why;
+  std::vector<CompiledCuda> out;
+  for (Compiled& c : lower_items(items)) {
+    CompiledCuda k{std::move(c), {}, ""};
+    k.module = codegen::generate_cuda(k.compiled.func, resolved_);
+    if (ptx)
+      k.ptx = codegen::compile_cuda(k.module.source, resolved_, false).ptx;
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+void Compiler::write_cuda_model_library(const runtime::CudaModelImage& image,
+                                        const codegen::ModelEntry& sizes,
+                                        const std::string& path,
+                                        const std::string& runtime_archive) const {
+  codegen::export_cuda_model_library(image, sizes, codegen::resolve_host(), path, runtime_archive);
 }
 
 }  // namespace tensortune::driver

@@ -2,6 +2,7 @@
 // Writing a compiled model folder (library, header, plan, weights) and loading it back.
 #include "tensortune/graph/model_library.h"
 
+#include "graph/model_folder.h"
 #include "tensortune/graph/onnx_import.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/file.h"
@@ -58,7 +59,6 @@ F symbol(void* library, const std::string& path, const std::string& name) {
 
 /// UserError unless the entry point of the library at `path` has the sizes of `plan` (read from
 /// `plan_path`): the library and the plan must come from one compile-model run.
-driver::ModelDecl model_decl(const RunPlan& plan);
 
 void check_entry_point(void* library,
                        const std::string& path,
@@ -87,9 +87,49 @@ void check_entry_point(void* library,
   void* hash = dlsym(library, codegen::kModelCallsHash);
   TT_USER_CHECK(hash != nullptr) << "'" << path << "' predates the check of its calls against '"
                                  << plan_path << "': compile the model again";
-  TT_USER_CHECK(reinterpret_cast<Size>(hash)() == codegen::calls_hash(model_decl(plan).entry.calls))
+  TT_USER_CHECK(reinterpret_cast<Size>(hash)() ==
+                codegen::calls_hash(detail::model_decl(plan).entry.calls))
       << "'" << path << "' and '" << plan_path
       << "' do not belong together (their kernel calls differ): compile the model again";
+}
+
+}  // namespace
+
+namespace detail {
+
+Partition model_partition(const Graph& graph) {
+  graph.validate();
+  // run-model and the callers of model.h exchange float32 arrays: a float64 model used to
+  // compile and then fail when run. Refused here, before anything is written.
+  for (const auto* names : {&graph.inputs, &graph.outputs}) {
+    for (const std::string& name : *names) {
+      const Value& v = graph.value(name);
+      TT_USER_CHECK(v.dtype == ir::DataType::float32())
+          << "model " << (names == &graph.inputs ? "input" : "output") << " '" << name << "' is "
+          << v.dtype.to_string()
+          << "; compiled models take and return float32 tensors only (convert the model to "
+             "float32)";
+    }
+  }
+  Partition partition = graph::partition(graph);
+  TT_USER_CHECK(!partition.kernels.empty())
+      << "model: no kernel to build: every output is a constant or one of the model's inputs";
+  return partition;
+}
+
+std::vector<driver::ExportItem> model_items(const Graph& graph,
+                                            const Partition& partition,
+                                            const driver::Compiler& compiler,
+                                            std::vector<size_t>& item_of) {
+  std::vector<driver::ExportItem> items;
+  item_of.assign(partition.kernels.size(), 0);
+  for (const Task& task : built_tasks(graph, partition, compiler)) {
+    for (size_t k : task.kernels)
+      item_of[k] = items.size();
+    items.push_back(
+        driver::ExportItem{task.workload, "", "kernel_" + std::to_string(items.size())});
+  }
+  return items;
 }
 
 /// The entry point of `plan` and what model.h documents of it.
@@ -148,36 +188,33 @@ std::vector<std::string> distinct_names(const std::vector<driver::ExportItem>& i
   return out;
 }
 
-}  // namespace
+void write_model_file(const std::string& path, const void* data, size_t bytes) {
+  write_file(path, data, bytes);
+}
+
+void write_plan(const ExportedModel& m, support::Json plan_json) {
+  support::Json kernels = support::Json::array();
+  for (const driver::Compiled& c : m.functions) {
+    support::Json k = c.lookup.to_json();
+    k["name"] = c.func.name;
+    kernels.push_back(std::move(k));
+  }
+  plan_json["kernels"] = std::move(kernels);
+  const std::string text = plan_json.dump(1) + "\n";
+  write_file(m.plan_path, text.data(), text.size());
+}
+
+}  // namespace detail
 
 ExportedModel export_model(const Graph& graph,
                            driver::Compiler& compiler,
                            const std::string& dir,
                            const std::string& runtime_archive) {
-  graph.validate();
-  // run-model and the callers of model.h exchange float32 arrays: a float64 model used to
-  // compile and then fail when run. Refused here, before anything is written.
-  for (const auto* names : {&graph.inputs, &graph.outputs}) {
-    for (const std::string& name : *names) {
-      const Value& v = graph.value(name);
-      TT_USER_CHECK(v.dtype == ir::DataType::float32())
-          << "model " << (names == &graph.inputs ? "input" : "output") << " '" << name << "' is "
-          << v.dtype.to_string()
-          << "; compiled models take and return float32 tensors only (convert the model to "
-             "float32)";
-    }
-  }
-  Partition partition = graph::partition(graph);
-  TT_USER_CHECK(!partition.kernels.empty())
-      << "model: no kernel to build: every output is a constant or one of the model's inputs";
-  std::vector<driver::ExportItem> items;
-  std::vector<size_t> item_of(partition.kernels.size());  // the function each kernel calls
-  for (const Task& task : built_tasks(graph, partition, compiler)) {
-    for (size_t k : task.kernels)
-      item_of[k] = items.size();
-    items.push_back(
-        driver::ExportItem{task.workload, "", "kernel_" + std::to_string(items.size())});
-  }
+  if (compiler.target().is_gpu())
+    return export_gpu_model(graph, compiler, dir, runtime_archive);
+  Partition partition = detail::model_partition(graph);
+  std::vector<size_t> item_of;  // the function each kernel calls
+  std::vector<driver::ExportItem> items = detail::model_items(graph, partition, compiler, item_of);
   ExportedModel m;
   m.dir = dir;
   m.memory = plan_memory(graph, partition);
@@ -187,7 +224,7 @@ ExportedModel export_model(const Graph& graph,
   std::vector<driver::Compiled> lowered = compiler.lower_items(items);
   std::vector<std::string> names, workloads;
   std::vector<KernelPrepack> prepacks;
-  const std::vector<std::string> shown = distinct_names(items);
+  const std::vector<std::string> shown = detail::distinct_names(items);
   for (size_t k = 0; k < partition.kernels.size(); ++k) {
     names.push_back(items[item_of[k]].name);
     workloads.push_back(shown[item_of[k]]);
@@ -198,7 +235,7 @@ ExportedModel export_model(const Graph& graph,
     m.plan.calls[k].flop = items[item_of[k]].workload.flop_count();
     m.plan.calls[k].schedule = lowered[item_of[k]].lookup.describe();
   }
-  driver::ModelDecl decl = model_decl(m.plan);
+  driver::ModelDecl decl = detail::model_decl(m.plan);
   driver::ExportedLibrary lib =
       compiler.write_library(items, std::move(lowered), dir, "model", runtime_archive, &decl);
   m.library_path = lib.library_path;
@@ -219,16 +256,7 @@ ExportedModel export_model(const Graph& graph,
   m.weights_path = dir + "/" + decl.weights_file;
   // Where each kernel's schedule came from travels with the model, so a user of the exported
   // folder sees which kernels still run untuned; load() ignores the key.
-  support::Json plan_json = m.plan.to_json();
-  support::Json kernels = support::Json::array();
-  for (const driver::Compiled& c : m.functions) {
-    support::Json k = c.lookup.to_json();
-    k["name"] = c.func.name;
-    kernels.push_back(std::move(k));
-  }
-  plan_json["kernels"] = std::move(kernels);
-  std::string text = plan_json.dump(1) + "\n";
-  write_file(m.plan_path, text.data(), text.size());
+  detail::write_plan(m, m.plan.to_json());
   write_file(m.weights_path, m.plan.weights.data(), m.plan.weights.size());
   return m;
 }
@@ -240,14 +268,18 @@ LoadedModel LoadedModel::load(const std::string& dir) {
   const std::string plan_path = dir + "/model.json";
   RunPlan plan;
   int64_t expected = 0;
+  bool gpu = false;
   try {
     // A plan lists tensors and calls, megabytes for the largest models: 256 MiB is far beyond.
     support::Json json = support::Json::parse(read_file(plan_path, int64_t{256} << 20));
     plan = RunPlan::from_json(json);
     expected = json.at("weight_bytes").as_int("weight_bytes");
+    gpu = json.contains("device") && json.at("device").as_string("device") == "cuda";
   } catch (const UserError& e) {
     TT_USER_CHECK(false) << "'" << plan_path << "': " << e.what();
   }
+  if (gpu)
+    return load_gpu(dir, std::move(plan), expected);
   const std::string weights_path = dir + "/weights.bin";
   const int64_t size = support::check_regular_file(weights_path, INT64_MAX, "model file");
   TT_USER_CHECK(size == expected) << "'" << weights_path << "' has " << size
@@ -277,6 +309,10 @@ void LoadedModel::run(const std::vector<const void*>& inputs,
   TT_USER_CHECK(inputs.size() == plan_->inputs.size() && outputs.size() == plan_->outputs.size())
       << "the model takes " << plan_->inputs.size() << " input(s) and " << plan_->outputs.size()
       << " output(s), got " << inputs.size() << " and " << outputs.size();
+  if (gpu_) {
+    run_gpu(inputs, outputs);
+    return;
+  }
   // Kernels never write their inputs.
   int32_t rc = entry_(const_cast<void* const*>(inputs.data()), outputs.data(), arena_.get(),
                       plan_->weights.data());
@@ -287,6 +323,10 @@ std::vector<double> LoadedModel::profile(const std::vector<const void*>& inputs,
                                          const std::vector<void*>& outputs,
                                          int runs) const {
   TT_USER_CHECK(runs >= 1) << "profile: runs must be >= 1 (got " << runs << ")";
+  if (gpu_) {
+    run_gpu(inputs, outputs);
+    return gpu_times(runs).calls;
+  }
   auto* arena = static_cast<uint8_t*>(arena_.get());
   plan_->execute(functions_, inputs, outputs, arena);  // warm-up
   std::vector<std::vector<double>> samples(plan_->calls.size());

@@ -22,6 +22,7 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   /// The path of `name` inside the directory.
   std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string path() const { return path_.string(); }
 
  private:
   std::filesystem::path path_;

@@ -162,7 +162,55 @@ std::string launchers(const CudaModule& m) {
   return out.str();
 }
 
+/// Compiles `text` into DIR/NAME.so and loads it; null with the reason in `error`.
+void* compile_and_load(const std::string& text,
+                       const std::string& dir,
+                       const std::string& name,
+                       std::string* error) {
+  const std::string cpp = dir + "/" + name + ".cpp", so = dir + "/" + name + ".so",
+                    log = dir + "/" + name + ".log";
+  std::ofstream(cpp) << text;
+  std::string command =
+      "c++ -std=c++17 -O1 -shared -fPIC -pthread -o " + so + " " + cpp + " > " + log + " 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream in(log);
+    std::stringstream out;
+    out << in.rdbuf();
+    *error = "the host compiler rejected the generated source:\n" + out.str();
+    return nullptr;
+  }
+  void* library = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr)
+    *error = dlerror();
+  return library;
+}
+
 }  // namespace
+
+bool host_compiler_available() {
+  return std::system("c++ --version > /dev/null 2>&1") == 0;
+}
+
+void* build_emulation(const std::string& source,
+                      const std::vector<EmulatedLaunch>& launches,
+                      const std::string& dir,
+                      const std::string& name,
+                      std::string* error) {
+  std::ostringstream out;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const EmulatedLaunch& l = launches[i];
+    out << "extern \"C\" void tt_run_" << i << "(void** b) {\n"
+        << "  const unsigned g[3] = {" << l.grid[0] << ", " << l.grid[1] << ", " << l.grid[2]
+        << "};\n"
+        << "  const unsigned t[3] = {" << l.block[0] << ", " << l.block[1] << ", " << l.block[2]
+        << "};\n"
+        << "  tt_launch(g, t, [&] { " << l.kernel << "(";
+    for (size_t p = 0; p < l.num_args; ++p)
+      out << (p == 0 ? "" : ", ") << "tt_any_ptr{b[" << p << "]}";
+    out << "); });\n}\n";
+  }
+  return compile_and_load(kShim + source + out.str(), dir, name, error);
+}
 
 void expect_emulation_matches_eval(const std::string& spec,
                                    const std::vector<schedule::Step>& steps) {
@@ -173,27 +221,18 @@ void expect_emulation_matches_eval(const std::string& spec,
 /// the same random inputs, and compares every output.
 void expect_emulation_matches_eval(const te::Workload& workload,
                                    const std::vector<schedule::Step>& steps) {
-  if (std::system("c++ --version > /dev/null 2>&1") != 0) {
+  if (!host_compiler_available()) {
     GTEST_SKIP() << "no host C++ compiler 'c++' on PATH";
   }
   target::Target target = target::Target::parse("cuda -arch=sm_90");
   ir::LoweredFunc f =
       lower::lower(schedule::apply_steps(workload, steps), target, lower::function_name(workload));
   CudaModule m = generate_cuda(f, target);
-
   test::TempDir dir("cuda_emulation");
-  std::ofstream(dir.file("kernels.cpp")) << kShim << m.source << launchers(m);
-  std::string command = "c++ -std=c++17 -O1 -shared -fPIC -pthread -o " + dir.file("k.so") + " " +
-                        dir.file("kernels.cpp") + " > " + dir.file("log") + " 2>&1";
-  if (std::system(command.c_str()) != 0) {
-    std::ifstream log(dir.file("log"));
-    std::stringstream text;
-    text << log.rdbuf();
-    FAIL() << "the host compiler rejected the generated source:\n" << text.str() << m.source;
-  }
-  void* library = dlopen(dir.file("k.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(library, nullptr) << dlerror();
-
+  std::string error;
+  void* library =
+      compile_and_load(std::string(kShim) + m.source + launchers(m), dir.path(), "k", &error);
+  ASSERT_NE(library, nullptr) << error << m.source;
   // Float buffers only: inputs random, outputs and scratch poisoned with NaN.
   support::Rng rng(11);
   std::vector<std::vector<float>> data, expected;

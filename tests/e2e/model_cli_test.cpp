@@ -184,13 +184,30 @@ TEST(ModelCli, ModelMistakesAreClearErrors) {
   EXPECT_EQ(zero_model.exit_code, 1) << zero_model.err;
   EXPECT_NE(zero_model.err.find("is a device"), std::string::npos) << zero_model.err;
   EXPECT_EQ(run_cli("compile-model --target native --out " + dir).exit_code, 2);
-  // Models are CPU libraries: a CUDA target is refused before the output folder is made.
+}
+
+// A CUDA target builds a GPU model folder (gpu_model_test checks its kernels under emulation);
+// run-model runs it on a device, or says clearly why it cannot without one.
+TEST(ModelCli, ACudaTargetBuildsAGpuModelThatRunModelRunsOrRefusesClearly) {
   const std::string gpu_dir = temp_path("gpu_model");
   CliResult gpu = run_cli("compile-model " + model("mlp.onnx") +
-                          " --target 'cuda -arch=sm_80' --out " + gpu_dir);
-  EXPECT_EQ(gpu.exit_code, 1);
-  EXPECT_NE(gpu.err.find("is a GPU target"), std::string::npos) << gpu.err;
-  EXPECT_FALSE(std::filesystem::exists(gpu_dir));
+                          " --target 'cuda -arch=sm_80' --json --out " + gpu_dir);
+  ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+  const support::Json out = support::Json::parse(gpu.out);
+  EXPECT_EQ(out.at("device").as_string(), "cuda");
+  EXPECT_GE(out.at("launches").as_int(), out.at("calls").as_int());
+  for (const char* file : {"libmodel.so", "model.h", "model.json", "weights.bin"})
+    EXPECT_TRUE(std::filesystem::exists(gpu_dir + "/" + file)) << file;
+  EXPECT_TRUE(std::filesystem::exists(gpu_dir + "/kernels/kernel_0.cu"));
+  CliResult run = run_cli("run-model " + gpu_dir);
+  if (run.exit_code == 0) {
+    EXPECT_NE(run.out.find("CUDA events"), std::string::npos) << run.out;
+  } else {
+    EXPECT_EQ(run.exit_code, 1);
+    EXPECT_NE(run.err.find("is a model for a CUDA device and cannot run here"), std::string::npos)
+        << run.err;
+  }
+  std::filesystem::remove_all(gpu_dir);
 }
 
 }  // namespace

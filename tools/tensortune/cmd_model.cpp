@@ -216,6 +216,12 @@ int run_compile_model(const std::vector<std::string>& in_args) {
   enable_zero_shot(p, compiler);
   check_target_runs_here(p.get("target"), "compile-model", false);
   graph::ExportedModel m = graph::export_model(g, compiler, p.get("out"));
+  if (m.gpu && !m.no_ptx_reason.empty()) {
+    std::cerr << "tensortune: warning: NVRTC is not available here (" << m.no_ptx_reason
+              << "): the kernels are CUDA C (" << m.dir
+              << "/kernels/*.cu), which a device cannot load; compile the model again where "
+                 "NVRTC is installed to run it\n";
+  }
   std::map<std::string, int> sources;
   for (const driver::Compiled& c : m.functions)
     ++sources[driver::source_name(c.lookup.source)];
@@ -224,6 +230,11 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     support::Json out = support::Json::object();
     out["dir"] = m.dir;
     out["library"] = m.library_path;
+    out["device"] = m.gpu ? "cuda" : "cpu";
+    if (m.gpu) {
+      out["ptx"] = m.no_ptx_reason.empty();
+      out["launches"] = static_cast<int64_t>(m.image.launches.size());
+    }
     out["kernels"] = static_cast<int64_t>(m.functions.size());
     out["calls"] = static_cast<int64_t>(m.plan.calls.size());
     out["arena_bytes"] = m.memory.arena_bytes;

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
+#include <optional>
 
 namespace tensortune::cli {
 
@@ -150,8 +151,15 @@ int run_run_model(const std::vector<std::string>& in_args) {
   measure::TimingResult tr =
       measure::time_with_warmup([&] { model.run(in_ptrs, out_ptrs); }, timing);
   std::vector<double> call_seconds;
-  if (p.has("profile"))
+  std::optional<graph::LoadedModel::GpuTimes> gpu;
+  if (model.is_gpu()) {
+    // CUDA events: the device-resident time and each call's, beside the host-to-host wall time.
+    gpu = model.gpu_times(std::max(timing.repeat, 10));
+    if (p.has("profile"))
+      call_seconds = gpu->calls;
+  } else if (p.has("profile")) {
     call_seconds = model.profile(in_ptrs, out_ptrs, timing.repeat);
+  }
   support::Json out_list = support::Json::array();
   const std::string out_dir = p.get("output-dir", "");
   if (!out_dir.empty()) {
@@ -190,6 +198,13 @@ int run_run_model(const std::vector<std::string>& in_args) {
     out["repeats"] = std::move(reps);
     out["number"] = tr.number;
     out["outputs"] = std::move(out_list);
+    if (gpu) {
+      support::Json g = support::Json::object();
+      g["host_to_host_seconds"] = gpu->host_to_host;
+      g["device_resident_seconds"] = gpu->device_resident;
+      g["device_bytes"] = gpu->device_bytes;
+      out["gpu"] = std::move(g);
+    }
     if (p.has("profile")) {
       support::Json calls = support::Json::array();
       for (size_t c = 0; c < call_seconds.size(); ++c) {
@@ -210,6 +225,12 @@ int run_run_model(const std::vector<std::string>& in_args) {
   }
   std::cout << fmt::format("{}: {:.3f} ms per run (median of {} repeats x {} runs)\n", dir,
                            tr.median_seconds * 1e3, tr.repeats.size(), tr.number);
+  if (gpu) {
+    std::cout << fmt::format(
+        "  CUDA events: {:.3f} ms device resident, {:.3f} ms host to host; device memory "
+        "{:.1f} MiB\n",
+        gpu->device_resident * 1e3, gpu->host_to_host * 1e3, gpu->device_bytes / 1048576.0);
+  }
   for (size_t i = 0; i < out_list.size(); ++i) {
     const support::Json& j = out_list.as_array()[i];
     std::cout << "  output " << j.at("name").as_string() << " " << shape_str(plan.outputs[i].shape)

@@ -5,6 +5,7 @@
 #include "tensortune/codegen/artifact.h"
 #include "tensortune/codegen/model_entry.h"
 #include "tensortune/ir/stmt.h"
+#include "tensortune/runtime/cuda_model.h"
 #include "tensortune/target/target.h"
 
 #include <string>
@@ -84,6 +85,16 @@ void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
                            const target::Target& target,
                            const std::string& path,
                            const SharedLibraryOptions& options);
+
+/// Writes a GPU model library: `image` (serialized) embedded as data, the size queries of
+/// `sizes` (its calls are ignored), and the tt_model_cuda_* entry points (model_entry.h)
+/// forwarding to the runtime linked in (runtime/cuda_model.h), compiled for the host `host`.
+/// UserError as export_shared_library.
+void export_cuda_model_library(const runtime::CudaModelImage& image,
+                               const ModelEntry& sizes,
+                               const target::Target& host,
+                               const std::string& path,
+                               const std::string& runtime_archive = "");
 
 /// The path of tensortune's runtime archive (libtt_runtime.a) that exported libraries link:
 /// `explicit_path` when not empty (UserError when it is not a file); else the first that exists

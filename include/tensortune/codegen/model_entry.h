@@ -26,6 +26,27 @@ inline constexpr const char* kModelInputBytes = "tt_model_input_bytes";
 inline constexpr const char* kModelOutputBytes = "tt_model_output_bytes";
 inline constexpr const char* kModelCallsHash = "tt_model_calls_hash";
 
+/// The entry points of a model built for a CUDA device (graph::export_model for a GPU target),
+/// besides the size queries above (tt_model_arena_bytes ... tt_model_output_bytes):
+///   void* tt_model_cuda_open(const void* weights, int32_t device, char* error, int64_t bytes);
+///   int32_t tt_model_cuda_run(void* model, const void* const* inputs, void* const* outputs);
+///   int32_t tt_model_cuda_run_device(void* model, const uint64_t* inputs,
+///                                    const uint64_t* outputs);
+///   int32_t tt_model_cuda_time(void* model, int32_t runs, double* host_to_host,
+///                              double* device_resident, double* call_seconds);
+///   int64_t tt_model_cuda_device_bytes(void* model);
+///   const char* tt_model_cuda_error(void* model);   void tt_model_cuda_close(void* model);
+///   const char* tt_model_cuda_image(int64_t* bytes);  (the embedded runtime::CudaModelImage)
+/// each forwarding to the runtime's tt_cuda_model_* (runtime/cuda_model.h).
+inline constexpr const char* kModelCudaOpen = "tt_model_cuda_open";
+inline constexpr const char* kModelCudaRun = "tt_model_cuda_run";
+inline constexpr const char* kModelCudaRunDevice = "tt_model_cuda_run_device";
+inline constexpr const char* kModelCudaTime = "tt_model_cuda_time";
+inline constexpr const char* kModelCudaDeviceBytes = "tt_model_cuda_device_bytes";
+inline constexpr const char* kModelCudaError = "tt_model_cuda_error";
+inline constexpr const char* kModelCudaClose = "tt_model_cuda_close";
+inline constexpr const char* kModelCudaImage = "tt_model_cuda_image";
+
 /// One buffer passed to a kernel by the entry point.
 struct EntryArg {
   enum class Kind : uint8_t {

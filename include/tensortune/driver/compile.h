@@ -5,6 +5,8 @@
 #pragma once
 
 #include "tensortune/codegen/artifact.h"
+#include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/codegen/model_entry.h"
 #include "tensortune/database/database.h"
 #include "tensortune/driver/c_header.h"
 #include "tensortune/ir/stmt.h"
@@ -20,6 +22,10 @@
 #include <set>
 #include <string>
 #include <vector>
+
+namespace tensortune::runtime {
+struct CudaModelImage;
+}  // namespace tensortune::runtime
 
 namespace tensortune::driver {
 
@@ -70,6 +76,13 @@ struct ExportedCuda {
   std::vector<std::string> source_paths;  ///< DIR/FUNCTION.cu, one per item
   std::vector<std::string> ptx_paths;     ///< DIR/FUNCTION.ptx, one per item
   std::vector<Compiled> functions;        ///< one per item, in order
+};
+
+/// A kernel lowered for a CUDA target, as CUDA C and, where NVRTC is available, PTX.
+struct CompiledCuda {
+  Compiled compiled;
+  codegen::CudaModule module;
+  std::string ptx;  ///< empty where NVRTC is missing
 };
 
 /// One function of a library written by Compiler::export_library.
@@ -204,6 +217,18 @@ class Compiler {
   ExportedCuda export_cuda(const std::vector<ExportItem>& items,
                            const std::string& dir,
                            const std::string& name);
+
+  /// For a CUDA target: lower_items, each generated as CUDA C and compiled to PTX for the
+  /// target's architecture when NVRTC loads; otherwise `ptx` stays empty and `why_no_ptx` (when
+  /// given) gets the reason. UserError for a CPU target or code CUDA C cannot express.
+  std::vector<CompiledCuda> lower_cuda(const std::vector<ExportItem>& items,
+                                       std::string* why_no_ptx = nullptr);
+  /// A GPU model library at `path` (codegen::export_cuda_model_library, host code for this
+  /// machine): `image` embedded, with the size queries of `sizes`.
+  void write_cuda_model_library(const runtime::CudaModelImage& image,
+                                const codegen::ModelEntry& sizes,
+                                const std::string& path,
+                                const std::string& runtime_archive = "") const;
 
   /// Warnings about records that no longer apply, one per record, in the order they were met.
   const std::vector<std::string>& warnings() const { return warnings_; }

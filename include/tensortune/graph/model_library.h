@@ -10,6 +10,7 @@
 #include "tensortune/graph/graph.h"
 #include "tensortune/graph/passes.h"
 #include "tensortune/graph/run_plan.h"
+#include "tensortune/runtime/cuda_model.h"
 
 #include <memory>
 #include <string>
@@ -30,6 +31,11 @@ struct ExportedModel {
   MemoryPlan memory;
   /// One per unique kernel, with the schedule each got (record, adapted or default).
   std::vector<driver::Compiled> functions;
+  /// For a CUDA target: the image libmodel.so embeds (its arena holds the activations, then the
+  /// kernels' scratch), and why its kernels are CUDA C instead of PTX ("" when they are PTX).
+  bool gpu = false;
+  runtime::CudaModelImage image;
+  std::string no_ptx_reason;
 };
 
 /// Partitions `graph` (optimized), builds each unique kernel through `compiler` as function
@@ -41,6 +47,17 @@ ExportedModel export_model(const Graph& graph,
                            driver::Compiler& compiler,
                            const std::string& dir,
                            const std::string& runtime_archive = "");
+
+/// export_model for a CUDA target (export_model calls it for one): each unique kernel as CUDA C
+/// (DIR/kernels/kernel_<i>.cu) and PTX (DIR/kernels/kernel_<i>.ptx, where NVRTC is available),
+/// the launches of every call with their buffers resolved (model inputs and outputs, arena
+/// offsets, weight offsets; each function's scratch buffers after the activations) embedded in
+/// DIR/libmodel.so with the tt_model_cuda_* entry points (codegen/model_entry.h), and model.h,
+/// model.json (the run plan, "device": "cuda") and weights.bin as for a CPU model.
+ExportedModel export_gpu_model(const Graph& graph,
+                               driver::Compiler& compiler,
+                               const std::string& dir,
+                               const std::string& runtime_archive = "");
 
 /// A model folder loaded for running: the library opened with dlopen, its entry point resolved,
 /// the weights read.
@@ -64,7 +81,25 @@ class LoadedModel {
                               const std::vector<void*>& outputs,
                               int runs) const;
 
+  /// True for a model compiled for a CUDA target (run and profile then use the device).
+  bool is_gpu() const { return gpu_ != nullptr; }
+  /// A GPU model's times by the runtime: medians over `runs` after a warm-up, host to host
+  /// (copies included) and device resident (CUDA events), each call's, and the device memory
+  /// the model allocated. UserError for a CPU model or `runs` < 1; InternalError (the driver's
+  /// message) when the device fails.
+  struct GpuTimes {
+    double host_to_host = 0, device_resident = 0;
+    std::vector<double> calls;
+    int64_t device_bytes = 0;
+  };
+  GpuTimes gpu_times(int runs) const;
+
  private:
+  /// load() for a folder whose model.json says "device": "cuda"; UserError naming the reason
+  /// when no device can run it here.
+  static LoadedModel load_gpu(const std::string& dir, RunPlan plan, int64_t weight_bytes);
+  struct CudaEntry;
+  void run_gpu(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
   using EntryFunction = int32_t (*)(void* const* inputs,
                                     void* const* outputs,
                                     void* arena,
@@ -74,6 +109,8 @@ class LoadedModel {
   EntryFunction entry_ = nullptr;
   std::vector<KernelFunction> functions_;  ///< calls[i]'s kernel, for profile()
   std::shared_ptr<void> arena_;
+  std::shared_ptr<CudaEntry> cuda_;  ///< a GPU model's entry points
+  std::shared_ptr<void> gpu_;        ///< its tt_model_cuda_open handle (closed by the last copy)
 };
 
 }  // namespace tensortune::graph

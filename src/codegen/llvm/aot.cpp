@@ -242,3 +242,101 @@ void export_shared_library(const std::vector<ir::LoweredFunc>& funcs,
 }
 
 }  // namespace tensortune::codegen
+
+namespace tensortune::codegen {
+namespace {
+
+/// `RET NAME(ARGS...) { return RUNTIME(PREFIX..., ARGS...); }`: an exported entry point that
+/// calls the runtime's copy (whose own symbols the library keeps private).
+void add_forwarder(llvm::Module& module,
+                   const detail::LlvmTarget& t,
+                   const char* name,
+                   const char* runtime_name,
+                   llvm::FunctionType* type,
+                   const std::vector<llvm::Value*>& prefix = {}) {
+  std::vector<llvm::Type*> runtime_params;
+  for (llvm::Value* v : prefix)
+    runtime_params.push_back(v->getType());
+  for (llvm::Type* p : type->params())
+    runtime_params.push_back(p);
+  llvm::FunctionCallee runtime = module.getOrInsertFunction(
+      runtime_name, llvm::FunctionType::get(type->getReturnType(), runtime_params, false));
+  llvm::Function* fn = detail::new_entry_function(module, t, name, type);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
+  std::vector<llvm::Value*> args(prefix);
+  for (llvm::Argument& a : fn->args())
+    args.push_back(&a);
+  llvm::CallInst* call = b.CreateCall(runtime, args);
+  if (type->getReturnType()->isVoidTy())
+    b.CreateRetVoid();
+  else
+    b.CreateRet(call);
+}
+
+}  // namespace
+
+void export_cuda_model_library(const runtime::CudaModelImage& image,
+                               const ModelEntry& sizes,
+                               const target::Target& host,
+                               const std::string& path,
+                               const std::string& runtime_archive) {
+  TT_USER_CHECK(!host.is_gpu()) << "export_cuda_model_library: the library's host code needs a "
+                                   "CPU target, not '"
+                                << host.to_string() << "'";
+  const std::string text = image.serialize();
+  std::string runtime = find_runtime_archive(runtime_archive);
+  detail::LlvmTarget t = detail::llvm_target(host);
+  std::unique_ptr<llvm::TargetMachine> tm = detail::create_target_machine(t, true);
+  llvm::LLVMContext ctx;
+  auto module = std::make_unique<llvm::Module>("tensortune_cuda_model", ctx);
+  module->setTargetTriple(tm->getTargetTriple().str());
+  module->setDataLayout(tm->createDataLayout());
+  detail::add_model_sizes(*module, t, sizes);
+  llvm::Constant* data = llvm::ConstantDataArray::getString(ctx, text, true);
+  auto* image_data =
+      new llvm::GlobalVariable(*module, data->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                               data, "tt_model_cuda_image_text");
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Type* text_bytes_type = i64;
+  llvm::Constant* text_bytes = llvm::ConstantInt::get(text_bytes_type, text.size());
+  add_forwarder(*module, t, kModelCudaOpen, "tt_cuda_model_open",
+                llvm::FunctionType::get(ptr, {ptr, i32, ptr, i64}, false),
+                {image_data, text_bytes});
+  add_forwarder(*module, t, kModelCudaRun, "tt_cuda_model_run",
+                llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false));
+  add_forwarder(*module, t, kModelCudaRunDevice, "tt_cuda_model_run_device",
+                llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false));
+  add_forwarder(*module, t, kModelCudaTime, "tt_cuda_model_time",
+                llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr, ptr}, false));
+  add_forwarder(*module, t, kModelCudaDeviceBytes, "tt_cuda_model_device_bytes",
+                llvm::FunctionType::get(i64, {ptr}, false));
+  add_forwarder(*module, t, kModelCudaError, "tt_cuda_model_error",
+                llvm::FunctionType::get(ptr, {ptr}, false));
+  add_forwarder(*module, t, kModelCudaClose, "tt_cuda_model_close",
+                llvm::FunctionType::get(b.getVoidTy(), {ptr}, false));
+  // const char* tt_model_cuda_image(int64_t* bytes): the text and its size (without the NUL).
+  llvm::Function* get = detail::new_entry_function(*module, t, kModelCudaImage,
+                                                   llvm::FunctionType::get(ptr, {ptr}, false));
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", get));
+  llvm::BasicBlock* store = llvm::BasicBlock::Create(ctx, "store", get);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "done", get);
+  b.CreateCondBr(b.CreateIsNotNull(get->getArg(0)), store, done);
+  b.SetInsertPoint(store);
+  b.CreateAlignedStore(text_bytes, get->getArg(0), llvm::Align(8));
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRet(image_data);
+  detail::verify_module(*module);
+  detail::optimize_module(*module, *tm);
+  std::string object_code = detail::emit_machine_code(*module, *tm, false);
+  support::AtomicOutput library(path, "export_cuda_model_library");
+  TempFile object("tensortune", "o");
+  write_file(object.path(), object_code);
+  link_shared(object.path(), runtime, library.temp_path(), path);
+  library.commit();
+}
+
+}  // namespace tensortune::codegen

@@ -61,6 +61,15 @@ void add_model_entry(llvm::Module& module,
                      const ModelEntry& entry,
                      const std::vector<ir::LoweredFunc>& funcs,
                      const LlvmTarget& t);
+/// The entry point's size queries alone (tt_model_arena_bytes, tt_model_weight_bytes,
+/// tt_model_num_inputs/outputs, tt_model_input/output_bytes) from `entry`'s sizes.
+void add_model_sizes(llvm::Module& module, const LlvmTarget& t, const ModelEntry& entry);
+/// A new external, nounwind function with the target's attributes; UserError when `name` is
+/// taken.
+llvm::Function* new_entry_function(llvm::Module& module,
+                                   const LlvmTarget& t,
+                                   const char* name,
+                                   llvm::FunctionType* type);
 
 /// Runs the new pass manager's O3 per-module pipeline with `tm`'s cost model.
 void optimize_module(llvm::Module& module, llvm::TargetMachine& tm);

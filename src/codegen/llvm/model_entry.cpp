@@ -218,6 +218,12 @@ void add_model_entry(llvm::Module& module,
   check_entry(entry, funcs);
   llvm::LLVMContext& ctx = module.getContext();
   add_run(module, t, entry);
+  add_model_sizes(module, t, entry);
+  add_constant(module, t, kModelCallsHash, llvm::Type::getInt64Ty(ctx), calls_hash(entry.calls));
+}
+
+void add_model_sizes(llvm::Module& module, const LlvmTarget& t, const ModelEntry& entry) {
+  llvm::LLVMContext& ctx = module.getContext();
   add_constant(module, t, kModelArenaBytes, llvm::Type::getInt64Ty(ctx), entry.arena_bytes);
   add_constant(module, t, kModelWeightBytes, llvm::Type::getInt64Ty(ctx), entry.weight_bytes);
   add_constant(module, t, kModelNumInputs, llvm::Type::getInt32Ty(ctx),
@@ -226,7 +232,13 @@ void add_model_entry(llvm::Module& module,
                static_cast<int64_t>(entry.output_bytes.size()));
   add_size_table(module, t, kModelInputBytes, entry.input_bytes);
   add_size_table(module, t, kModelOutputBytes, entry.output_bytes);
-  add_constant(module, t, kModelCallsHash, llvm::Type::getInt64Ty(ctx), calls_hash(entry.calls));
+}
+
+llvm::Function* new_entry_function(llvm::Module& module,
+                                   const LlvmTarget& t,
+                                   const char* name,
+                                   llvm::FunctionType* type) {
+  return new_function(module, t, name, type);
 }
 
 }  // namespace tensortune::codegen::detail
