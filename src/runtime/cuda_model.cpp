@@ -56,8 +56,10 @@ class Reader {
   }
 
   static int64_t to_integer(const std::string& s, const char* what, int64_t lo, int64_t hi) {
-    if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos)
-      fail(std::string(what) + " '" + s + "' is not a non-negative integer");
+    // At most 19 digits and not above INT64_MAX's, so stoll cannot throw out_of_range.
+    if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos ||
+        (s.size() == 19 && s > "9223372036854775807"))
+      fail(std::string(what) + " '" + s.substr(0, 40) + "' is not a non-negative 64-bit integer");
     int64_t v = std::stoll(s);
     if (v < lo || v > hi)
       fail(std::string(what) + " " + s + " is out of range [" + std::to_string(lo) + ", " +

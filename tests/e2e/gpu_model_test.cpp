@@ -273,6 +273,8 @@ TEST(CudaModelImage, RoundTripsAndRefusesDamage) {
   EXPECT_EQ(refused(replaced("tensortune-cuda-model 1", "tensortune-cuda-model 2"), "version 2"),
             "");
   EXPECT_EQ(refused(text.substr(0, text.size() - 4), "missing"), "");
+  EXPECT_EQ(refused(replaced("arena 512", "arena 9999999999999999999"), "64-bit integer"), "");
+  EXPECT_EQ(refused(replaced("arena 512", "arena -5"), "64-bit integer"), "");
 }
 
 // A model whose kernels are CUDA C (compiled where NVRTC was missing) is refused by the runtime
