@@ -347,20 +347,21 @@ double Compiler::stored_best_seconds(const te::Workload& workload) const {
 }
 
 std::vector<std::string> Compiler::untuned() const {
-  std::vector<std::string> names(untuned_.size());
+  // Told apart as a model's plan names them: two workloads may share a name.
+  std::vector<te::NamedKey> named(untuned_.size());
   for (const auto& [key, entry] : untuned_) {
-    names[entry.order] = entry.name;
+    named[entry.order] = {entry.name, key};
   }
-  return names;
+  return te::distinct_names(named);
 }
 
 std::string Compiler::summary_warning() const {
   if (untuned_.empty()) {
     return "";
   }
-  std::vector<std::string> items(untuned_.size());
+  std::vector<std::string> items = untuned();
   for (const auto& [key, entry] : untuned_) {
-    items[entry.order] = entry.name + " (" + entry.got + ")";
+    items[entry.order] += " (" + entry.got + ")";
   }
   size_t n = items.size();
   std::string text = std::to_string(n) + (n == 1 ? " workload has" : " workloads have") +

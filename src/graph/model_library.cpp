@@ -172,20 +172,11 @@ driver::ModelDecl model_decl(const RunPlan& plan) {
   return decl;
 }
 
-/// The items' workload names, made unique within the model: two workloads that share a name
-/// (a 3->8 and an 8->8 convolution both "conv_relu_1x8x16x16_float32": the name shows the output
-/// only) get the end of their keys' hashes appended.
 std::vector<std::string> distinct_names(const std::vector<driver::ExportItem>& items) {
-  std::map<std::string, std::set<std::string>> keys;  // name -> the keys of that name
+  std::vector<te::NamedKey> named;
   for (const driver::ExportItem& item : items)
-    keys[item.workload.name()].insert(item.workload.key());
-  std::vector<std::string> out;
-  for (const driver::ExportItem& item : items) {
-    const std::string name = item.workload.name();
-    const std::string key = item.workload.key();
-    out.push_back(keys[name].size() > 1 ? name + "_" + key.substr(key.size() - 6) : name);
-  }
-  return out;
+    named.push_back({item.workload.name(), item.workload.key()});
+  return te::distinct_names(named);
 }
 
 void write_model_file(const std::string& path, const void* data, size_t bytes) {

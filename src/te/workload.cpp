@@ -347,4 +347,18 @@ int64_t Workload::max_reduction_length() const {
   return longest;
 }
 
+std::vector<std::string> distinct_names(const std::vector<NamedKey>& workloads) {
+  std::unordered_map<std::string, std::set<std::string>> keys;  // name -> its keys
+  for (const NamedKey& w : workloads)
+    keys[w.name].insert(w.key);
+  std::vector<std::string> out;
+  out.reserve(workloads.size());
+  for (const NamedKey& w : workloads) {
+    const bool shared = keys[w.name].size() > 1;
+    out.push_back(shared ? w.name + "_" + w.key.substr(w.key.size() > 6 ? w.key.size() - 6 : 0)
+                         : w.name);
+  }
+  return out;
+}
+
 }  // namespace tensortune::te

@@ -12,6 +12,7 @@
 #include "tensortune/support/json.h"
 #include "tensortune/target/target.h"
 #include "tensortune/te/operators.h"
+#include "tensortune/te/workload.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -150,6 +151,12 @@ int stats(const ArgParser::Parsed& p) {
     return 0;
   }
   std::cout << database_label(p) << ": " << db.count_records() << " records\n";
+  // Workloads of one name but different keys (a 3->8 and an 8->8 convolution) are told apart.
+  std::vector<te::NamedKey> named;
+  for (const support::Json& e : list.as_array())
+    named.push_back({e.at("workload").as_string(), e.at("workload_key").as_string()});
+  const std::vector<std::string> shown = te::distinct_names(named);
+  size_t row = 0;
   for (const support::Json& e : list.as_array()) {
     std::string counts;
     for (const auto& [status, n] : e.at("by_status").as_object()) {
@@ -157,8 +164,8 @@ int stats(const ArgParser::Parsed& p) {
     }
     const int64_t id = e.at("best_record_id").as_int();
     std::cout << fmt::format(
-        "  {:<40} {:>6} records, best {:>8.1f} GFLOP/s {}  [{}]  {}\n",
-        e.at("workload").as_string(), e.at("records").as_int(), e.at("best_gflops").as_double(),
+        "  {:<40} {:>6} records, best {:>8.1f} GFLOP/s {}  [{}]  {}\n", shown[row++],
+        e.at("records").as_int(), e.at("best_gflops").as_double(),
         id > 0 ? fmt::format("({:.4f} ms, record {}, {})", e.at("best_seconds").as_double() * 1e3,
                              id, e.at("best_time").as_string())
                : std::string(),

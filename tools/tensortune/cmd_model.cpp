@@ -18,6 +18,7 @@
 #include "tensortune/support/error.h"
 #include "tensortune/support/file.h"
 #include "tensortune/support/json.h"
+#include "tensortune/te/workload.h"
 #include "tune_common.h"
 #include "zero_shot_cli.h"
 
@@ -98,6 +99,11 @@ int run_tune_model(const std::vector<std::string>& in_args) {
           search::TuneTask{*w, "", op, static_cast<double>(t.weight()), static_cast<int>(m)});
     }
   }
+  // Two tasks may share a name (a 3->8 and an 8->8 convolution): shown with their keys' ends.
+  std::vector<te::NamedKey> named;
+  for (const search::TuneTask& t : tasks)
+    named.push_back({t.workload.name(), t.workload.key()});
+  const std::vector<std::string> shown = te::distinct_names(named);
   std::cerr << fmt::format("tensortune: {} kernels, {} unique, {} tasks\n",
                            partition.kernels.size(), model_tasks.size(), tasks.size());
   search::TuneOptions o = tune_options(p);
@@ -138,7 +144,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
         std::cerr << fmt::format(
             "[{}/{}] task {}/{} {}: best {:.3f} ms; model estimate {:.3f} ms ({}/{} tasks "
             "measured)\n",
-            pr.trials, pr.budget, pr.task + 1, tasks.size(), pr.workload_name,
+            pr.trials, pr.budget, pr.task + 1, tasks.size(), shown[static_cast<size_t>(pr.task)],
             pr.best_seconds * 1e3, estimate() * 1e3, known, tasks.size());
       });
   for (size_t i = 0; i < result.tasks.size(); ++i)
@@ -147,7 +153,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   for (size_t i = 0; i < result.tasks.size(); ++i) {
     const search::TaskResult& t = result.tasks[i];
     support::Json j = support::Json::object();
-    j["workload"] = t.workload_name;
+    j["workload"] = shown[i];
     j["workload_key"] = t.workload_key;
     j["weight"] = tasks[i].weight;
     j["trials"] = t.resumed + t.trials;
@@ -156,7 +162,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
     list.push_back(std::move(j));
     if (!p.has("json")) {
       std::cout << fmt::format("{:<44} x{:<2} {:>5} trials  {:>9.4f} ms  {:>7.1f} GFLOP/s\n",
-                               t.workload_name, tasks[i].weight, t.resumed + t.trials,
+                               shown[i], tasks[i].weight, t.resumed + t.trials,
                                t.best_seconds * 1e3, t.best_gflops);
     }
   }

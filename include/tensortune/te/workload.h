@@ -60,4 +60,15 @@ class Workload {
   std::vector<OperationRef> ops_;
 };
 
+/// A workload's name and key, for distinct_names.
+struct NamedKey {
+  std::string name, key;
+};
+
+/// Names that tell workloads apart where they are listed together: each name, with "_" and the
+/// last six characters of its key appended where another entry of a different key has the same
+/// name (a 3->8 and an 8->8 convolution are both "conv_relu_1x8x16x16_float32": a name shows the
+/// output only). Entries of one key keep one name.
+std::vector<std::string> distinct_names(const std::vector<NamedKey>& workloads);
+
 }  // namespace tensortune::te

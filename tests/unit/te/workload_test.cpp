@@ -156,5 +156,21 @@ TEST(Workload, FlopCountIgnoresIndexArithmeticSelectsAndCasts) {
   EXPECT_DOUBLE_EQ(Workload("w", {a}, {b}).flop_count(), 8.0);
 }
 
+// Listed together, workloads of one name and different keys are told apart by their keys'
+// ends; a name of one key, however often listed, stays as it is.
+TEST(DistinctNames, OnlyNamesSharedByDifferentKeysGetTheirKeysEnds) {
+  const std::vector<std::string> got = distinct_names({{"conv_relu_1x8", "keyAAAAAA123456"},
+                                                       {"conv_relu_1x8", "keyBBBBBB654321"},
+                                                       {"gemm_1x10", "keyCCC"},
+                                                       {"conv_relu_1x8", "keyAAAAAA123456"},
+                                                       {"gemm_1x10", "keyCCC"},
+                                                       {"x", "abc"},
+                                                       {"x", "de"}});
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"conv_relu_1x8_123456", "conv_relu_1x8_654321", "gemm_1x10",
+                                      "conv_relu_1x8_123456", "gemm_1x10", "x_abc", "x_de"}));
+  EXPECT_TRUE(distinct_names({}).empty());
+}
+
 }  // namespace
 }  // namespace tensortune::te
