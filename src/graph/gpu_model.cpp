@@ -48,12 +48,13 @@ runtime::CudaModelImage::Arg image_arg(const PlanArg& a, int64_t bytes) {
   return runtime::CudaModelImage::Arg{kind, a.index, bytes};
 }
 
-/// The image of `plan` whose call c runs module item_of[c] of `kernels`. The plan's arena grows
-/// by the largest function's scratch, placed after the activations: calls run one after
-/// another on one stream, so every function's scratch can share that region.
+/// The image of `plan` whose call c runs module item_of[c] of `kernels` (cubins for `arch`). The
+/// plan's arena grows by the largest function's scratch, placed after the activations: calls run
+/// one after another on one stream, so every function's scratch can share that region.
 runtime::CudaModelImage make_image(RunPlan& plan,
                                    const std::vector<driver::CompiledCuda>& kernels,
-                                   const std::vector<size_t>& item_of) {
+                                   const std::vector<size_t>& item_of,
+                                   const std::string& arch) {
   runtime::CudaModelImage image;
   const int64_t scratch_base = round_up(plan.arena_bytes, kDeviceAlign);
   int64_t scratch_bytes = 0;
@@ -78,7 +79,8 @@ runtime::CudaModelImage make_image(RunPlan& plan,
   image.num_calls = static_cast<int32_t>(plan.calls.size());
   for (const driver::CompiledCuda& k : kernels) {
     const bool ptx = !k.ptx.empty();
-    image.modules.push_back({k.compiled.func.name, ptx, ptx ? k.ptx : k.module.source});
+    image.modules.push_back({k.compiled.func.name, ptx, ptx ? k.ptx : k.module.source, k.cubin,
+                             k.cubin.empty() ? "" : arch});
   }
   for (size_t c = 0; c < plan.calls.size(); ++c) {
     const size_t f = item_of[c];
@@ -189,7 +191,7 @@ ExportedModel export_gpu_model(const Graph& graph,
     m.plan.calls[k].flop = items[item_of[k]].workload.flop_count();
     m.plan.calls[k].schedule = kernels[item_of[k]].compiled.lookup.describe();
   }
-  m.image = make_image(m.plan, kernels, item_of);
+  m.image = make_image(m.plan, kernels, item_of, compiler.target().arch);
   for (const driver::CompiledCuda& k : kernels)
     m.functions.push_back(k.compiled);
 
@@ -202,6 +204,8 @@ ExportedModel export_gpu_model(const Graph& graph,
     detail::write_model_file(base + ".cu", k.module.source.data(), k.module.source.size());
     if (!k.ptx.empty())
       detail::write_model_file(base + ".ptx", k.ptx.data(), k.ptx.size());
+    if (!k.cubin.empty())
+      detail::write_model_file(base + ".cubin", k.cubin.data(), k.cubin.size());
   }
   driver::ModelDecl decl = detail::model_decl(m.plan);
   m.library_path = dir + "/libmodel.so";

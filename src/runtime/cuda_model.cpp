@@ -148,6 +148,8 @@ std::string CudaModelImage::serialize() const {
   for (const Module& m : modules) {
     os << "module " << (m.is_ptx ? "ptx " : "cuda ") << m.text.size() << " " << m.name << "\n"
        << m.text << "\n";
+    if (!m.cubin.empty())
+      os << "cubin " << m.cubin.size() << " " << m.cubin_arch << "\n" << m.cubin << "\n";
   }
   for (const Launch& l : launches) {
     os << "launch " << l.call << " " << l.module << " " << l.kernel;
@@ -199,6 +201,13 @@ CudaModelImage CudaModelImage::parse(const std::string& text) {
       m.name = r.word("module name");
       m.text = r.block(bytes, m.name);
       image.modules.push_back(std::move(m));
+    } else if (w == "cubin") {
+      if (image.modules.empty())
+        fail("a cubin before any module");
+      Module& m = image.modules.back();
+      const int64_t bytes = r.integer("cubin bytes");
+      m.cubin_arch = r.word("cubin arch");
+      m.cubin = r.block(bytes, m.name + "'s cubin");
     } else if (w == "launch") {
       Launch l;
       l.call = static_cast<int32_t>(r.integer("launch call", 0, kMaxCount));
@@ -323,8 +332,21 @@ CudaModel::CudaModel(CudaModelImage image, const void* weights, int device) {
   impl_ = std::make_unique<Impl>(std::move(image), device);
   Impl& d = *impl_;
   std::vector<int> modules;
-  for (const CudaModelImage::Module& m : d.image.modules)
-    modules.push_back(d.device.load_module(m.text));
+  const std::string arch = d.device.info().arch();
+  for (const CudaModelImage::Module& m : d.image.modules) {
+    // The cubin of this device's architecture skips the driver's PTX JIT; the PTX serves
+    // every other architecture, and this one too should the driver refuse the cubin.
+    int module = -1;
+    if (!m.cubin.empty() && m.cubin_arch == arch) {
+      try {
+        module = d.device.load_module(m.cubin);
+      } catch (const CudaError& e) {
+        if (!e.leaves_context_usable())
+          throw;
+      }
+    }
+    modules.push_back(module >= 0 ? module : d.device.load_module(m.text));
+  }
   for (const CudaModelImage::Launch& l : d.image.launches)
     d.functions.push_back(d.device.function(modules[static_cast<size_t>(l.module)], l.kernel));
   d.arena = d.allocate(d.image.arena_bytes);

@@ -153,6 +153,9 @@ TEST_P(GpuModel, TheFolderItsImageAndItsEmulatedRunMatchTheReference) {
     EXPECT_TRUE(std::filesystem::exists(out + "/kernels/" + f.func.name + ".cu")) << f.func.name;
     EXPECT_EQ(std::filesystem::exists(out + "/kernels/" + f.func.name + ".ptx"),
               m.no_ptx_reason.empty());
+    // NVRTC also writes SASS for the target's architecture, which the image carries too.
+    EXPECT_EQ(std::filesystem::exists(out + "/kernels/" + f.func.name + ".cubin"),
+              m.no_ptx_reason.empty());
   }
   const support::Json plan = support::Json::parse(
       support::read_regular_file(out + "/model.json", int64_t{1} << 26, "plan"));
@@ -166,6 +169,10 @@ TEST_P(GpuModel, TheFolderItsImageAndItsEmulatedRunMatchTheReference) {
   EXPECT_GE(image.launches.size(), m.plan.calls.size());
   EXPECT_EQ(image.arena_bytes, m.plan.arena_bytes);
   ASSERT_EQ(image.modules.size(), m.functions.size());
+  for (const CudaModelImage::Module& module : image.modules) {
+    EXPECT_EQ(module.is_ptx, m.no_ptx_reason.empty());
+    EXPECT_EQ(module.cubin_arch, module.cubin.empty() ? "" : "sm_90");
+  }
 
   std::vector<std::string> sources;
   for (const driver::Compiled& f : m.functions) {
@@ -235,7 +242,13 @@ TEST(CudaModelImage, RoundTripsAndRefusesDamage) {
   image.input_bytes = {32};
   image.output_bytes = {16};
   image.num_calls = 1;
-  image.modules.push_back({"kernel_0", true, "// ptx\nline two"});
+  image.modules.push_back({"kernel_0", true, "// ptx\nline two", "", ""});
+  // A cubin is binary: NULs, newlines and bytes past 127 survive the text form.
+  image.modules.push_back({"kernel_1", true, "// ptx 1",
+                           std::string("\x7f"
+                                       "ELF\0\n\xff end",
+                                       11),
+                           "sm_90"});
   CudaModelImage::Launch l;
   l.kernel = "kernel_0_kernel0";
   l.grid = {2, 1, 1};
@@ -249,6 +262,8 @@ TEST(CudaModelImage, RoundTripsAndRefusesDamage) {
   CudaModelImage back = CudaModelImage::parse(text);
   EXPECT_EQ(back.serialize(), text);
   EXPECT_EQ(back.modules.at(0).text, "// ptx\nline two");
+  EXPECT_EQ(back.modules.at(1).cubin, image.modules[1].cubin);
+  EXPECT_EQ(back.modules.at(1).cubin_arch, "sm_90");
 
   auto refused = [](const std::string& t, const std::string& words) {
     try {
@@ -268,7 +283,8 @@ TEST(CudaModelImage, RoundTripsAndRefusesDamage) {
   EXPECT_EQ(refused(replaced("a256:256", "a384:256"), "passes a buffer of 256 bytes"), "");
   EXPECT_EQ(refused(replaced("a256:256", "a260:16"), "not 16-byte aligned"), "");
   EXPECT_EQ(refused(replaced("o0:16", "o1:16"), "passes o1"), "");
-  EXPECT_EQ(refused(replaced("ptx 15", "ptx 99"), "claims 99 bytes"), "");
+  EXPECT_EQ(refused(replaced("ptx 15", "ptx 9999"), "claims 9999 bytes"), "");
+  EXPECT_EQ(refused(replaced("ptx 15", "ptx 14"), "does not end with a new line"), "");
   EXPECT_EQ(refused(replaced("launch 0 0", "launch 0 3"), "names module 3"), "");
   EXPECT_EQ(refused(replaced("tensortune-cuda-model 1", "tensortune-cuda-model 2"), "version 2"),
             "");
@@ -282,7 +298,7 @@ TEST(CudaModelImage, RoundTripsAndRefusesDamage) {
 TEST(CudaModelImage, CudaCModulesAreRefusedBeforeAnyDeviceIsOpened) {
   CudaModelImage image;
   image.num_calls = 0;
-  image.modules.push_back({"kernel_0", false, "extern \"C\" __global__ void k() {}"});
+  image.modules.push_back({"kernel_0", false, "extern \"C\" __global__ void k() {}", "", ""});
   try {
     runtime::CudaModel model(image, nullptr, 0);
     FAIL() << "a CUDA C module was accepted";

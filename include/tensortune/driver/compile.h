@@ -82,7 +82,8 @@ struct ExportedCuda {
 struct CompiledCuda {
   Compiled compiled;
   codegen::CudaModule module;
-  std::string ptx;  ///< empty where NVRTC is missing
+  std::string ptx;    ///< empty where NVRTC is missing
+  std::string cubin;  ///< SASS for the target's arch, where NVRTC could make it
 };
 
 /// One function of a library written by Compiler::export_library.

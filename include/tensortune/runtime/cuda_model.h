@@ -22,6 +22,9 @@ struct CudaModelImage {
     std::string name;  ///< the kernel function it implements ("kernel_3")
     bool is_ptx = true;
     std::string text;
+    /// SASS for `cubin_arch` ("sm_90"), loaded instead of the PTX on a device of that
+    /// architecture (no JIT at load); empty when NVRTC made none.
+    std::string cubin, cubin_arch;
   };
   /// One buffer of a launch: an input or output of the model (index), or bytes of the device
   /// arena or weights (offset); `bytes` is what the kernel may touch from there.
@@ -53,6 +56,7 @@ struct CudaModelImage {
   ///   tensortune-cuda-model 1
   ///   arena BYTES / weights BYTES / inputs N B... / outputs N B... / calls N
   ///   module ptx|cuda BYTES NAME, a newline, then BYTES of text and a newline
+  ///   cubin BYTES ARCH, a newline, BYTES of the previous module's cubin and a newline
   ///   launch CALL MODULE KERNEL GX GY GZ BX BY BZ SHARED NARGS (i|o|a|w)INDEX:BYTES...
   ///   end
   std::string serialize() const;
