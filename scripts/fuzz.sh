@@ -8,7 +8,8 @@
 # link, unless scripts/sanitize.sh built the rest there already), runs each target from
 # its committed corpus, writes new inputs to a scratch folder and, with --keep, merges them into
 # tests/fuzz/corpus/TARGET/. Crash inputs land in build-fuzz/findings/TARGET/. Prints per target
-# executions per second, coverage (cov/ft of libFuzzer's last stats line) and crashes found.
+# executions per second, coverage (cov/ft of libFuzzer's last stats line), crashes found and slow
+# units (inputs over 10 s, kept in findings/ but not counted as crashes).
 # TT_FUZZ_CMAKE_ARGS adds CMake options (e.g. a compiler launcher for ccache); TT_SAN_BUILD_DIR
 # names another build folder; TT_FUZZ_ARGS adds
 # libFuzzer flags (e.g. "-fork=1 -ignore_crashes=1" to fuzz on past a known open crash).
@@ -81,15 +82,18 @@ for t in "${TARGETS[@]}"; do
   ft="$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$stats")"
   execs="$(sed -n 's/.*exec\/s: \([0-9]*\).*/\1/p' <<<"$stats")"
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
-  crashes="$(find "$findings" -type f -newer "$marker" | wc -l)"
+  # libFuzzer also saves inputs slower than -report_slow_units (10 s) as slow-unit-*: counted
+  # apart, not as findings (under ASan on a busy 2-core host a 0.1 s input can take that long).
+  crashes="$(find "$findings" -type f -newer "$marker" ! -name 'slow-unit-*' | wc -l)"
+  slow="$(find "$findings" -type f -newer "$marker" -name 'slow-unit-*' | wc -l)"
   found=$((found + crashes))
   if [ "$rc" -ne 0 ] && [ "$crashes" -eq 0 ]; then
     echo "fuzz.sh: $t exited $rc without a crash input; see $log" >&2
     found=$((found + 1))
   fi
   grep -h "schedules checked" "$log" || true
-  summary+=("$(printf '%-16s %8s exec/s %10s runs  cov %6s  ft %6s  crashes %s' "$t" "${execs:-?}" \
-    "${runs:-?}" "${cov:-?}" "${ft:-?}" "$crashes")")
+  summary+=("$(printf '%-16s %8s exec/s %10s runs  cov %6s  ft %6s  crashes %s  slow %s' "$t" \
+    "${execs:-?}" "${runs:-?}" "${cov:-?}" "${ft:-?}" "$crashes" "$slow")")
   if [ "$KEEP" -eq 1 ]; then
     "$BUILD/tests/fuzz/fuzz_$t" -merge=1 -rss_limit_mb="$RSS_LIMIT_MB" \
       -timeout="$UNIT_TIMEOUT" -artifact_prefix="$findings/" \
