@@ -164,5 +164,75 @@ TEST(ModelEntryPoint, AProgramBuiltAgainstModelHRunsTheModel) {
   std::filesystem::remove_all(dir);
 }
 
+/// The same user's program for a model compiled for a CUDA device, as its model.h says: open
+/// with the weights (the error text when that fails), run on host buffers, close.
+const char* kGpuUserProgram = R"(#include "model.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char** argv) {
+  char error[512];
+  if (argc != 4 || tt_model_num_inputs() != 1 || tt_model_num_outputs() != 1) return 2;
+  void* weights = malloc((size_t)tt_model_weight_bytes());
+  void* x = malloc((size_t)tt_model_input_bytes(0));
+  void* y = malloc((size_t)tt_model_output_bytes(0));
+  FILE* f = fopen(argv[1], "rb");
+  if (f == NULL || fread(weights, 1, (size_t)tt_model_weight_bytes(), f) !=
+                       (size_t)tt_model_weight_bytes()) return 3;
+  fclose(f);
+  f = fopen(argv[2], "rb");
+  if (f == NULL || fread(x, 1, (size_t)tt_model_input_bytes(0), f) !=
+                       (size_t)tt_model_input_bytes(0)) return 3;
+  fclose(f);
+  void* m = tt_model_cuda_open(weights, 0, error, (int64_t)sizeof error);
+  if (m == NULL) {
+    fprintf(stderr, "open: %s\n", error);
+    return 1;
+  }
+  const void* inputs[] = {x};
+  void* outputs[] = {y};
+  if (tt_model_cuda_run(m, inputs, outputs) != 0) {
+    fprintf(stderr, "run: %s\n", tt_model_cuda_error(m));
+    return 1;
+  }
+  tt_model_cuda_close(m);
+  f = fopen(argv[3], "wb");
+  fwrite(y, 1, (size_t)tt_model_output_bytes(0), f);
+  fclose(f);
+  return 0;
+}
+)";
+
+// A C program compiled against a GPU model's model.h and linked with its libmodel.so: without a
+// device it reports why it cannot open the model; with one it computes PyTorch's outputs.
+TEST(ModelEntryPoint, AProgramBuiltAgainstAGpuModelHOpensItOrSaysWhyNot) {
+  if (!graph::onnx_available())
+    GTEST_SKIP() << "built without ONNX";
+  if (shell("cc --version > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no system C compiler";
+  Model m = load("cnn");
+  driver::Compiler compiler(nullptr, target::Target::parse("cuda -arch=sm_90"));
+  std::string dir = temp_path("cnn_gpu_header");
+  graph::ExportedModel exported = graph::export_model(m.graph, compiler, dir);
+  write_text(dir + "/user.c", kGpuUserProgram);
+  std::string build = "cc -std=gnu11 -Wall -Wextra -Werror -I '" + dir + "' -o '" + dir +
+                      "/user' '" + dir + "/user.c' '" + dir + "/libmodel.so' -Wl,-rpath,'" + dir +
+                      "' 2> '" + dir + "/build.log'";
+  ASSERT_EQ(shell(build), 0) << read_text(dir + "/build.log");
+  write_text(dir + "/x.raw", raw_bytes(m.input));
+  const int rc = shell("'" + dir + "/user' '" + exported.weights_path + "' '" + dir + "/x.raw' '" +
+                       dir + "/y.raw' 2> '" + dir + "/run.log'");
+  if (rc != 0) {
+    EXPECT_EQ(rc, 1);
+    const std::string log = read_text(dir + "/run.log");
+    EXPECT_EQ(log.rfind("open: ", 0), 0u) << log;
+    EXPECT_TRUE(log.find("CUDA") != std::string::npos || log.find("cuda") != std::string::npos)
+        << log;
+  } else {
+    expect_outputs(floats_of(read_text(dir + "/y.raw")), m.expected, m.expected, "cnn on a GPU");
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tensortune
