@@ -5,7 +5,6 @@
 #include "graph/model_folder.h"
 #include "tensortune/graph/model_library.h"
 #include "tensortune/support/error.h"
-#include "tensortune/support/file.h"
 
 #include <algorithm>
 #include <dlfcn.h>
@@ -261,18 +260,13 @@ F cuda_symbol(void* library, const std::string& path, const char* name) {
 
 }  // namespace
 
-LoadedModel LoadedModel::load_gpu(const std::string& dir, RunPlan plan, int64_t weight_bytes) {
-  const std::string weights_path = dir + "/weights.bin";
-  const int64_t size = support::check_regular_file(weights_path, INT64_MAX, "model file");
-  TT_USER_CHECK(size == weight_bytes)
-      << "'" << weights_path << "' has " << size << " bytes, the plan expects " << weight_bytes;
-  const std::string weights = support::read_regular_file(weights_path, weight_bytes, "model file");
+LoadedModel LoadedModel::load_gpu(const std::string& dir,
+                                  RunPlan plan,
+                                  const std::string& weights) {
   const std::string lib_path = dir + "/libmodel.so";
-  const std::string absolute = std::filesystem::absolute(lib_path).string();
-  void* handle = ::dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
-  TT_USER_CHECK(handle != nullptr) << "cannot load '" << absolute << "': " << ::dlerror();
   LoadedModel m;
-  m.library_ = std::shared_ptr<void>(handle, [](void* h) { ::dlclose(h); });
+  m.library_ = detail::open_library(lib_path);
+  void* handle = m.library_.get();
   auto e = std::make_shared<CudaEntry>();
   e->open = cuda_symbol<CudaEntry::Open>(handle, lib_path, codegen::kModelCudaOpen);
   e->run = cuda_symbol<CudaEntry::Run>(handle, lib_path, codegen::kModelCudaRun);
@@ -290,7 +284,8 @@ LoadedModel LoadedModel::load_gpu(const std::string& dir, RunPlan plan, int64_t 
   } catch (const std::runtime_error& err) {
     TT_USER_CHECK(false) << "'" << lib_path << "': " << err.what();
   }
-  bool match = image.weight_bytes == weight_bytes && image.arena_bytes == plan.arena_bytes &&
+  bool match = image.weight_bytes == static_cast<int64_t>(weights.size()) &&
+               image.arena_bytes == plan.arena_bytes &&
                image.num_calls == static_cast<int32_t>(plan.calls.size()) &&
                image.input_bytes.size() == plan.inputs.size() &&
                image.output_bytes.size() == plan.outputs.size();

@@ -8,6 +8,7 @@
 #include "tensortune/graph/partition.h"
 #include "tensortune/graph/run_plan.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ driver::ModelDecl model_decl(const RunPlan& plan);
 
 /// The items' workload names, unique within the model (a key-hash suffix where two share one).
 std::vector<std::string> distinct_names(const std::vector<driver::ExportItem>& items);
+
+/// dlopen of the library at `path` (RTLD_LOCAL; closed when the last owner goes); UserError
+/// with dlerror() when it cannot be loaded.
+std::shared_ptr<void> open_library(const std::string& path);
 
 /// Writes a model file atomically; UserError naming it on failure.
 void write_model_file(const std::string& path, const void* data, size_t bytes);

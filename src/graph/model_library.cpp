@@ -41,14 +41,6 @@ std::string read_file(const std::string& path, int64_t max_bytes) {
   return support::read_regular_file(path, max_bytes, "model file");
 }
 
-/// dlopen of the library at `path` (closed when the last owner goes).
-std::shared_ptr<void> open_library(const std::string& path) {
-  const std::string absolute = std::filesystem::absolute(path).string();
-  void* handle = ::dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
-  TT_USER_CHECK(handle != nullptr) << "cannot load '" << absolute << "': " << ::dlerror();
-  return std::shared_ptr<void>(handle, [](void* h) { ::dlclose(h); });
-}
-
 /// The function `name` of the library at `path`; UserError naming both when it is missing.
 template <class F = KernelFunction>
 F symbol(void* library, const std::string& path, const std::string& name) {
@@ -179,23 +171,34 @@ std::vector<std::string> distinct_names(const std::vector<driver::ExportItem>& i
   return te::distinct_names(named);
 }
 
+std::shared_ptr<void> open_library(const std::string& path) {
+  const std::string absolute = std::filesystem::absolute(path).string();
+  void* handle = ::dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
+  TT_USER_CHECK(handle != nullptr) << "cannot load '" << absolute << "': " << ::dlerror();
+  return std::shared_ptr<void>(handle, [](void* h) { ::dlclose(h); });
+}
+
 void write_model_file(const std::string& path, const void* data, size_t bytes) {
   write_file(path, data, bytes);
 }
 
 void write_plan(const ExportedModel& m, support::Json plan_json) {
-  support::Json kernels = support::Json::array();
-  for (const driver::Compiled& c : m.functions) {
-    support::Json k = c.lookup.to_json();
-    k["name"] = c.func.name;
-    kernels.push_back(std::move(k));
-  }
-  plan_json["kernels"] = std::move(kernels);
+  plan_json["kernels"] = m.functions_json();
   const std::string text = plan_json.dump(1) + "\n";
   write_file(m.plan_path, text.data(), text.size());
 }
 
 }  // namespace detail
+
+support::Json ExportedModel::functions_json() const {
+  support::Json list = support::Json::array();
+  for (const driver::Compiled& c : functions) {
+    support::Json f = c.lookup.to_json();
+    f["name"] = c.func.name;
+    list.push_back(std::move(f));
+  }
+  return list;
+}
 
 ExportedModel export_model(const Graph& graph,
                            driver::Compiler& compiler,
@@ -237,7 +240,7 @@ ExportedModel export_model(const Graph& graph,
     if (prepacks[k].bytes.empty())
       continue;
     if (!library)
-      library = open_library(lib.library_path);
+      library = detail::open_library(lib.library_path);
     prepacks[k].prepare =
         symbol(library.get(), lib.library_path, codegen::prepare_function_name(names[k]));
   }
@@ -269,20 +272,20 @@ LoadedModel LoadedModel::load(const std::string& dir) {
   } catch (const UserError& e) {
     TT_USER_CHECK(false) << "'" << plan_path << "': " << e.what();
   }
-  if (gpu)
-    return load_gpu(dir, std::move(plan), expected);
   const std::string weights_path = dir + "/weights.bin";
   const int64_t size = support::check_regular_file(weights_path, INT64_MAX, "model file");
   TT_USER_CHECK(size == expected) << "'" << weights_path << "' has " << size
                                   << " bytes, the plan expects " << expected;
   std::string weights = read_file(weights_path, expected);
+  if (gpu)
+    return load_gpu(dir, std::move(plan), weights);
   plan.weights.assign(weights.begin(), weights.end());
   // libmodel.so; a folder written before libraries took the lib prefix has only model.so.
   std::string lib_path = dir + "/libmodel.so";
   if (std::error_code ec; !std::filesystem::exists(lib_path, ec)) {
     lib_path = dir + "/model.so";
   }
-  m.library_ = open_library(lib_path);
+  m.library_ = detail::open_library(lib_path);
   m.entry_ = symbol<EntryFunction>(m.library_.get(), lib_path, codegen::kModelRun);
   check_entry_point(m.library_.get(), lib_path, plan, expected, plan_path);
   for (const PlanCall& c : plan.calls)

@@ -246,13 +246,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     out["arena_bytes"] = m.memory.arena_bytes;
     out["activation_bytes"] = m.memory.activation_bytes;
     out["weight_bytes"] = static_cast<int64_t>(m.plan.weights.size());
-    support::Json functions = support::Json::array();
-    for (const driver::Compiled& c : m.functions) {
-      support::Json f = c.lookup.to_json();
-      f["name"] = c.func.name;
-      functions.push_back(std::move(f));
-    }
-    out["functions"] = std::move(functions);
+    out["functions"] = m.functions_json();
     add_driver_notes(compiler, &out);
     std::cout << out.dump() << "\n";
     return 0;

@@ -36,6 +36,10 @@ struct ExportedModel {
   bool gpu = false;
   runtime::CudaModelImage image;
   std::string no_ptx_reason;
+
+  /// Each function's name with where its schedule came from (Lookup::to_json): model.json's
+  /// "kernels" and compile-model --json's "functions", which must agree.
+  support::Json functions_json() const;
 };
 
 /// Partitions `graph` (optimized), builds each unique kernel through `compiler` as function
@@ -95,9 +99,9 @@ class LoadedModel {
   GpuTimes gpu_times(int runs) const;
 
  private:
-  /// load() for a folder whose model.json says "device": "cuda"; UserError naming the reason
-  /// when no device can run it here.
-  static LoadedModel load_gpu(const std::string& dir, RunPlan plan, int64_t weight_bytes);
+  /// load() for a folder whose model.json says "device": "cuda", with weights.bin's contents;
+  /// UserError naming the reason when no device can run it here.
+  static LoadedModel load_gpu(const std::string& dir, RunPlan plan, const std::string& weights);
   struct CudaEntry;
   void run_gpu(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
   using EntryFunction = int32_t (*)(void* const* inputs,
