@@ -86,8 +86,8 @@ class CudaModel {
   void run_device(const uint64_t* inputs, const uint64_t* outputs);
   /// Median seconds over `runs` rounds after one warm-up: host to host (wall clock, copies
   /// included) and device resident (CUDA events around the launches on the model's own device
-  /// buffers), and each call's own launches by events (call_seconds gets image.num_calls
-  /// entries). The outputs of the last run stay in the model's device buffers.
+  /// buffers), and, when call_seconds is not null, each call's own launches by events (it gets
+  /// image.num_calls entries). The outputs of the last run stay in the model's device buffers.
   void time(int runs, double* host_to_host, double* device_resident, double* call_seconds);
   /// Device memory this model allocated: arena, weights, input and output buffers.
   int64_t device_bytes() const;

@@ -300,8 +300,7 @@ void export_cuda_model_library(const runtime::CudaModelImage& image,
   llvm::Type* ptr = b.getPtrTy();
   llvm::Type* i32 = b.getInt32Ty();
   llvm::Type* i64 = b.getInt64Ty();
-  llvm::Type* text_bytes_type = i64;
-  llvm::Constant* text_bytes = llvm::ConstantInt::get(text_bytes_type, text.size());
+  llvm::Constant* text_bytes = llvm::ConstantInt::get(i64, text.size());
   add_forwarder(*module, t, kModelCudaOpen, "tt_cuda_model_open",
                 llvm::FunctionType::get(ptr, {ptr, i32, ptr, i64}, false),
                 {image_data, text_bytes});
