@@ -10,13 +10,18 @@ processes (their median), taken after the job on the machine as it then is. Cond
   load  : a second process busy on one core (pinned to CPU 0) for part of the job, from
           LOAD_FROM to LOAD_TO of the job's expected duration (the quiet job's, else 60 s)
 Prints every pair, then per condition the median and worst |error| against the goal (5% median,
-10% worst). A pair whose confirmation rounds or re-times spread more than NOISY (10%) is marked
-"noisy" with that spread: the machine was too noisy to decide it, whatever its error says.
+10% worst). A pair whose confirmation's middle rounds (tune's stored spread) or re-times spread
+more than NOISY (10%) is marked "noisy" with that spread: the machine was too noisy to decide it,
+whatever its error says.
 
 Usage: bench/record_truth.py [--tt PATH] [--trials 200] [--seeds 0,1,2]
          [--workloads matmul,conv2d,odd] [--conditions quiet,load] [--retimes 3] [--threads 2]
          [--load-window 0.25:0.75] [--keep DIR] [--json FILE]
-The full run is 18 jobs of 200 trials: hours. Smaller runs select with the options.
+       bench/record_truth.py --retime DIR [--tt PATH] [--retimes 3] [--threads 2] [--json FILE]
+The full run is 18 jobs of 200 trials, about 30 minutes on 2 Zen 4 cores. Smaller runs select
+with the options. --retime re-times the databases a --keep run left in DIR, later, against each
+job's reported best as the database stores it (`db best`): a second look when the machine was
+not quiet during the first re-times (the re-times read slow at times the job's figures did not).
 """
 
 import argparse
@@ -51,6 +56,7 @@ def parse_args():
     p.add_argument("--load-window", default="0.25:0.75")
     p.add_argument("--keep", help="keep the databases in this folder")
     p.add_argument("--json", help="write every pair to this file")
+    p.add_argument("--retime", metavar="DIR", help="only re-time the databases of a --keep run")
     a = p.parse_args()
     if not os.access(a.tt, os.X_OK):
         p.error("no tensortune at %s (build first, or give --tt)" % a.tt)
@@ -125,57 +131,41 @@ def retime(a, db, spec):
     return times
 
 
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
+def stored_best(a, db, spec):
+    """The database's best record as every surface shows it: (seconds, spread, time, id)."""
+    j = run_json([a.tt, "db", "best", "--db", db, "--workload", spec, "--k", "1", "--json"])
+    if not j["records"]:
+        sys.exit("record_truth: %s has no best record of %s" % (db, spec))
+    r = j["records"][0]
+    return {"seconds": r["seconds"], "spread": r["confirm_spread"], "time": r["time"],
+            "record_id": r["id"]}
 
 
-def main():
-    a = parse_args()
-    work = pathlib.Path(a.keep or tempfile.mkdtemp(prefix="tt_truth_"))
-    work.mkdir(parents=True, exist_ok=True)
-    specs = [(n, WORKLOADS.get(n, n)) for n in a.workloads.split(",")]
-    seeds = [int(s) for s in a.seeds.split(",")]
-    print("record_truth: %d trials, seeds %s, %d threads, %d re-times; load average %.2f at start"
-          % (a.trials, seeds, a.threads, a.retimes, loadavg()))
-    pairs = []
-    durations = {}
-    for name, spec in specs:
-        for seed in seeds:
-            for cond in a.conditions.split(","):
-                db = str(work / ("%s_s%d_%s.db" % (name.replace(":", "_"), seed, cond)))
-                if os.path.exists(db):
-                    sys.exit("record_truth: %s exists; give another --keep folder" % db)
-                expected = durations.get((name, seed), 60.0)
-                busy = BusyCore(a.window[0] * expected, a.window[1] * expected) \
-                    if cond == "load" else None
-                load_before = loadavg()
-                result, wall = tune(a, db, spec, seed, busy)
-                if cond == "quiet":
-                    durations[(name, seed)] = wall
-                best = result["best"]
-                times = retime(a, db, spec)
-                med = statistics.median(times)
-                spread = best.get("spread", 0.0)
-                retime_spread = (max(times) - min(times)) / med
-                p = {
-                    "workload": name, "spec": spec, "seed": seed, "condition": cond,
-                    "reported_ms": best["seconds"] * 1e3, "time": best.get("time", "?"),
-                    "record": best["record_id"], "confirm_spread": spread,
-                    "retimes_ms": [t * 1e3 for t in times], "retime_ms": med * 1e3,
-                    "retime_spread": retime_spread, "error": best["seconds"] / med - 1,
-                    "noisy": spread > NOISY or retime_spread > NOISY,
-                    "wall_s": wall, "loadavg_before": load_before, "loadavg_after": loadavg(),
-                }
-                pairs.append(p)
-                print("%-7s seed %d %-5s reported %9.4f ms (%s, record %d, rounds spread %4.1f%%)"
-                      "  re-times %s ms  median %9.4f  error %+6.1f%%%s  [job %.0fs, load %.1f]"
-                      % (name, seed, cond, p["reported_ms"], p["time"], p["record"],
-                         100 * spread, " ".join("%.4f" % t for t in p["retimes_ms"]),
-                         p["retime_ms"], 100 * p["error"],
-                         "  NOISY (spread %.1f%% / %.1f%%)" % (100 * spread, 100 * retime_spread)
-                         if p["noisy"] else "", wall, load_before), flush=True)
-    for cond in a.conditions.split(","):
+def make_pair(name, spec, seed, cond, best, times, wall, load_before):
+    med = statistics.median(times)
+    spread = best.get("spread", 0.0)
+    retime_spread = (max(times) - min(times)) / med
+    p = {
+        "workload": name, "spec": spec, "seed": seed, "condition": cond,
+        "reported_ms": best["seconds"] * 1e3, "time": best.get("time", "?"),
+        "record": best["record_id"], "confirm_spread": spread,
+        "retimes_ms": [t * 1e3 for t in times], "retime_ms": med * 1e3,
+        "retime_spread": retime_spread, "error": best["seconds"] / med - 1,
+        "noisy": spread > NOISY or retime_spread > NOISY,
+        "wall_s": wall, "loadavg_before": load_before, "loadavg_after": loadavg(),
+    }
+    print("%-7s seed %d %-5s reported %9.4f ms (%s, record %d, rounds spread %4.1f%%)"
+          "  re-times %s ms  median %9.4f  error %+6.1f%%%s  [job %.0fs, load %.1f]"
+          % (name, seed, cond, p["reported_ms"], p["time"], p["record"],
+             100 * spread, " ".join("%.4f" % t for t in p["retimes_ms"]),
+             p["retime_ms"], 100 * p["error"],
+             "  NOISY (spread %.1f%% / %.1f%%)" % (100 * spread, 100 * retime_spread)
+             if p["noisy"] else "", wall, load_before), flush=True)
+    return p
+
+
+def summarize(a, pairs, conditions):
+    for cond in conditions:
         errs = [abs(p["error"]) for p in pairs if p["condition"] == cond]
         decided = [abs(p["error"]) for p in pairs if p["condition"] == cond and not p["noisy"]]
         if not errs:
@@ -190,6 +180,71 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(pairs, f, indent=1)
+
+
+def retime_only(a):
+    """--retime DIR: every NAME_sSEED_COND.db there against its stored best."""
+    folder = pathlib.Path(a.retime)
+    dbs = sorted(folder.glob("*_s*_*.db"))
+    if not dbs:
+        sys.exit("record_truth: no NAME_sSEED_COND.db in %s (made by --keep)" % folder)
+    print("record_truth: re-timing %d databases of %s, %d threads, %d re-times; load average "
+          "%.2f at start" % (len(dbs), folder, a.threads, a.retimes, loadavg()))
+    jobs = folder / "jobs.json"  # each database's workload spec, written by --keep
+    specs = json.loads(jobs.read_text()) if jobs.exists() else {}
+    pairs, conditions = [], []
+    for db in dbs:
+        name, seed, cond = db.stem.rsplit("_", 2)
+        spec = specs.get(db.name, WORKLOADS.get(name))
+        if spec is None:
+            sys.exit("record_truth: which workload is %s? (no %s entry for it)" % (db, jobs))
+        load_before = loadavg()
+        best = stored_best(a, str(db), spec)
+        times = retime(a, str(db), spec)
+        pairs.append(make_pair(name, spec, int(seed[1:]), cond, best, times, 0.0, load_before))
+        if cond not in conditions:
+            conditions.append(cond)
+    summarize(a, pairs, conditions)
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def main():
+    a = parse_args()
+    if a.retime:
+        return retime_only(a)
+    work = pathlib.Path(a.keep or tempfile.mkdtemp(prefix="tt_truth_"))
+    work.mkdir(parents=True, exist_ok=True)
+    specs = [(n, WORKLOADS.get(n, n)) for n in a.workloads.split(",")]
+    seeds = [int(s) for s in a.seeds.split(",")]
+    print("record_truth: %d trials, seeds %s, %d threads, %d re-times; load average %.2f at start"
+          % (a.trials, seeds, a.threads, a.retimes, loadavg()))
+    pairs = []
+    durations = {}
+    specs_of = {}
+    for name, spec in specs:
+        for seed in seeds:
+            for cond in a.conditions.split(","):
+                db = str(work / ("%s_s%d_%s.db" % (name.replace(":", "_"), seed, cond)))
+                if os.path.exists(db):
+                    sys.exit("record_truth: %s exists; give another --keep folder" % db)
+                expected = durations.get((name, seed), 60.0)
+                busy = BusyCore(a.window[0] * expected, a.window[1] * expected) \
+                    if cond == "load" else None
+                load_before = loadavg()
+                result, wall = tune(a, db, spec, seed, busy)
+                if cond == "quiet":
+                    durations[(name, seed)] = wall
+                if a.keep:
+                    specs_of[os.path.basename(db)] = spec
+                    (work / "jobs.json").write_text(json.dumps(specs_of, indent=1))
+                times = retime(a, db, spec)
+                pairs.append(make_pair(name, spec, seed, cond, result["best"], times, wall,
+                                       load_before))
+    summarize(a, pairs, a.conditions.split(","))
     if not a.keep:
         for f in work.glob("*.db*"):
             f.unlink()

@@ -110,10 +110,11 @@ bool confirm_once(TaskState& state,
     if (!times[i].empty()) {
       kept.push_back(ids[i]);
       // The median of the rounds: a slow moment during a minority of them does not move it.
-      const double m = support::median(times[i]);
-      seconds.push_back(m);
-      const auto [lo, hi] = std::minmax_element(times[i].begin(), times[i].end());
-      spreads.push_back((*hi - *lo) / m);
+      seconds.push_back(support::median(times[i]));
+      // Its uncertainty likewise: the spread of the middle rounds. One round of 5 at twice the
+      // time (another process's burst) leaves the median where it was; max - min would call
+      // the figure 100% uncertain.
+      spreads.push_back(support::middle_spread(times[i]));
     } else if (measured_rounds > 0 && !measurer.stopped()) {
       // Failed every round (a build that timed out, a kernel that crashes): its stored time is
       // not reproducible. A stopped measurer says nothing of the record.

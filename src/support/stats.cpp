@@ -14,4 +14,14 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
+double middle_spread(std::vector<double> values) {
+  const double m = median(values);
+  if (values.size() < 2 || m <= 0) {
+    return 0;
+  }
+  std::sort(values.begin(), values.end());
+  const size_t k = values.size() / 4;
+  return (values[values.size() - 1 - k] - values[k]) / m;
+}
+
 }  // namespace tensortune::support

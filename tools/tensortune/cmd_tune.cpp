@@ -74,7 +74,7 @@ struct JobPeak {
 std::string time_label(const search::TaskResult& t) {
   if (!t.best_confirmed)
     return "unconfirmed: a single measurement";
-  return fmt::format("confirmed side by side, rounds spread {:.1f}%", 100 * t.best_spread);
+  return fmt::format("confirmed side by side, middle rounds spread {:.1f}%", 100 * t.best_spread);
 }
 
 std::vector<search::TuneTask> make_tasks(const ArgParser::Parsed& p) {
@@ -190,13 +190,13 @@ void print_text(const search::TuneResult& r, const std::string& db_path, const J
                             t.unconfirmed_best_id));
       if (t.best_spread > search::kNoisySpread) {
         std::cout << fmt::format(
-            "  too noisy to decide: the best's rounds spread {:.1f}%; tune again on a quieter "
-            "machine\n",
+            "  too noisy to decide: the best's middle rounds spread {:.1f}%; tune again on a "
+            "quieter machine\n",
             100 * t.best_spread);
       } else if (t.runner_up_gap >= 0 && t.runner_up_gap < t.best_spread) {
         std::cout << fmt::format(
-            "  the runner-up is {:.1f}% behind, within the rounds' spread ({:.1f}%): the two are "
-            "equally fast as far as this machine can tell\n",
+            "  the runner-up is {:.1f}% behind, within the middle rounds' spread ({:.1f}%): the "
+            "two are equally fast as far as this machine can tell\n",
             100 * t.runner_up_gap, 100 * t.best_spread);
       }
     }

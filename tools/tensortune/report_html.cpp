@@ -175,10 +175,10 @@ std::string top_table(const ReportEntry& e, double peak) {
   int rank = 0;
   for (const database::Record* r : e.top(kTopK)) {
     const double g = e.gflops(*r);
-    const std::string spread =
-        r->confirm_rounds > 0
-            ? fmt::format(", {} rounds spread {:.1f}%", r->confirm_rounds, 100 * r->confirm_spread)
-            : "";
+    const std::string spread = r->confirm_rounds > 0
+                                   ? fmt::format(", {} rounds, middle spread {:.1f}%",
+                                                 r->confirm_rounds, 100 * r->confirm_spread)
+                                   : "";
     html += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{:.4f}<br><span class=muted>{}{}</span></td>"
         "<td>{:.1f}{}</td><td><code>{}</code></td></tr>",

@@ -72,8 +72,8 @@ struct Record {
   /// Why its latest confirmation failed: its schedule no longer replays onto the workload, or it
   /// failed when measured again ("" = no failed confirmation). Such a record is never best.
   std::string confirm_error;
-  /// Of its latest confirmation: the relative spread of the figures of its rounds ((slowest -
-  /// fastest) / median; 0 = not known) and how many rounds gave one (0 = not known).
+  /// Of its latest confirmation: the relative spread of the figures of its middle rounds
+  /// (support::middle_spread; 0 = not known) and how many rounds gave one (0 = not known).
   double confirm_spread = 0;
   int64_t confirm_rounds = 0;
 

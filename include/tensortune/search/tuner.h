@@ -172,8 +172,9 @@ struct TaskResult {
   double best_seconds = 0, best_gflops = 0;
   int64_t best_record_id = 0;
   bool best_confirmed = false;
-  /// The relative spread of the best's confirmation rounds ((slowest - fastest) / median; 0 when
-  /// unconfirmed). Above kNoisySpread the figure is too noisy to trust.
+  /// The relative spread of the best's middle confirmation rounds (support::middle_spread: of 5
+  /// rounds, (4th - 2nd fastest) / median; 0 when unconfirmed). Above kNoisySpread the figure is
+  /// too noisy to trust.
   double best_spread = 0;
   /// The confirmed runner-up's time relative to the best's, minus 1 (-1 when there is none): a
   /// gap within best_spread means the two are equally fast as far as this machine can tell.
@@ -190,7 +191,7 @@ struct TaskResult {
   std::vector<std::pair<int64_t, double>> curve;
 };
 
-/// A confirmation whose rounds spread more than this (relative) is too noisy to decide.
+/// A confirmation whose middle rounds spread more than this (relative) is too noisy to decide.
 constexpr double kNoisySpread = 0.10;
 
 struct TuneResult {
