@@ -46,7 +46,7 @@ const char* const kStyle =
     "table.diff td:first-child,table.diff th:first-child{width:18px}"
     "table.diff tr.d td{background:#fff3c4}"
     ".charts{display:flex;flex-wrap:wrap;gap:12px}.charts svg{max-width:100%;height:auto}"
-    ".muted{color:#777}.warn{color:#a40}";
+    "p{overflow-wrap:anywhere}.muted{color:#777}.warn{color:#a40}";
 
 /// The FMA peak of an entry: the one stored with its tuning run, else one measured now on this
 /// host (0 when the records were measured on another device). `how` says which.
