@@ -103,7 +103,7 @@ class BusyCore:
 def tune(a, db, spec, seed, busy):
     argv = [a.tt, "tune", "--workload", spec, "--target", "llvm -cores=%d" % a.threads,
             "--trials", str(a.trials), "--db", db, "--seed", str(seed), "--progress", "none",
-            "--json"]
+            "--no-shipped", "--json"]  # the search's own best, not a shipped log's
     start = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True)

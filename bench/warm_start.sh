@@ -30,7 +30,7 @@ tune() {  # tune DB SPEC TRIALS [extra...] -> prints best GFLOP/s
   db=$1 spec=$2 trials=$3
   shift 3
   "$tt" tune --workload "$spec" --target "$target" --trials "$trials" --db "$db" --seed "$seed" \
-    --progress none --json "$@" > "$work/out.json"
+    --progress none --no-shipped --json "$@" > "$work/out.json"
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["best"]["gflops"])' "$work/out.json"
 }
 

@@ -53,5 +53,5 @@ CORPUS=(
 )
 for spec in "${CORPUS[@]}"; do
   echo "zero_shot_corpus: $spec"
-  "$TT" tune --workload "$spec" --target native --trials "$TRIALS" --confirm 0 --db "$DB"
+  "$TT" tune --workload "$spec" --target native --trials "$TRIALS" --confirm 0 --no-shipped --db "$DB"
 done

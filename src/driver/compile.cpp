@@ -184,9 +184,10 @@ std::string device_of(const std::string& fingerprint) {
 
 }  // namespace
 
-bool Compiler::try_shipped(const te::Workload& workload, Attempt& attempt) {
+std::vector<database::TargetKey> Compiler::shipped_targets() const {
+  std::vector<database::TargetKey> out;
   if (shipped_ == nullptr || resolved_.is_gpu()) {
-    return false;
+    return out;
   }
   const std::set<std::string> host = fingerprint_features(identity_.fingerprint);
   for (const database::TargetKey& key : shipped_->targets()) {
@@ -203,9 +204,39 @@ bool Compiler::try_shipped(const te::Workload& workload, Attempt& attempt) {
       } catch (const UserError&) {
       }
     }
-    if (!same) {
-      continue;
+    if (same) {
+      out.push_back(key);
     }
+  }
+  // This very device's records first: they were timed where they will run.
+  std::stable_partition(out.begin(), out.end(), [&](const database::TargetKey& key) {
+    return key.fingerprint == identity_.fingerprint;
+  });
+  return out;
+}
+
+std::vector<database::Record> Compiler::shipped_records(const te::Workload& workload, int k) const {
+  // The first device (shipped_targets' order) with records of the workload, as try_shipped
+  // chooses: times of one device compare with each other.
+  if (k <= 0) {
+    return {};
+  }
+  for (const database::TargetKey& key : shipped_targets()) {
+    std::vector<database::Record> best = shipped_->best(workload.key(), key, k);
+    if (!best.empty()) {
+      return best;
+    }
+  }
+  return {};
+}
+
+double Compiler::shipped_best_seconds(const te::Workload& workload) const {
+  const std::vector<database::Record> best = shipped_records(workload, 1);
+  return best.empty() ? 0 : best.front().rank_seconds;
+}
+
+bool Compiler::try_shipped(const te::Workload& workload, Attempt& attempt) {
+  for (const database::TargetKey& key : shipped_targets()) {
     for (const database::Record& record : shipped_->best(workload.key(), key, kTunedTries)) {
       try {
         schedule::Schedule parsed = record_schedule(record);

@@ -228,8 +228,15 @@ std::vector<Task> built_tasks(const Graph& graph,
   const auto stored = [&](const te::Workload& w) {
     return compiler.stored_best_seconds(w);
   };
-  for (Task& t : tasks)
-    t.workload = fastest_form(t, stored);
+  const auto shipped = [&](const te::Workload& w) {
+    return compiler.shipped_best_seconds(w);
+  };
+  // The user's records choose a kernel's form; without any, the shipped logs do (their records
+  // are what the kernel will be built from), so a shipped Winograd record is used too.
+  for (Task& t : tasks) {
+    const te::Workload& own = fastest_form(t, stored);
+    t.workload = stored(own) > 0 ? own : fastest_form(t, shipped);
+  }
   return tasks;
 }
 

@@ -72,9 +72,10 @@ std::vector<Config> propose(TaskState& state,
     }
     return picked;
   }
-  // Before the task has measurements of its own, the model-guided tuners measure the best
-  // configurations of other shapes of the same operator (nearest in this space) as they are: those
-  // of the database, then those of this run's other tasks, up to half the batch.
+  // Before the task has measurements of its own, the model-guided tuners measure as they are the
+  // configurations of this workload tuned elsewhere (TuneTask::starts) and the best of other
+  // shapes of the same operator (nearest in this space): those of the database, then those of
+  // this run's other tasks, up to half the batch.
   if (options.tuner != TunerKind::Random && model != nullptr && state.top.empty()) {
     for (const Config& c : state.transfer_starts)
       take(c);
@@ -122,6 +123,5 @@ std::vector<Config> propose(TaskState& state,
   }
   return picked;
 }
-
 
 }  // namespace tensortune::search::detail

@@ -326,6 +326,11 @@ int64_t warm_start(std::vector<std::unique_ptr<TaskState>>& states,
     own.insert(s->task->workload.key());
     lowered += resume_task(*s, db, target_key, target,
                            options.warm_start ? options.max_warm_start_records : 0, samples);
+    // This very workload's records from elsewhere start its search before other shapes' do.
+    for (const database::Record& r : s->task->starts) {
+      if (std::optional<Config> c = nearest_config_of(s->space, r))
+        s->transfer_starts.push_back(*c);
+    }
   }
   if (!options.warm_start || !options.transfer)
     return lowered;

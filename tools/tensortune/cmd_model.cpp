@@ -50,7 +50,8 @@ ArgParser tune_model_parser() {
       "estimated end-to-end latency (sum of weight x best time) as it improves.");
   parser.positional("MODEL.onnx", "the ONNX model (anywhere among the options)", 1, 1)
       .option("target", "T", kTargetHelp, {}, true)
-      .option("trials", "N", "trial budget over all tasks (default 200 per task)")
+      .option("trials", "N",
+              "trial budget over all tasks (default 200 per task; none with --time-budget)")
       .option("db", "PATH", "tuning database (default tuning_logs/tensortune.db; created)")
       .option("tuner", "NAME", "search strategy (default xgb)", {"xgb", "xgb-evo", "random"})
       .option("seed", "S", "seed of every random choice (default 0)")
@@ -106,8 +107,11 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   const std::vector<std::string> shown = te::distinct_names(named);
   std::cerr << fmt::format("tensortune: {} kernels, {} unique, {} tasks\n",
                            partition.kernels.size(), model_tasks.size(), tasks.size());
+  add_shipped_starts(p, tasks);
   search::TuneOptions o = tune_options(p);
-  o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
+  // 200 trials a task by default; a time budget alone is not capped (tune_options).
+  if (p.has("trials") || !p.has("time-budget"))
+    o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
   const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune-model", true);
   const measure::MeasurerOptions mo = measurer_options(p, target, true);

@@ -251,7 +251,8 @@ int run_tune(const std::vector<std::string>& args) {
   if (!parsed)
     return 0;
   const ArgParser::Parsed& p = *parsed;
-  const std::vector<search::TuneTask> tasks = make_tasks(p);
+  std::vector<search::TuneTask> tasks = make_tasks(p);
+  add_shipped_starts(p, tasks);
   search::TuneOptions options = tune_options(p);
   const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune", true);

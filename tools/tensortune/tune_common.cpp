@@ -3,6 +3,7 @@
 // package's tune() share, with their defaults.
 #include "tune_common.h"
 
+#include "tensortune/driver/compile.h"
 #include "tensortune/measure/timing.h"
 #include "tensortune/support/error.h"
 #include "zero_shot_cli.h"
@@ -12,6 +13,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
+#include <iostream>
 #include <unistd.h>
 
 namespace tensortune::cli {
@@ -204,6 +206,30 @@ measure::MeasurerOptions measurer_options(const ArgParser::Parsed& p,
   mo.rounds = static_cast<int>(p.get_int("measure-rounds", 3, 1, 1000));
   mo.run.timing.cache_flush = flush_by_default ? !p.has("no-cache-flush") : p.has("cache-flush");
   return mo;
+}
+
+// Four records per workload: a tenth of a first batch of 32, enough to carry a good schedule
+// over, and a shipped log keeps its best few per device anyway.
+constexpr int kShippedStarts = 4;
+
+void add_shipped_starts(const ArgParser::Parsed& p, std::vector<search::TuneTask>& tasks) {
+  const database::Database* shipped = p.has("no-shipped") ? nullptr : shipped_logs();
+  if (shipped == nullptr)
+    return;
+  // Looked up as compile would: the target as written, resolved on this host.
+  driver::Compiler compiler(nullptr, target::Target::parse(p.get("target")));
+  compiler.set_shipped(shipped);
+  size_t started = 0;
+  for (search::TuneTask& t : tasks) {
+    t.starts = compiler.shipped_records(t.workload, kShippedStarts);
+    started += t.starts.empty() ? 0 : 1;
+  }
+  if (started > 0) {
+    std::cerr << fmt::format(
+        "tensortune: {} of {} workloads start from the shipped tuning logs' records "
+        "(--no-shipped: from scratch)\n",
+        started, tasks.size());
+  }
 }
 
 search::TuneOptions tune_options(const ArgParser::Parsed& p) {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <csignal>
 #include <string>
+#include <vector>
 
 namespace tensortune::cli {
 
@@ -37,6 +38,11 @@ measure::MeasurerOptions measurer_options_of_job(const std::string& json);
 /// --confirm-rounds (defaults when absent); --time-budget (trials then default to no limit); the
 /// zero-shot model as the initial model unless --no-zero-shot (add_zero_shot_options).
 search::TuneOptions tune_options(const ArgParser::Parsed& p);
+
+/// Unless --no-shipped: gives each task the shipped tuning logs' best records of its workload
+/// that may run on this host (TuneTask::starts), so the job measures them here first and
+/// searches on from them. A GPU target gets none.
+void add_shipped_starts(const ArgParser::Parsed& p, std::vector<search::TuneTask>& tasks);
 /// Opens (creating it and its folder) the database of --db, default tuning_logs/tensortune.db;
 /// UserError naming `command` when the folder cannot be created.
 database::Database open_tuning_database(const ArgParser::Parsed& p, const std::string& command);

@@ -77,7 +77,8 @@ void add_zero_shot_options(ArgParser& parser) {
               "tuning_logs/zero_shot/" + model_file_name() + ", or TT_ZERO_SHOT_MODEL)")
       .flag("no-shipped",
             "do not use the tuning logs shipped with tensortune (tuning_logs/shipped/cpu.db, or "
-            "TT_SHIPPED_LOGS) for workloads the database has no record of");
+            "TT_SHIPPED_LOGS): neither for workloads the database has no record of, nor (tune, "
+            "tune-model) as the first candidates of a workload's search");
 }
 
 std::string shipped_logs_path() {

@@ -156,7 +156,9 @@ class Compiler {
   /// after the user's database: its best record of the workload under a target that resolves on
   /// this host to the same target as this compiler's, tuned on a device whose ISA features are all
   /// features of this host (the fingerprints' feature lists), so a shipped kernel never uses an
-  /// instruction the host lacks.
+  /// instruction the host lacks. Records of this very device (the same fingerprint) come first,
+  /// then the other devices' in the logs' order; the first device with records of a workload
+  /// gives them all.
   void set_shipped(const database::Database* shipped) { shipped_ = shipped; }
 
   /// Gives workloads without a usable record (neither their own nor an adapted one) a zero-shot
@@ -236,6 +238,12 @@ class Compiler {
   /// The median seconds of `workload`'s fastest Ok record on identity(), 0 when it has none (or
   /// there is no database). Unlike lookup(), it notes nothing for untuned().
   double stored_best_seconds(const te::Workload& workload) const;
+  /// The same for the shipped tuning logs: the fastest record of `workload` that try_shipped
+  /// could use on this host, 0 when there is none (or no shipped logs).
+  double shipped_best_seconds(const te::Workload& workload) const;
+  /// Up to `k` best records of `workload` in the shipped logs, fastest first, of the device
+  /// try_shipped would take them from (none without shipped logs): where a tuning job starts.
+  std::vector<database::Record> shipped_records(const te::Workload& workload, int k) const;
   /// The names of the workloads looked up that had no usable record of their own (adapted or
   /// default), each once, in the order they were first looked up.
   std::vector<std::string> untuned() const;
@@ -258,6 +266,8 @@ class Compiler {
   bool try_adapted(const te::Workload& workload, const std::string& spec, Attempt& attempt);
   bool try_zero_shot(const te::Workload& workload, Attempt& attempt);
   bool try_shipped(const te::Workload& workload, Attempt& attempt);
+  /// The targets of the shipped logs whose records may run here (see set_shipped).
+  std::vector<database::TargetKey> shipped_targets() const;
   const std::vector<Neighbour>& neighbours(const std::string& op);
   void warn_stale(const database::Record& record, const std::string& why);
   void note(const te::Workload& workload, const Lookup& lookup);

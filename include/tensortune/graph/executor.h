@@ -61,7 +61,8 @@ RunPlan make_run_plan(const Graph& graph,
                       const std::vector<KernelPrepack>& prepacks = {});
 
 /// extract_tasks() with each task's workload replaced by the form to build: fastest_form() by
-/// the stored bests of `compiler`'s database (the workload itself without one).
+/// the stored bests of `compiler`'s database; for a task with no form stored there, by the
+/// shipped logs' bests (the workload itself without either).
 std::vector<Task> built_tasks(const Graph& graph,
                               const Partition& partition,
                               const driver::Compiler& compiler);

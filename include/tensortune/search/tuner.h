@@ -44,6 +44,10 @@ struct TuneTask {
   /// Tasks with the same group (>= 0) are forms of one computation (a conv layer, directly and
   /// by Winograd): the scheduler counts only the group's fastest (TaskScheduler::set_groups).
   int group = -1;
+  /// Records of this workload tuned elsewhere (the shipped tuning logs): their configurations
+  /// are measured here in the task's first batch, so the search starts from them. A record whose
+  /// knobs do not fit the task's space is left out.
+  std::vector<database::Record> starts{};
 
   /// The task of a workload spec ("matmul:M=64,N=64,K=64"): the workload, its canonical spec and
   /// its operator name. Throws UserError on a malformed spec.

@@ -236,7 +236,8 @@ TEST(Compiler, ShippedRecordsApplyOnlyWhereTheHostHasEveryFeature) {
   // Tuned on a device with a subset of this host's features (none at all): usable here.
   database::TargetKey older{here.target, "cpu=Older CPU; mcpu=generic; features=; cores=2"};
   // Tuned on a device with an instruction set this host lacks: never used.
-  database::TargetKey newer{here.target, "cpu=Newer CPU; mcpu=future; features=avx1024fake; cores=2"};
+  database::TargetKey newer{here.target,
+                            "cpu=Newer CPU; mcpu=future; features=avx1024fake; cores=2"};
   add(shipped, record(w, newer, tiled(16), 1e-5));
   const int64_t usable = add(shipped, record(w, older, tiled(8), 1e-4));
   compiler.set_shipped(&shipped);
@@ -257,6 +258,40 @@ TEST(Compiler, ShippedRecordsApplyOnlyWhereTheHostHasEveryFeature) {
   EXPECT_EQ(again.lookup(w).source, Source::Record);
   EXPECT_EQ(fingerprint_features("cpu=x; features=avx2,fma; cores=2"),
             (std::set<std::string>{"avx2", "fma"}));
+}
+
+TEST(Compiler, ShippedRecordsAndBestSecondsSkipDevicesWithMoreFeatures) {
+  TempDir dir("shipped_best");
+  database::Database shipped = database::Database::open(dir.file("shipped.db"));
+  te::Workload w = put_workload(shipped, "matmul:M=32,N=32,K=16");
+  Compiler compiler(nullptr, cpu());
+  EXPECT_EQ(compiler.shipped_best_seconds(w), 0.0);  // no shipped logs
+  EXPECT_TRUE(compiler.shipped_records(w, 4).empty());
+  const database::TargetKey& here = compiler.identity();
+  database::TargetKey older{here.target, "cpu=Older CPU; mcpu=generic; features=; cores=2"};
+  database::TargetKey newer{here.target,
+                            "cpu=Newer CPU; mcpu=future; features=avx1024fake; cores=2"};
+  add(shipped, record(w, newer, tiled(16), 1e-6));  // fastest, but not for this host
+  const int64_t slow = add(shipped, record(w, older, tiled(4), 3e-4));
+  const int64_t fast = add(shipped, record(w, older, tiled(8), 2e-4));
+  compiler.set_shipped(&shipped);
+  EXPECT_DOUBLE_EQ(compiler.shipped_best_seconds(w), 2e-4);
+  const std::vector<database::Record> all = compiler.shipped_records(w, 4);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, fast);
+  EXPECT_EQ(all[1].id, slow);
+  ASSERT_EQ(compiler.shipped_records(w, 1).size(), 1u);
+  EXPECT_TRUE(compiler.shipped_records(w, 0).empty());
+  // This very device's records come first, even slower ones: they were timed where they run.
+  const int64_t own = add(shipped, record(w, here, tiled(2), 5e-4));
+  Compiler again(nullptr, cpu());
+  again.set_shipped(&shipped);
+  EXPECT_DOUBLE_EQ(again.shipped_best_seconds(w), 5e-4);
+  ASSERT_EQ(again.shipped_records(w, 4).size(), 1u);
+  EXPECT_EQ(again.shipped_records(w, 4)[0].id, own);
+  EXPECT_EQ(again.lookup(w).record_id, own);
+  // Another workload has none.
+  EXPECT_EQ(compiler.shipped_best_seconds(te::make_workload("matmul:M=16,N=16,K=16")), 0.0);
 }
 
 TEST(Compiler, SummaryListsEveryUntunedWorkloadOnce) {

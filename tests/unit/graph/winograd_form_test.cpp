@@ -46,6 +46,25 @@ void store_record(database::Database& db,
   db.add_records({tensortune::test::record(w, compiler.identity(), {}, seconds)});
 }
 
+/// two_convs(16) and its tasks.
+struct TwoConvs {
+  Builder b = two_convs(16);
+  std::vector<Task> tasks = extract_tasks(b.g, partition(b.g));
+  /// The first conv's two forms.
+  te::Workload direct = tasks.at(0).workload;
+  te::Workload winograd = tasks.at(0).alternatives.at(0);
+};
+
+/// Every element of `got` within 1e-5 x the largest magnitude in `want` of its own.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  float scale = 0;
+  for (float v : want)
+    scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-5 * scale) << i;
+}
+
 TEST(WinogradForm, ThreeByThreeStrideOneConvsHaveAWinogradAlternative) {
   for (int64_t hw : {6, 16}) {
     SCOPED_TRACE(hw);
@@ -63,14 +82,12 @@ TEST(WinogradForm, ThreeByThreeStrideOneConvsHaveAWinogradAlternative) {
 }
 
 TEST(WinogradForm, TheFormWithTheFasterStoredBestIsBuiltAndComputesTheSame) {
-  Builder b = two_convs(16);
-  std::vector<Task> tasks = extract_tasks(b.g, partition(b.g));
-  ASSERT_EQ(tasks.at(0).alternatives.size(), 1u);
-  const te::Workload& direct = tasks[0].workload;
-  const te::Workload& winograd = tasks[0].alternatives[0];
+  const TwoConvs m;
+  const te::Workload& direct = m.direct;
+  const te::Workload& winograd = m.winograd;
   const std::vector<float> x = testing::wave(4 * 16 * 16);
   driver::Compiler untuned(nullptr, target::Target::parse("llvm"));
-  Executable plain = Executable::build(b.g, untuned);
+  Executable plain = Executable::build(m.b.g, untuned);
   EXPECT_EQ(plain.run_plan().calls.at(0).workload, direct.name()) << "no record: direct";
   const std::vector<float> want = plain.run({x}).at(0);
 
@@ -78,23 +95,44 @@ TEST(WinogradForm, TheFormWithTheFasterStoredBestIsBuiltAndComputesTheSame) {
   database::Database db = database::Database::open(dir.file("t.db"));
   driver::Compiler compiler(&db, target::Target::parse("llvm"));
   store_record(db, compiler, winograd, 5e-4);
-  Executable wino = Executable::build(b.g, compiler);
+  Executable wino = Executable::build(m.b.g, compiler);
   EXPECT_EQ(wino.run_plan().calls.at(0).workload, winograd.name()) << "only Winograd is tuned";
-  EXPECT_EQ(wino.run_plan().calls.at(1).workload, tasks[1].workload.name());
+  EXPECT_EQ(wino.run_plan().calls.at(1).workload, m.tasks[1].workload.name());
   const std::vector<float> got = wino.run({x}).at(0);
-  ASSERT_EQ(got.size(), want.size());
-  float scale = 0;
-  for (float v : want)
-    scale = std::max(scale, std::abs(v));
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], 1e-5 * scale) << i;
+  expect_close(got, want);
 
   store_record(db, compiler, direct, 1e-3);
-  EXPECT_EQ(Executable::build(b.g, compiler).run_plan().calls.at(0).workload, winograd.name())
+  EXPECT_EQ(Executable::build(m.b.g, compiler).run_plan().calls.at(0).workload, winograd.name())
       << "Winograd's best is the faster";
   store_record(db, compiler, direct, 1e-4);
-  EXPECT_EQ(Executable::build(b.g, compiler).run_plan().calls.at(0).workload, direct.name())
+  EXPECT_EQ(Executable::build(m.b.g, compiler).run_plan().calls.at(0).workload, direct.name())
       << "now the direct form's best is the faster";
+}
+
+TEST(WinogradForm, WithoutOwnRecordsTheShippedLogsChooseTheForm) {
+  const TwoConvs m;
+  const te::Workload& direct = m.direct;
+  const te::Workload& winograd = m.winograd;
+  tensortune::test::TempDir dir("tt_winograd_shipped");
+  database::Database shipped = database::Database::open(dir.file("shipped.db"));
+  database::Database user = database::Database::open(dir.file("user.db"));
+  driver::Compiler compiler(&user, target::Target::parse("llvm"));
+  compiler.set_shipped(&shipped);
+  store_record(shipped, compiler, direct, 1e-3);
+  store_record(shipped, compiler, winograd, 5e-4);
+  Executable built = Executable::build(m.b.g, compiler);
+  EXPECT_EQ(built.run_plan().calls.at(0).workload, winograd.name()) << "shipped: Winograd faster";
+  EXPECT_EQ(built.kernels().at(0).compiled.lookup.source, driver::Source::Shipped);
+  // Built from the shipped record, it still computes what the untuned direct form computes.
+  driver::Compiler untuned(nullptr, target::Target::parse("llvm"));
+  const std::vector<float> x = testing::wave(4 * 16 * 16);
+  const std::vector<float> want = Executable::build(m.b.g, untuned).run({x}).at(0);
+  const std::vector<float> got = built.run({x}).at(0);
+  expect_close(got, want);
+  // A record of the user's own, even of the slower form, decides over the shipped logs.
+  store_record(user, compiler, direct, 2e-3);
+  EXPECT_EQ(Executable::build(m.b.g, compiler).run_plan().calls.at(0).workload, direct.name())
+      << "the user's records choose the form";
 }
 
 }  // namespace

@@ -210,6 +210,36 @@ TEST_F(TunerTest, ATasksFirstRoundMeasuresTheBestOfTheRunsOtherTaskMappedToItsSp
   }
 }
 
+TEST_F(TunerTest, RecordsTunedElsewhereAreMeasuredInTheTasksFirstBatch) {
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Xgb, 16, 8, 11);
+  o.confirm_top = 0;
+  TuneTask elsewhere_task = task("matmul:M=64,N=64,K=64");
+  database::Database elsewhere = database::Database::open((dir_ / "elsewhere.db").string());
+  tune({elsewhere_task}, target_, key_, elsewhere, measurer, o);
+  std::vector<database::Record> starts;
+  for (const database::Record& r : elsewhere.best(elsewhere_task.workload.key(), key_, 4)) {
+    if (r.knobs != "{}")  // the default schedule is not a configuration of the space
+      starts.push_back(r);
+  }
+  ASSERT_GE(starts.size(), 2u);
+  starts.resize(2);
+  // A fresh database: the task knows nothing but its starts, and measures them first.
+  database::Database db = database::Database::open(db_path());
+  TuneTask t = task("matmul:M=64,N=64,K=64");
+  t.starts = starts;
+  o.trials = 8;
+  o.seed = 99;  // not the run that found them
+  tune({t}, target_, key_, db, measurer, o);
+  const SearchSpace space = SearchSpace::generate(t.workload, target_);
+  const std::set<std::string> measured = knob_set(db.history(t.workload.key(), key_));
+  for (const database::Record& r : starts) {
+    const std::optional<Config> c = space.nearest(support::Json::parse(r.knobs));
+    ASSERT_TRUE(c.has_value()) << r.knobs;
+    EXPECT_EQ(measured.count(space.key(*c)), 1u) << r.knobs;
+  }
+}
+
 TEST_F(TunerTest, TasksResumedWithABestSkipTheWarmUpRound) {
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
