@@ -31,6 +31,20 @@ std::string model(const std::string& file) {
   return std::string(TT_SOURCE_DIR) + "/tests/models/" + file;
 }
 
+TEST(ModelCli, ATimeBudgetAloneShowsTheClockInsteadOfATrialBudget) {
+  if (!graph::onnx_available())
+    GTEST_SKIP() << "built without ONNX";
+  const std::string db = temp_path("budget.db");
+  CliResult t = run_cli("tune-model " + model("cnn.onnx") +
+                        " --target native --time-budget 3s --batch 4 --confirm 0 --no-shipped "
+                        "--db " +
+                        db + " --json");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.err.find(" trials, "), std::string::npos) << t.err;  // "[12 trials, 2s of 3s]"
+  EXPECT_EQ(t.err.find("/1099511627776"), std::string::npos) << t.err;
+  EXPECT_GT(support::Json::parse(t.out).at("trials").as_int(), 0);
+}
+
 TEST(ModelCli, TuneCompileAndRunAModel) {
   if (!graph::onnx_available())
     GTEST_SKIP() << "built without ONNX";
