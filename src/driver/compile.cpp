@@ -184,6 +184,12 @@ std::string device_of(const std::string& fingerprint) {
 
 }  // namespace
 
+void Compiler::set_shipped(const database::Database* shipped) {
+  // Computed once: each target is parsed and resolved, and every kernel asks two or three times.
+  shipped_ = shipped;
+  shipped_targets_ = shipped_targets();
+}
+
 std::vector<database::TargetKey> Compiler::shipped_targets() const {
   std::vector<database::TargetKey> out;
   if (shipped_ == nullptr || resolved_.is_gpu()) {
@@ -221,7 +227,7 @@ std::vector<database::Record> Compiler::shipped_records(const te::Workload& work
   if (k <= 0) {
     return {};
   }
-  for (const database::TargetKey& key : shipped_targets()) {
+  for (const database::TargetKey& key : shipped_targets_) {
     std::vector<database::Record> best = shipped_->best(workload.key(), key, k);
     if (!best.empty()) {
       return best;
@@ -236,7 +242,7 @@ double Compiler::shipped_best_seconds(const te::Workload& workload) const {
 }
 
 bool Compiler::try_shipped(const te::Workload& workload, Attempt& attempt) {
-  for (const database::TargetKey& key : shipped_targets()) {
+  for (const database::TargetKey& key : shipped_targets_) {
     for (const database::Record& record : shipped_->best(workload.key(), key, kTunedTries)) {
       try {
         schedule::Schedule parsed = record_schedule(record);

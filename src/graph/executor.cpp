@@ -234,8 +234,9 @@ std::vector<Task> built_tasks(const Graph& graph,
   // The user's records choose a kernel's form; without any, the shipped logs do (their records
   // are what the kernel will be built from), so a shipped Winograd record is used too.
   for (Task& t : tasks) {
-    const te::Workload& own = fastest_form(t, stored);
-    t.workload = stored(own) > 0 ? own : fastest_form(t, shipped);
+    double own_seconds = 0;
+    const te::Workload& own = fastest_form(t, stored, &own_seconds);
+    t.workload = own_seconds > 0 ? own : fastest_form(t, shipped);
   }
   return tasks;
 }

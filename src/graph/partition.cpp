@@ -224,7 +224,8 @@ std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition) 
 }
 
 const te::Workload& fastest_form(const Task& task,
-                                 const std::function<double(const te::Workload&)>& best_seconds) {
+                                 const std::function<double(const te::Workload&)>& best_seconds,
+                                 double* seconds) {
   const te::Workload* chosen = &task.workload;
   double fastest = best_seconds(task.workload);
   for (const te::Workload& w : task.alternatives) {
@@ -234,6 +235,8 @@ const te::Workload& fastest_form(const Task& task,
       fastest = s;
     }
   }
+  if (seconds != nullptr)
+    *seconds = fastest;
   return *chosen;
 }
 

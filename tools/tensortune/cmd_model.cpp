@@ -145,12 +145,10 @@ int run_tune_model(const std::vector<std::string>& in_args) {
         best[static_cast<size_t>(pr.task)] = pr.best_seconds;
         size_t known = static_cast<size_t>(
             std::count_if(best.begin(), best.end(), [](double b) { return b > 0; }));
-        // A time budget without a trial limit: the clock, not 2^40 trials, is the budget.
         const std::string of =
-            pr.time_budget_seconds > 0 && pr.budget >= (int64_t{1} << 40)
-                ? fmt::format(" trials, {} of {}", format_duration(pr.elapsed_seconds),
-                              format_duration(pr.time_budget_seconds))
-                : fmt::format("/{}", pr.budget);
+            clock_budget(pr) ? fmt::format(" trials, {} of {}", format_duration(pr.elapsed_seconds),
+                                           format_duration(pr.time_budget_seconds))
+                             : fmt::format("/{}", pr.budget);
         std::cerr << fmt::format(
             "[{}{}] task {}/{} {}: best {:.3f} ms; model estimate {:.3f} ms ({}/{} tasks "
             "measured)\n",

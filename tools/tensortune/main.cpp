@@ -41,10 +41,8 @@ std::vector<Command> commands() {
       {"db", "query and maintain a tuning database (list, best, export, import, ...)", run_db},
       {"train-model", "train the zero-shot cost model on tuning databases", run_train},
       {"ops", "list the operators of workload specs, with their keys", run_ops},
-      {"worker", "measure the jobs tuners queue in a shared database, on this machine",
-       run_worker},
-      {"workers", "list a database's measurement workers, their jobs and throughput",
-       run_workers},
+      {"worker", "measure the jobs tuners queue in a shared database, on this machine", run_worker},
+      {"workers", "list a database's measurement workers, their jobs and throughput", run_workers},
   };
 }
 

@@ -23,6 +23,10 @@ ProgressStyle parse_progress_style(const std::string& text) {
   throw UsageError("--progress must be auto, bar, lines or none (got '" + text + "')", "tune");
 }
 
+bool clock_budget(const search::TuneProgress& p) {
+  return p.time_budget_seconds > 0 && p.budget >= (int64_t{1} << 40);
+}
+
 std::string format_duration(double seconds) {
   const auto s = static_cast<int64_t>(seconds + 0.5);
   if (s >= 3600)
@@ -36,7 +40,7 @@ void ProgressPrinter::update(const search::TuneProgress& p) {
   if (style_ == ProgressStyle::None)
     return;
   // With a time budget and no trial limit, progress and the ETA follow the clock.
-  const bool timed = p.time_budget_seconds > 0 && p.budget >= (int64_t{1} << 40);
+  const bool timed = clock_budget(p);
   double share = p.budget > 0 ? static_cast<double>(p.trials) / static_cast<double>(p.budget) : 1.0;
   if (p.time_budget_seconds > 0)
     share = std::max(share, std::min(1.0, p.elapsed_seconds / p.time_budget_seconds));

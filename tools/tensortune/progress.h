@@ -27,6 +27,9 @@ class ProgressPrinter {
   bool drawn_ = false;
 };
 
+/// A time budget without a trial limit: the clock, not 2^40 trials, is the budget.
+bool clock_budget(const search::TuneProgress& p);
+
 /// "1h02m", "3m05s", "42s".
 std::string format_duration(double seconds);
 

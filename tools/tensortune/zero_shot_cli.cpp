@@ -74,7 +74,8 @@ void add_zero_shot_options(ArgParser& parser) {
             "instead of a zero-shot one")
       .option("zero-shot-model", "PATH",
               "the cost model that ranks zero-shot schedules (default: the shipped one, "
-              "tuning_logs/zero_shot/" + model_file_name() + ", or TT_ZERO_SHOT_MODEL)")
+              "tuning_logs/zero_shot/" +
+                  model_file_name() + ", or TT_ZERO_SHOT_MODEL)")
       .flag("no-shipped",
             "do not use the tuning logs shipped with tensortune (tuning_logs/shipped/cpu.db, or "
             "TT_SHIPPED_LOGS): neither for workloads the database has no record of, nor (tune, "

@@ -158,8 +158,9 @@ class Compiler {
   /// features of this host (the fingerprints' feature lists), so a shipped kernel never uses an
   /// instruction the host lacks. Records of this very device (the same fingerprint) come first,
   /// then the other devices' in the logs' order; the first device with records of a workload
-  /// gives them all.
-  void set_shipped(const database::Database* shipped) { shipped_ = shipped; }
+  /// gives them all. The logs' devices are read here, once: a device added to them later is
+  /// seen after another call.
+  void set_shipped(const database::Database* shipped);
 
   /// Gives workloads without a usable record (neither their own nor an adapted one) a zero-shot
   /// schedule before the default one; a choice that does not replay or lower falls through to
@@ -274,6 +275,7 @@ class Compiler {
 
   const database::Database* db_;
   const database::Database* shipped_ = nullptr;
+  std::vector<database::TargetKey> shipped_targets_;  ///< shipped_targets(), set by set_shipped
   ZeroShotFn zero_shot_;
   std::map<std::string, std::optional<ZeroShotChoice>> zero_shot_picks_;  ///< by workload key
   target::Target resolved_;

@@ -73,8 +73,10 @@ struct Task {
 
 /// The form of `task` to build: the alternative whose stored best (`best_seconds`, 0 = none) is
 /// the fastest, when it beats the workload's (a stored best beats none), else the workload.
+/// `seconds`, when given, receives the chosen form's best (0 = none).
 const te::Workload& fastest_form(const Task& task,
-                                 const std::function<double(const te::Workload&)>& best_seconds);
+                                 const std::function<double(const te::Workload&)>& best_seconds,
+                                 double* seconds = nullptr);
 
 /// The unique workloads among `partition`'s kernels, in first-occurrence order. Everything that
 /// builds one function per unique kernel (Executable, export_model) goes through it, by way of

@@ -117,9 +117,9 @@ TEST(WinogradForm, WithoutOwnRecordsTheShippedLogsChooseTheForm) {
   database::Database shipped = database::Database::open(dir.file("shipped.db"));
   database::Database user = database::Database::open(dir.file("user.db"));
   driver::Compiler compiler(&user, target::Target::parse("llvm"));
-  compiler.set_shipped(&shipped);
   store_record(shipped, compiler, direct, 1e-3);
   store_record(shipped, compiler, winograd, 5e-4);
+  compiler.set_shipped(&shipped);  // the logs as shipped: complete before the compiler reads them
   Executable built = Executable::build(m.b.g, compiler);
   EXPECT_EQ(built.run_plan().calls.at(0).workload, winograd.name()) << "shipped: Winograd faster";
   EXPECT_EQ(built.kernels().at(0).compiled.lookup.source, driver::Source::Shipped);
