@@ -9,7 +9,8 @@
 # its committed corpus, writes new inputs to a scratch folder and, with --keep, merges them into
 # tests/fuzz/corpus/TARGET/. Crash inputs land in build-fuzz/findings/TARGET/. Prints per target
 # executions per second, coverage (cov/ft of libFuzzer's last stats line), crashes found and slow
-# units (inputs over 10 s, kept in findings/ but not counted as crashes).
+# units (inputs over 10 s, kept in findings/ but not counted as crashes). Targets run side by
+# side, one per core (TT_FUZZ_JOBS sets how many at once).
 # TT_FUZZ_CMAKE_ARGS adds CMake options (e.g. a compiler launcher for ccache); TT_SAN_BUILD_DIR
 # names another build folder; TT_FUZZ_ARGS adds
 # libFuzzer flags (e.g. "-fork=1 -ignore_crashes=1" to fuzz on past a known open crash).
@@ -58,25 +59,25 @@ RSS_LIMIT_MB="${TT_FUZZ_RSS_LIMIT_MB:-4096}"
 export OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
-found=0
-summary=()
-for t in "${TARGETS[@]}"; do
-  scratch="$BUILD/scratch/$t"; findings="$BUILD/findings/$t"; log="$BUILD/logs/$t.log"
+# run_target T: fuzzes T, then writes its summary line to logs/T.summary and the number of
+# findings (crash inputs, or a failed run without one) to logs/T.found.
+run_target() {
+  local t="$1" found=0
+  local scratch="$BUILD/scratch/$t" findings="$BUILD/findings/$t" log="$BUILD/logs/$t.log"
   mkdir -p "$scratch" "$findings" "$(dirname "$log")"
   # Crashes of earlier runs stay in $findings; count only this run's.
-  marker="$BUILD/logs/$t.start"
+  local marker="$BUILD/logs/$t.start"
   touch "$marker"
   echo "fuzz.sh: $t for ${SECONDS_EACH}s (log $log)"
-  dict=()
+  local dict=()
   if [ -f "tests/fuzz/$t.dict" ]; then dict=(-dict="tests/fuzz/$t.dict"); fi
-  set +e
+  local rc=0
   # shellcheck disable=SC2086  # TT_FUZZ_ARGS is a list of flags
   "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout="$UNIT_TIMEOUT" \
     -rss_limit_mb="$RSS_LIMIT_MB" \
     "${dict[@]}" -artifact_prefix="$findings/" -print_final_stats=1 ${TT_FUZZ_ARGS:-} \
-    "$scratch" "tests/fuzz/corpus/$t" >"$log" 2>&1
-  rc=$?
-  set -e
+    "$scratch" "tests/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
+  local stats cov ft execs runs crashes slow
   stats="$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)"
   cov="$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$stats")"
   ft="$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$stats")"
@@ -92,14 +93,41 @@ for t in "${TARGETS[@]}"; do
     found=$((found + 1))
   fi
   grep -h "schedules checked" "$log" || true
-  summary+=("$(printf '%-16s %8s exec/s %10s runs  cov %6s  ft %6s  crashes %s  slow %s' "$t" \
-    "${execs:-?}" "${runs:-?}" "${cov:-?}" "${ft:-?}" "$crashes" "$slow")")
+  printf '%-16s %8s exec/s %10s runs  cov %6s  ft %6s  crashes %s  slow %s\n' "$t" \
+    "${execs:-?}" "${runs:-?}" "${cov:-?}" "${ft:-?}" "$crashes" "$slow" >"$BUILD/logs/$t.summary"
   if [ "$KEEP" -eq 1 ]; then
     "$BUILD/tests/fuzz/fuzz_$t" -merge=1 -rss_limit_mb="$RSS_LIMIT_MB" \
       -timeout="$UNIT_TIMEOUT" -artifact_prefix="$findings/" \
       "tests/fuzz/corpus/$t" "$scratch" \
       >>"$log" 2>&1
     echo "fuzz.sh: merged new inputs of $t into tests/fuzz/corpus/$t"
+  fi
+  echo "$found" >"$BUILD/logs/$t.found"
+}
+
+# One target per core at a time: each is one process, and replaying a grown corpus under ASan
+# takes minutes, so on 2 cores running them one after another doubled the CI's fuzzing time.
+PARALLEL="${TT_FUZZ_JOBS:-$JOBS}"
+running=0
+for t in "${TARGETS[@]}"; do
+  rm -f "$BUILD/logs/$t.summary" "$BUILD/logs/$t.found"
+  run_target "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$PARALLEL" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait || true
+found=0
+summary=()
+for t in "${TARGETS[@]}"; do
+  if [ -f "$BUILD/logs/$t.found" ]; then
+    found=$((found + $(cat "$BUILD/logs/$t.found")))
+    summary+=("$(cat "$BUILD/logs/$t.summary")")
+  else
+    echo "fuzz.sh: $t did not finish; see $BUILD/logs/$t.log" >&2
+    found=$((found + 1))
   fi
 done
 printf '%s\n' "${summary[@]}"
