@@ -77,9 +77,10 @@ struct ComputeRoot {
 /// own (the copy of conv weights OIHW with block {0, 16} is OIHW16o). With `outer_first`, dim /
 /// factor moves before the tensor's own dimensions instead (outer_first blocks in their order):
 /// a matmul's B [K, N] with {1, 64, outer_first} is [N/64, K, 64], the packed panels of a GEMM
-/// kernel. `factor` must divide the dimension's extent, unless `pad` (cache_read only): then the
-/// copy has ceil(extent / factor) blocks and the elements past the extent are zero (B [1000, 513]
-/// with {1, 32, outer_first, pad} is [17, 1000, 32], its last panel one column and 31 zeros).
+/// kernel. `factor` must divide the dimension's extent, unless `pad`: then the buffer has
+/// ceil(extent / factor) blocks. A cache_read copy holds zeros past the extent (B [1000, 513]
+/// with {1, 32, outer_first, pad} is [17, 1000, 32], its last panel one column and 31 zeros); a
+/// cache_write stage computes the last element again there, and the copy out never reads it.
 struct LayoutBlock {
   int64_t dim = 0;
   int64_t factor = 1;

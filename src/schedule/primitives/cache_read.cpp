@@ -102,8 +102,17 @@ te::OperationRef redirect_reader(const te::Operation& reader,
   auto op = std::make_shared<te::Operation>(reader);
   IndexMap map;
   if (!blocks.empty()) {
-    map = [&blocks](const std::vector<ir::Expr>& i) {
-      return blocked_indices(blocks, i);
+    const std::vector<int64_t>& shape = from.shape();
+    map = [&blocks, &shape](std::vector<ir::Expr> i) {
+      // An index clamped to the tensor's last element (a padded cache_write's padding points)
+      // reads the copy's zero padding instead: the same lanes, never stored, and a dense vector.
+      for (const LayoutBlock& b : blocks) {
+        const auto d = static_cast<size_t>(b.dim);
+        const auto* clamp = i[d].as<ir::Min>();
+        if (b.pad && clamp != nullptr && ir::is_const_int(clamp->b, shape[d] - 1))
+          i[d] = clamp->a;
+      }
+      return blocked_indices(blocks, std::move(i));
     };
   }
   op->body = redirect_loads(reader.body, from, cache->output, map);

@@ -4,9 +4,11 @@
 // element-wise copy out of it, keeping its output buffer so the function's
 // parameters do not change. With blocks, the scratch buffer has that blocked
 // layout (a conv accumulator vectorized over output channels keeps them
-// innermost) and the op computes over the blocked axes.
+// innermost) and the op computes over the blocked axes; a padded block rounds the
+// blocks up (1000 output channels in blocks of 16: 63 blocks).
 #include "primitives.h"
 #include "tensortune/ir/ir_mutator.h"
+#include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 
 #include <memory>
@@ -40,14 +42,22 @@ LoopState apply_primitive(const LoopState& state, const CacheWrite& step) {
   const te::Operation& original = *stage.op;
   std::string cache_name = unique_stage_name(next, step.stage + "." + scope_name(step.scope));
 
-  check_layout_blocks("cache_write", step.stage, step.blocks, original.output.shape());
+  check_layout_blocks("cache_write", step.stage, step.blocks, original.output.shape(), true);
   auto cache = std::make_shared<te::Operation>(original);
   cache->name = cache_name;
   BlockedAxes blocked = blocked_axes(original.axes, step.blocks);
   ir::VarMap to_blocked;  // each blocked axis -> outer * factor + inner
   for (const LayoutBlock& b : step.blocks) {
     auto d = static_cast<size_t>(b.dim);
-    to_blocked[original.axes[d].var.get()] = blocked.source[d];
+    ir::Expr source = blocked.source[d];
+    const int64_t extent = original.output.shape()[d];
+    if (b.pad && extent % b.factor != 0) {
+      // The padding's points compute the last element's value again, so every read stays inside
+      // its tensor; no copy out reads them. A padded cache_read of an input reads its padding
+      // instead (redirect_reader drops the clamp), so the vectors of the blocks stay dense.
+      source = ir::min(source, ir::make_const(source.type(), extent - 1));
+    }
+    to_blocked[original.axes[d].var.get()] = source;
   }
   cache->axes = blocked.axes;
   cache->body = to_blocked.empty() ? original.body : ir::substitute(original.body, to_blocked);

@@ -51,8 +51,8 @@ bool elementwise(const StageInfo& s) {
 /// The stage's vector axes worth a sketch of their own: only when the last axis does not fill
 /// whole vectors of `lanes` (56 of a conv's width) or is read at a stride (a stride-2 conv's
 /// width: vectors of it would be gathers), the candidate fills whole vectors (64 output
-/// channels), and every tensor to block is an input of the workload (blocked once, ahead of the
-/// loops).
+/// channels) or at least two (1000 of a classifier: 63 blocks of 16, the last one padded), and
+/// every tensor to block is an input of the workload (blocked once, ahead of the loops).
 std::vector<StageInfo::VectorAxis> worthwhile_vector_axes(const DagInfo& dag,
                                                           const StageInfo& s,
                                                           int64_t lanes) {
@@ -62,7 +62,8 @@ std::vector<StageInfo::VectorAxis> worthwhile_vector_axes(const DagInfo& dag,
   for (const StageInfo::VectorAxis& v : s.vector_axes) {
     bool inputs = std::all_of(v.blocks.begin(), v.blocks.end(),
                               [&](const auto& b) { return dag.is_placeholder(b.first); });
-    if (inputs && s.data_axes[v.axis].extent % lanes == 0)
+    const int64_t extent = s.data_axes[v.axis].extent;
+    if (inputs && (extent % lanes == 0 || extent >= 2 * lanes))
       out.push_back(v);
   }
   return out;

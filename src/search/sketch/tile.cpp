@@ -170,7 +170,10 @@ class TilePlan final : public StagePlan {
     if (phase == Phase::CacheWrite && variant_ == TileVariant::CacheWrite) {
       std::vector<schedule::LayoutBlock> blocks;
       if (vec_ + 1 != data_.size()) {  // the accumulator keeps the vector axis innermost
-        blocks.push_back({static_cast<int64_t>(vec_), vector_length(v)});
+        // Padded like the blocked inputs when the vector does not divide the axis (1000 output
+        // channels in 63 blocks of 16).
+        const int64_t length = vector_length(v);
+        blocks.push_back({static_cast<int64_t>(vec_), length, false, extents_[vec_] % length != 0});
       }
       out.emplace_back(schedule::CacheWrite{c_, ir::MemoryScope::Local, blocks});
     }

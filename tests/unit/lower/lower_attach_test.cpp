@@ -122,6 +122,31 @@ TEST(LowerAttach, BlockedAccumulatorComputedAtATile) {
        Annotate{"conv.local", "f.b", ir::ForKind::Vectorized}});
 }
 
+TEST(LowerAttach, APaddedAccumulatorOfAConvOverChannelsTheVectorDoesNotDivide) {
+  // 10 output channels in blocks of 4: the last block's two padding lanes compute and are never
+  // stored. The weights' padded copy is read there (zeros); read in place they are clamped.
+  te::Workload w = te::make_workload("conv2d:N=1,C=3,H=5,W=6,K=10,R=3,S=3,stride=1,pad=1");
+  const std::vector<schedule::Step> loops = {
+      ComputeInline{"conv_pad"},
+      Split{"conv", "f", 4},
+      Split{"conv", "x", 3},
+      Reorder{"conv", {"n", "f.o", "y", "x.o", "f.i", "x.i"}},
+      ComputeAt{"conv.local", "conv", "x.o"},
+      Split{"conv.local", "f", 1},
+      Reorder{"conv.local", {"rc", "ry", "rx", "f.o", "f.i", "x", "f.b"}},
+      Annotate{"conv.local", "f.b", ir::ForKind::Vectorized}};
+  std::vector<schedule::Step> copied = {
+      CacheWrite{"conv", kLocal, {{1, 4, false, true}}},
+      CacheRead{"weight", kLocal, {"conv.local"}, {{0, 4, false, true}}}};
+  copied.insert(copied.end(), loops.begin(), loops.end());
+  ir::LoweredFunc f = expect_lowers_correctly(w, copied);
+  // The copy's padding is read in place of the clamp: the weights load as dense vectors.
+  EXPECT_GT(count_in(f, "weight.local[ramp("), 0) << ir::to_string(f);
+  std::vector<schedule::Step> in_place = {CacheWrite{"conv", kLocal, {{1, 4, false, true}}}};
+  in_place.insert(in_place.end(), loops.begin(), loops.end());
+  expect_lowers_correctly(w, in_place);
+}
+
 TEST(LowerAttach, NestedAttachment) {
   expect_lowers_correctly(
       matmul_workload(13, 17, 19),

@@ -116,12 +116,22 @@ TEST(CacheWrite, ABlockedCacheComputesOverTheBlockedAxes) {
     apply_steps(testing::matmul_relu(), {CacheWrite{"C", ir::MemoryScope::Local, {{1, 7}}}});
   });
   EXPECT_EQ(bad, "cache_write: block factor 7 does not divide dimension 1 of 'C' (extent 48)");
-  std::string padded = schedule_error([] {
-    apply_steps(testing::matmul_relu(),
-                {CacheWrite{"C", ir::MemoryScope::Local, {{1, 7, false, true}}}});
-  });
-  EXPECT_EQ(padded,
-            "cache_write: dimension 1 of 'C' cannot be padded (only a cache_read copy can)");
+}
+
+TEST(CacheWrite, APaddedBlockRoundsTheBlocksUpAndClampsTheBodysIndex) {
+  te::Workload w = testing::matmul_relu();  // C [64, 48]
+  LoopState state =
+      apply_steps(w, {CacheWrite{"C", ir::MemoryScope::Local, {{1, 7, false, true}}}});
+  const te::Operation& cache = *state.stage("C.local").op;
+  EXPECT_EQ(cache.output.shape(), (std::vector<int64_t>{64, 7, 7}));  // 49 columns, 1 of padding
+  // The padding computes column 47 again, so B is never read past its last column.
+  EXPECT_NE(ir::to_string(cache.body).find("min(((j*7) + j.b), 47)"), std::string::npos)
+      << ir::to_string(cache.body);
+  EXPECT_EQ(ir::to_string(state.stage("C").op->body), "C.local[i, (j/7), (j % 7)]");
+  // A padded block that divides the extent is the plain one.
+  LoopState divides =
+      apply_steps(w, {CacheWrite{"C", ir::MemoryScope::Local, {{1, 16, false, true}}}});
+  EXPECT_EQ(ir::to_string(divides.stage("C.local").op->body).find("min("), std::string::npos);
 }
 
 }  // namespace
