@@ -5,6 +5,7 @@
 // by its condition, so no lane reads or writes what the scalar loop would not.
 #include "vectorize_widen.h"
 
+#include "tensortune/ir/ir_equal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -38,6 +39,58 @@ ir::Expr and_predicate(const ir::Expr& a, const ir::Expr& b) {
   }
   return b.defined() ? (a && b) : a;
 }
+
+/// Appends the conjuncts of `c` (a && b && ...) to `out`.
+void conjuncts(const ir::Expr& c, std::vector<ir::Expr>& out) {
+  if (const auto* a = c.as<ir::And>()) {
+    conjuncts(a->a, out);
+    conjuncts(a->b, out);
+  } else {
+    out.push_back(c);
+  }
+}
+
+/// Drops the clamps min(max(e, lo), hi) of a load's indices that the conditions `known` already
+/// bound (e >= lo and e < hi + 1, or e <= hi): te::pad reads data[min(max(y - 1, 0), H - 1)] under
+/// select(y - 1 >= 0 && y - 1 < H, ...), so the scalar loop never reads out of bounds; predicated
+/// by the same condition, a vector load reads nothing in the lanes the clamp protected, and
+/// without the clamp its index stays a ramp: a masked vector load instead of a gather.
+class Unclamp : public ir::IRMutator {
+ public:
+  explicit Unclamp(const std::vector<ir::Expr>& known) : known_(known) {}
+
+ protected:
+  using ir::IRMutator::visit;
+  ir::Expr visit(const ir::Min* op, const ir::Expr& e) override {
+    const auto* inner = op->a.as<ir::Max>();
+    const int64_t* hi = ir::as_const_int(op->b);
+    const int64_t* lo = inner != nullptr ? ir::as_const_int(inner->b) : nullptr;
+    if (lo != nullptr && hi != nullptr && bounded(inner->a, *lo, *hi)) {
+      return mutate(inner->a);
+    }
+    return ir::IRMutator::visit(op, e);
+  }
+
+ private:
+  bool bounded(const ir::Expr& x, int64_t lo, int64_t hi) const {
+    bool above = false;
+    bool below = false;
+    for (const ir::Expr& c : known_) {
+      if (const auto* ge = c.as<ir::Ge>()) {
+        const int64_t* b = ir::as_const_int(ge->b);
+        above = above || (b != nullptr && *b >= lo && ir::structural_equal(ge->a, x));
+      } else if (const auto* lt = c.as<ir::Lt>()) {
+        const int64_t* b = ir::as_const_int(lt->b);
+        below = below || (b != nullptr && *b <= hi + 1 && ir::structural_equal(lt->a, x));
+      } else if (const auto* le = c.as<ir::Le>()) {
+        const int64_t* b = ir::as_const_int(le->b);
+        below = below || (b != nullptr && *b <= hi && ir::structural_equal(le->a, x));
+      }
+    }
+    return above && below;
+  }
+  const std::vector<ir::Expr>& known_;
+};
 
 class Widen : public ir::IRMutator {
  public:
@@ -196,6 +249,7 @@ class Widen : public ir::IRMutator {
   const ir::VarRanges& ranges_;
   bool failed_ = false;
   ir::Expr predicate_;             // the lanes that run here; undefined = all
+  std::vector<ir::Expr> known_;    // conjuncts of the vector conditions predicate_ holds, unwidened
   bool scalar_loads_safe_ = true;  // lane 0 provably runs here, so scalar loads are in bounds
 };
 
@@ -231,9 +285,12 @@ ir::Expr Widen::visit(const ir::Select* op, const ir::Expr& e) {
     // Both arms run in every lane: each arm reads only in the lanes that choose it.
     const ir::Expr saved = predicate_;
     const bool saved_safe = scalar_loads_safe_;
+    const size_t known = known_.size();
     predicate_ = and_predicate(saved, c);
     scalar_loads_safe_ = saved_safe && lane0_on(op->condition);
+    conjuncts(op->condition, known_);
     t = mutate(op->true_value);
+    known_.resize(known);
     predicate_ = and_predicate(saved, !c);
     scalar_loads_safe_ = saved_safe && lane0_on(!op->condition);
     f = mutate(op->false_value);
@@ -255,7 +312,8 @@ ir::Expr Widen::visit(const ir::Load* op, const ir::Expr& e) {
   std::vector<ir::Expr> indices;
   bool vector = false;
   for (const ir::Expr& i : op->indices) {
-    indices.push_back(mutate(i));
+    // Under a vector condition the load is predicated by it (see Unclamp).
+    indices.push_back(mutate(known_.empty() ? i : Unclamp(known_).mutate(i)));
     vector = vector || !indices.back().type().is_scalar();
   }
   ir::Expr pred = mutate(op->predicate);
@@ -327,9 +385,12 @@ ir::Stmt Widen::visit(const ir::IfThenElse* op, const ir::Stmt& s) {
   }
   const ir::Expr saved = predicate_;
   const bool saved_safe = scalar_loads_safe_;
+  const size_t known = known_.size();
   predicate_ = and_predicate(saved, c);
   scalar_loads_safe_ = saved_safe && lane0_on(op->condition);
+  conjuncts(op->condition, known_);
   ir::Stmt t = mutate(op->then_case);
+  known_.resize(known);
   ir::Stmt f;
   if (op->else_case.defined()) {
     predicate_ = and_predicate(saved, !c);

@@ -43,7 +43,12 @@ TEST(LowerAnnotate, VectorizeAxisFromAFuse) {
 TEST(LowerAnnotate, VectorizeThroughPaddingSelect) {
   te::Workload w = te::make_workload("pad:N=1,C=2,H=3,W=5,pad=2");
   const std::string t = w.outputs()[0].name();
-  expect_lowers_correctly(w, {Split{t, "l", 4}, Annotate{t, "l.i", ir::ForKind::Vectorized}});
+  ir::LoweredFunc f =
+      expect_lowers_correctly(w, {Split{t, "l", 4}, Annotate{t, "l.i", ir::ForKind::Vectorized}});
+  // The select's condition predicates the load, so the clamp that kept the scalar read inside
+  // the data goes: the index stays a ramp (a masked load), not a gather of clamped lanes.
+  EXPECT_EQ(count_in(f, "max(ramp("), 0) << ir::to_string(f);
+  EXPECT_GE(count_in(f, "data[ramp("), 1) << ir::to_string(f);
 }
 
 TEST(LowerAnnotate, VectorizedAxisWithALoopInsideStaysAnAnnotatedLoop) {
