@@ -221,6 +221,22 @@ TEST(ConstBound, UsesIntervalArithmetic) {
   EXPECT_FALSE(bound(Load::make(a, {i})).has_value());
 }
 
+TEST(ConstBound, QuotientsOfNumeratorsAConstantApartBoundTheirDifference) {
+  // A grouped convolution's input channel (f / 8) * 8 + rc over a tile of 20 output channels
+  // from f0: the two quotients move together, so the span is 24 or 32 channels, not the range
+  // of f0 / 8 twice over.
+  Var f0("f0");
+  Var free("free");
+  VarRanges r{{f0.get(), {0, 420}}};
+  auto eq = [](std::optional<ConstBound> b, int64_t lo, int64_t hi) {
+    return b.has_value() && b->min == lo && b->max == hi;
+  };
+  EXPECT_TRUE(eq(const_bound(((f0 + 19) / 8) * 8 + 7 - (f0 / 8) * 8, r), 23, 31));
+  EXPECT_TRUE(eq(const_bound((free + 16) / 8 - free / 8), 2, 2));  // bounded without a range
+  EXPECT_TRUE(eq(const_bound((free - 3) / 8 - free / 8), -1, 0));
+  EXPECT_FALSE(const_bound((free + 16) / 8 - free / 4).has_value());  // other divisors
+}
+
 TEST(CanProve, ProvesOnlyWhatHoldsEverywhere) {
   Var i("i");
   Var j("j");
@@ -243,7 +259,8 @@ TEST_F(SimplifyTest, MaxOverRangedVariablesKeepsTheOthers) {
   // An atom that mixes f and i has no bound in f alone; an unranged variable stays symbolic.
   EXPECT_FALSE(max_over((f + i) / 3, ij).has_value());
   EXPECT_EQ(to_string(*max_over(x + i, ij)), "(x + 7)");
-  EXPECT_FALSE(max_over(i + k, VarRanges{{i.get(), {0, 7}}, {k.get(), {0, INT64_MAX}}}).has_value());
+  EXPECT_FALSE(
+      max_over(i + k, VarRanges{{i.get(), {0, 7}}, {k.get(), {0, INT64_MAX}}}).has_value());
 }
 
 }  // namespace

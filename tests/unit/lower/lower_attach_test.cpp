@@ -147,6 +147,15 @@ TEST(LowerAttach, APaddedAccumulatorOfAConvOverChannelsTheVectorDoesNotDivide) {
   expect_lowers_correctly(w, in_place);
 }
 
+TEST(LowerAttach, APaddingComputedPerTileOfAGroupedConvCoversTheTilesGroupsOnly) {
+  // Groups of 4 channels; every tile of 6 output channels (from 0, 6, 12, 18) spans 2 groups,
+  // so the padded input it reads is 8 channels, not all 24.
+  te::Workload w = te::make_workload("conv2d:N=1,C=24,H=5,W=5,K=24,R=3,S=3,pad=1,groups=6");
+  ir::LoweredFunc f =
+      expect_lowers_correctly(w, {Split{"conv", "f", 6}, ComputeAt{"conv_pad", "conv", "f.o"}});
+  EXPECT_EQ(count_in(f, "conv_pad[1, 8, 7, 7]"), 1) << ir::to_string(f);
+}
+
 TEST(LowerAttach, NestedAttachment) {
   expect_lowers_correctly(
       matmul_workload(13, 17, 19),
