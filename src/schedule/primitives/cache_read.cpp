@@ -94,6 +94,30 @@ std::vector<std::string> checked_readers(const LoopState& state, const CacheRead
   return step.readers;
 }
 
+/// Whether `x` is a padded cache_write's own index of a blocked axis, o * f + o.b over the
+/// reader's axes o (extent n) and o.b (extent f), and n * f fits a copy padded to `padded`: the
+/// points past the tensor are the cache's padding, which no copy out reads.
+bool cache_padding_index(const te::Operation& reader, const ir::Expr& x, int64_t padded) {
+  const auto* add = x.as<ir::Add>();
+  const auto* mul = add != nullptr ? add->a.as<ir::Mul>() : nullptr;
+  const auto* inner = add != nullptr ? add->b.as<ir::VarNode>() : nullptr;
+  const auto* outer = mul != nullptr ? mul->a.as<ir::VarNode>() : nullptr;
+  const int64_t* factor = mul != nullptr ? ir::as_const_int(mul->b) : nullptr;
+  if (inner == nullptr || outer == nullptr || factor == nullptr ||
+      inner->name != outer->name + ".b") {
+    return false;
+  }
+  int64_t outer_extent = 0;
+  int64_t inner_extent = 0;
+  for (const ir::IterVar& axis : reader.axes) {
+    if (axis.var.get() == outer)
+      outer_extent = axis.extent;
+    if (axis.var.get() == inner)
+      inner_extent = axis.extent;
+  }
+  return inner_extent == *factor && outer_extent > 0 && outer_extent * *factor <= padded;
+}
+
 // The reader's op, loading from `cache` where it loaded from the producer.
 te::OperationRef redirect_reader(const te::Operation& reader,
                                  const ir::Buffer& from,
@@ -103,13 +127,16 @@ te::OperationRef redirect_reader(const te::Operation& reader,
   IndexMap map;
   if (!blocks.empty()) {
     const std::vector<int64_t>& shape = from.shape();
-    map = [&blocks, &shape](std::vector<ir::Expr> i) {
-      // An index clamped to the tensor's last element (a padded cache_write's padding points)
-      // reads the copy's zero padding instead: the same lanes, never stored, and a dense vector.
+    map = [&blocks, &shape, &reader](std::vector<ir::Expr> i) {
+      // A padded cache_write's index clamped to the tensor's last element reads the copy's zero
+      // padding instead: the same lanes, never stored, and a dense vector. Other clamps are the
+      // compute's own meaning (an edge replicated) and stay.
       for (const LayoutBlock& b : blocks) {
         const auto d = static_cast<size_t>(b.dim);
         const auto* clamp = i[d].as<ir::Min>();
-        if (b.pad && clamp != nullptr && ir::is_const_int(clamp->b, shape[d] - 1))
+        const int64_t padded = (shape[d] + b.factor - 1) / b.factor * b.factor;
+        if (b.pad && clamp != nullptr && ir::is_const_int(clamp->b, shape[d] - 1) &&
+            cache_padding_index(reader, clamp->a, padded))
           i[d] = clamp->a;
       }
       return blocked_indices(blocks, std::move(i));

@@ -2,6 +2,7 @@
 // Semantics of the attachment primitives: compute_at (with bound inference), compute_inline,
 // compute_root, cache_write and cache_read.
 #include "lower_test_util.h"
+#include "tensortune/ir/ops.h"
 
 namespace tensortune::lower {
 namespace {
@@ -145,6 +146,29 @@ TEST(LowerAttach, APaddedAccumulatorOfAConvOverChannelsTheVectorDoesNotDivide) {
   std::vector<schedule::Step> in_place = {CacheWrite{"conv", kLocal, {{1, 4, false, true}}}};
   in_place.insert(in_place.end(), loops.begin(), loops.end());
   expect_lowers_correctly(w, in_place);
+  // Blocks of 8 in the accumulator reach channel 15; the weights' copy in blocks of 4 ends at 11,
+  // so there the clamp stays (ir::eval refuses a read past a buffer).
+  std::vector<schedule::Step> wider = {
+      CacheWrite{"conv", kLocal, {{1, 8, false, true}}},
+      CacheRead{"weight", kLocal, {"conv.local"}, {{0, 4, false, true}}}};
+  wider.insert(wider.end(), loops.begin(), loops.end());
+  expect_lowers_correctly(w, wider);
+}
+
+TEST(LowerAttach, APaddedCopyKeepsTheClampsOfTheComputeItself) {
+  // B repeats A's last row: that clamp is what B means, and the padded copy's zeros past A would
+  // change it.
+  te::Tensor a = te::placeholder({10, 8}, ir::DataType::float32(), "A");
+  te::Tensor b = te::compute(
+      {10, 8},
+      [&](const std::vector<ir::Var>& v) {
+        const ir::Expr row = v[0] + ir::make_const(v[0].type(), int64_t{1});
+        return a(ir::min(row, ir::make_const(v[0].type(), int64_t{9})), v[1]);
+      },
+      "B");
+  ir::LoweredFunc f = expect_lowers_correctly(te::Workload("edge", {a}, {b}),
+                                              {CacheRead{"A", kLocal, {}, {{0, 4, false, true}}}});
+  EXPECT_GE(count_in(f, "min("), 1) << ir::to_string(f);
 }
 
 TEST(LowerAttach, APaddingComputedPerTileOfAGroupedConvCoversTheTilesGroupsOnly) {
