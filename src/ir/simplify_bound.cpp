@@ -246,7 +246,8 @@ Bound paired_division(const Expr& a, int64_t ka, const Expr& b, int64_t kb) {
   if (d == nullptr || d2 == nullptr || *d != *d2 || *d <= 0) {
     return std::nullopt;
   }
-  const int64_t* c = as_const_int(simplify(da->a - db->a));
+  const Expr difference = simplify(da->a - db->a);  // kept: as_const_int points into it
+  const int64_t* c = as_const_int(difference);
   if (c == nullptr) {
     return std::nullopt;
   }
