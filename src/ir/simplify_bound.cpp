@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// const_bound: interval arithmetic over integer expressions (floor Div/Mod included). It does not
-// simplify first, so correlated terms widen the interval; the simplifier bounds canonical linear
-// forms instead (linear_bound). Any overflow of int64 gives "unbounded".
+// const_bound: interval arithmetic over integer expressions (floor Div/Mod included), narrowed by
+// the bound of the expression's canonical linear form (linear_bound), where correlated terms
+// cancel instead of widening the interval. Any overflow of int64 gives "unbounded".
 #include "simplify_internal.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"

@@ -42,7 +42,7 @@ std::shared_ptr<te::Operation> make_copy_op(const te::OperationRef& producer,
   copy->name = name;
   copy->tag = "cache_copy";
   const ir::Buffer& source = producer->output;
-  check_layout_blocks("cache_read", step.stage, step.blocks, source.shape(), true);
+  check_layout_blocks("cache_read", step.stage, step.blocks, source.shape());
   std::vector<ir::IterVar> axes;
   std::vector<std::string> names = copy_axis_names(*producer);
   for (size_t d = 0; d < names.size(); ++d) {

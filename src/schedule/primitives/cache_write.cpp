@@ -42,7 +42,7 @@ LoopState apply_primitive(const LoopState& state, const CacheWrite& step) {
   const te::Operation& original = *stage.op;
   std::string cache_name = unique_stage_name(next, step.stage + "." + scope_name(step.scope));
 
-  check_layout_blocks("cache_write", step.stage, step.blocks, original.output.shape(), true);
+  check_layout_blocks("cache_write", step.stage, step.blocks, original.output.shape());
   auto cache = std::make_shared<te::Operation>(original);
   cache->name = cache_name;
   BlockedAxes blocked = blocked_axes(original.axes, step.blocks);

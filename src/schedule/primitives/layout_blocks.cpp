@@ -11,8 +11,7 @@ namespace tensortune::schedule {
 void check_layout_blocks(const char* what,
                          const std::string& tensor,
                          const std::vector<LayoutBlock>& blocks,
-                         const std::vector<int64_t>& shape,
-                         bool padding_allowed) {
+                         const std::vector<int64_t>& shape) {
   std::vector<bool> seen(shape.size(), false);
   for (const LayoutBlock& b : blocks) {
     if (b.dim < 0 || b.dim >= static_cast<int64_t>(shape.size())) {
@@ -26,10 +25,6 @@ void check_layout_blocks(const char* what,
                           tensor + "' is blocked twice");
     }
     seen[d] = true;
-    if (b.pad && !padding_allowed) {
-      throw ScheduleError(std::string(what) + ": dimension " + std::to_string(b.dim) + " of '" +
-                          tensor + "' cannot be padded (only a cache_read copy can)");
-    }
     if (b.factor < 1 || (!b.pad && shape[d] % b.factor != 0)) {
       throw ScheduleError(std::string(what) + ": block factor " + std::to_string(b.factor) +
                           " does not divide dimension " + std::to_string(b.dim) + " of '" + tensor +

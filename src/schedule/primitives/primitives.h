@@ -27,12 +27,11 @@ LoopState apply_primitive(const LoopState& state, const CacheWrite& step);
 LoopState apply_primitive(const LoopState& state, const CacheRead& step);
 
 /// ScheduleError ("<what>: ...") unless every block names a distinct dimension of `shape` and
-/// its factor divides the extent or (with `padding_allowed`) the block is padded.
+/// its factor divides the extent or the block is padded.
 void check_layout_blocks(const char* what,
                          const std::string& tensor,
                          const std::vector<LayoutBlock>& blocks,
-                         const std::vector<int64_t>& shape,
-                         bool padding_allowed = false);
+                         const std::vector<int64_t>& shape);
 /// Where the element at `indices` lives in the blocked layout: x / f in place of a blocked x, then
 /// x % f for each block in order.
 std::vector<ir::Expr> blocked_indices(const std::vector<LayoutBlock>& blocks,

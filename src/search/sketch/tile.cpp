@@ -172,8 +172,7 @@ class TilePlan final : public StagePlan {
       if (vec_ + 1 != data_.size()) {  // the accumulator keeps the vector axis innermost
         // Padded like the blocked inputs when the vector does not divide the axis (1000 output
         // channels in 63 blocks of 16).
-        const int64_t length = vector_length(v);
-        blocks.push_back({static_cast<int64_t>(vec_), length, false, extents_[vec_] % length != 0});
+        blocks.push_back({static_cast<int64_t>(vec_), vector_length(v), false, vector_padded(v)});
       }
       out.emplace_back(schedule::CacheWrite{c_, ir::MemoryScope::Local, blocks});
     }
@@ -201,10 +200,8 @@ class TilePlan final : public StagePlan {
         // Padded when the vector does not divide the axis (a dense layer of 1000 outputs in
         // blocks of 16): the last block's lanes past the weight are zeros no tile stores.
         const int64_t width = vector_length(v);
-        out.emplace_back(schedule::CacheRead{input,
-                                             ir::MemoryScope::Local,
-                                             {x_},
-                                             {{dim, width, false, extents_[vec_] % width != 0}}});
+        out.emplace_back(schedule::CacheRead{
+            input, ir::MemoryScope::Local, {x_}, {{dim, width, false, vector_padded(v)}}});
       }
     }
     if (phase != Phase::Loops) {
@@ -365,6 +362,8 @@ class TilePlan final : public StagePlan {
   }
   /// The innermost factor of the vectorized axis (of the inner stage X).
   int64_t vector_length(const Values& v) const { return factors(v, vec_)[2]; }
+  /// Whether the vector leaves a partial last block of its axis (blocked copies pad it).
+  bool vector_padded(const Values& v) const { return extents_[vec_] % vector_length(v) != 0; }
   /// The innermost factor of the last axis, vectorized in the outer, epilogue and packing stages.
   int64_t last_length(const Values& v) const { return factors(v, data_.size() - 1)[2]; }
 
