@@ -266,5 +266,67 @@ TEST(ReportCli, ATwoDatabaseComparisonFitsThePageAndEveryCurveEndsAtItsLastTrial
   EXPECT_EQ(last, (std::vector<double>{6, 10}));
 }
 
+/// The heights of the step curves in the page's charts, one list per curve (SVG's y grows
+/// downwards: a rising GFLOP/s curve has falling heights).
+std::vector<std::vector<double>> curve_heights(const std::string& page) {
+  std::vector<std::vector<double>> curves;
+  for (size_t at = page.find("<path d=\""); at != std::string::npos;
+       at = page.find("<path d=\"", at + 1)) {
+    const size_t begin = at + 9;
+    const std::string d = page.substr(begin, page.find('"', begin) - begin);
+    std::vector<double> ys;
+    for (size_t v = d.find('V'); v != std::string::npos; v = d.find('V', v + 1))
+      ys.push_back(std::atof(d.c_str() + v + 1));
+    curves.push_back(ys);
+  }
+  return curves;
+}
+
+TEST(ReportCli, TheBestSoFarCurveNeverFallsWhenAConfirmedLeadIsSlowerThanItsSingleTime) {
+  // A later record that ranks first but whose side-by-side time is slower than every single
+  // measurement before it: drawn at its confirmed time, the curve would drop at its trial.
+  const std::string db = temp_path("curve.db");
+  ASSERT_EQ(run_cli(tune_args(db, 8, 3) + " --confirm 0").exit_code, 0);
+  const std::string exported = temp_path("curve.jsonl");
+  ASSERT_EQ(run_cli("db export --db '" + db + "' --out '" + exported + "'").exit_code, 0);
+  std::vector<support::Json> lines;
+  double fastest = 1e30, slowest = 0;
+  size_t last_ok = 0;
+  std::string text = e2e::read_text(exported);
+  for (size_t begin = 0, end; begin < text.size(); begin = end + 1) {
+    end = text.find('\n', begin);
+    if (end == std::string::npos)
+      end = text.size();
+    if (end == begin)
+      continue;
+    lines.push_back(support::Json::parse(text.substr(begin, end - begin)));
+    const support::Json& l = lines.back();
+    if (l.at("kind").as_string() == "record" && l.at("status").as_string() == "Ok") {
+      const double t = l.at("median_seconds").as_double();
+      fastest = std::min(fastest, t);
+      slowest = std::max(slowest, t);
+      last_ok = lines.size() - 1;
+    }
+  }
+  ASSERT_GT(slowest, 0);
+  lines[last_ok]["confirmed_seconds"] = 3 * slowest;
+  lines[last_ok]["rank_seconds"] = fastest / 2;
+  text.clear();
+  for (const support::Json& l : lines)
+    text += l.dump() + "\n";
+  e2e::write_text(exported, text);
+  const std::string edited = temp_path("curve-edited.db");
+  ASSERT_EQ(run_cli("db import --db '" + edited + "' '" + exported + "'").exit_code, 0);
+  const std::string html = temp_path("curve.html");
+  ASSERT_EQ(run_cli("report --db '" + edited + "' --out '" + html + "'").exit_code, 0);
+  const auto curves = curve_heights(e2e::read_text(html));
+  ASSERT_EQ(curves.size(), 2U);  // best by trial and by tuning time
+  for (const std::vector<double>& ys : curves) {
+    ASSERT_GE(ys.size(), 2U);
+    for (size_t i = 1; i < ys.size(); ++i)
+      EXPECT_LE(ys[i], ys[i - 1]) << "the curve falls at its point " << i;
+  }
+}
+
 }  // namespace
 }  // namespace tensortune

@@ -110,11 +110,21 @@ std::string steps_text(const database::Record& r) {
 }
 
 /// The best GFLOP/s so far against trials (or tuning seconds): after each trial, the record that
-/// `best` would name among the trials so far, at its one time. The curve ends at the last trial.
+/// `best` would name among the trials so far. Leads change by rank_seconds, the one scale that
+/// orders confirmed and unconfirmed records alike, and each is drawn at its rank time scaled by
+/// the final best's seconds() / rank_seconds. So the curve never falls (a confirmed lead, slower
+/// side by side than an earlier lead's single measurement, would otherwise drop it) and it ends
+/// at the best's time as the tables show it. The curve ends at the last trial.
 Series best_curve(const ReportEntry& e, bool by_time, const std::string& label, const char* color) {
   Series s{label, color, {}};
   const database::Record* lead = nullptr;
   const database::Record* best = e.best();
+  const double scale =
+      best != nullptr && best->rank_seconds > 0 ? best->seconds() / best->rank_seconds : 1.0;
+  auto rate = [&](const database::Record& r) {  // GFLOP/s scale inversely with time
+    const double t = r.rank_seconds * scale;
+    return t > 0 && r.seconds() > 0 ? e.gflops(r) * r.seconds() / t : e.gflops(r);
+  };
   double clock = 0;
   for (size_t i = 0; i < e.history.size(); ++i) {
     const database::Record& r = e.history[i];
@@ -125,10 +135,10 @@ Series best_curve(const ReportEntry& e, bool by_time, const std::string& label, 
     if (!frozen && r.may_be_best() &&
         (lead == nullptr || &r == best || r.rank_seconds < lead->rank_seconds)) {
       lead = &r;
-      s.points.emplace_back(x, e.gflops(r));
+      s.points.emplace_back(x, rate(r));
     }
     if (i + 1 == e.history.size() && (s.points.empty() || s.points.back().first != x))
-      s.points.emplace_back(x, lead != nullptr ? e.gflops(*lead) : 0.0);
+      s.points.emplace_back(x, lead != nullptr ? rate(*lead) : 0.0);
   }
   return s;
 }
