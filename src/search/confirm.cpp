@@ -10,6 +10,7 @@
 #include "tensortune/support/stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -47,7 +48,8 @@ bool confirm_once(TaskState& state,
                   int top,
                   int rounds,
                   int64_t run_id,
-                  const std::atomic<bool>* stop) {
+                  const std::atomic<bool>* stop,
+                  MachineSpeed* speed) {
   auto stopping = [&] {
     return stop != nullptr && stop->load();
   };
@@ -81,20 +83,34 @@ bool confirm_once(TaskState& state,
   }
   // Round-robin: every round measures each record once, so drift of the machine during the
   // confirmation hits them alike. Each round runs in a fresh worker process, as a later re-time
-  // in a new process would.
-  std::vector<std::vector<double>> times(funcs.size());
+  // in a new process would. With a speed read, a round the machine ran slow for is measured
+  // again (up to `rounds` more), so the figures are what the kernels do on a quiet machine.
+  const bool judged = speed != nullptr && speed->read;
+  std::vector<double> round_speed;               // the machine's speed before each round
+  std::vector<std::vector<double>> round_times;  // [round][record], NaN = failed
   std::vector<std::string> errors(funcs.size());
-  int measured_rounds = 0;
-  for (int round = 0; round < rounds && !measurer.stopped() && funcs.size() >= 2; ++round) {
+  auto fast = [&](size_t round) {
+    return !judged || round_speed[round] >= (1 - speed->slow_share) * speed->fastest;
+  };
+  auto fast_rounds = [&] {
+    int n = 0;
+    for (size_t k = 0; k < round_speed.size(); ++k)
+      n += fast(k) ? 1 : 0;
+    return n;
+  };
+  const int limit = judged ? 2 * rounds : rounds;
+  while (static_cast<int>(round_times.size()) < limit && !measurer.stopped() && funcs.size() >= 2 &&
+         (static_cast<int>(round_times.size()) < rounds || fast_rounds() < rounds)) {
     if (stopping())
       return false;
+    round_speed.push_back(judged ? speed->sample() : 0.0);
     measurer.runner().restart_worker();
     const std::vector<measure::MeasureResult> results =
         measurer.measure(*state.reference, funcs, measure::Measurer::Protocol::Full);
-    ++measured_rounds;
+    std::vector<double>& t = round_times.emplace_back(funcs.size(), std::nan(""));
     for (size_t i = 0; i < funcs.size(); ++i) {
       if (results[i].ok()) {
-        times[i].push_back(results[i].median_seconds);
+        t[i] = results[i].median_seconds;
       } else {
         errors[i] = results[i].message;
         TT_LOG(0) << "confirm: record " << ids[i] << " of " << state.result.workload_name
@@ -104,17 +120,56 @@ bool confirm_once(TaskState& state,
   }
   if (stopping())  // the last round ran while the stop came: its times are suspect too
     return false;
+  const int measured_rounds = static_cast<int>(round_times.size());
+  // The fast rounds when at least half the planned ones are; else every round, with the
+  // slowdown counted in each figure's uncertainty.
+  const int kept_rounds = fast_rounds();
+  const bool only_fast = judged && kept_rounds >= (rounds + 1) / 2;
+  double slowdown = 0;
+  if (judged && measured_rounds > 0) {
+    std::vector<double> kept_speeds;
+    for (int k = 0; k < measured_rounds; ++k) {
+      if (!only_fast || fast(static_cast<size_t>(k)))
+        kept_speeds.push_back(
+            speed->fastest > 0 ? round_speed[static_cast<size_t>(k)] / speed->fastest : 1.0);
+    }
+    const double relative = support::median(kept_speeds);
+    speed->kept_speed = speed->kept_speed > 0 ? std::min(speed->kept_speed, relative) : relative;
+    speed->slow_rounds += only_fast ? measured_rounds - kept_rounds : 0;
+    if (!only_fast) {
+      slowdown = 1 - relative;
+      speed->stayed_slow = true;
+    }
+    if (!only_fast || kept_rounds < measured_rounds) {
+      TT_LOG(0) << "confirm: " << state.result.workload_name << ": "
+                << measured_rounds - kept_rounds << " of " << measured_rounds
+                << " rounds ran with the machine more than " << 100 * speed->slow_share
+                << "% slower than its fastest reading"
+                << (only_fast ? "; measured again" : "; kept, the figures may read slow");
+    }
+  }
   std::vector<int64_t> kept;
   std::vector<double> seconds, spreads;
   for (size_t i = 0; i < funcs.size(); ++i) {
-    if (!times[i].empty()) {
+    std::vector<double> times, all;
+    for (int k = 0; k < measured_rounds; ++k) {
+      const double t = round_times[static_cast<size_t>(k)][i];
+      if (std::isnan(t))
+        continue;
+      all.push_back(t);
+      if (!only_fast || fast(static_cast<size_t>(k)))
+        times.push_back(t);
+    }
+    if (times.empty())
+      times = all;  // it failed in every fast round: its slow rounds' figures are all there is
+    if (!times.empty()) {
       kept.push_back(ids[i]);
       // The median of the rounds: a slow moment during a minority of them does not move it.
-      seconds.push_back(support::median(times[i]));
+      seconds.push_back(support::median(times));
       // Its uncertainty likewise: the spread of the middle rounds. One round of 5 at twice the
       // time (another process's burst) leaves the median where it was; max - min would call
-      // the figure 100% uncertain.
-      spreads.push_back(support::middle_spread(times[i]));
+      // the figure 100% uncertain. A machine that stayed slow makes it at least that slowdown.
+      spreads.push_back(std::max(support::middle_spread(times), slowdown));
     } else if (measured_rounds > 0 && !measurer.stopped()) {
       // Failed every round (a build that timed out, a kernel that crashes): its stored time is
       // not reproducible. A stopped measurer says nothing of the record.
@@ -130,7 +185,7 @@ bool confirm_once(TaskState& state,
     // The best by single measurements, unless the confirmation refuted it.
     state.result.unconfirmed_best_id =
         std::count(refuted.begin(), refuted.end(), before) ? state.result.best_record_id : before;
-    db.confirm(kept, seconds, spreads, measured_rounds, unix_now());
+    db.confirm(kept, seconds, spreads, only_fast ? kept_rounds : measured_rounds, unix_now());
     state.result.confirmed = static_cast<int64_t>(kept.size());
     state.take_best_from(db, target_key);  // with its confirmed time
     // How far behind the best the runner-up of the side-by-side figures is.
@@ -143,6 +198,14 @@ bool confirm_once(TaskState& state,
 
 }  // namespace
 
+double MachineSpeed::sample() {
+  if (!read)
+    return 0;
+  const double now = read();
+  fastest = std::max(fastest, now);
+  return now;
+}
+
 bool confirm_best(TaskState& state,
                   database::Database& db,
                   const database::TargetKey& target_key,
@@ -150,8 +213,9 @@ bool confirm_best(TaskState& state,
                   int top,
                   int rounds,
                   int64_t run_id,
-                  const std::atomic<bool>* stop) {
-  if (!confirm_once(state, db, target_key, measurer, top, rounds, run_id, stop))
+                  const std::atomic<bool>* stop,
+                  MachineSpeed* speed) {
+  if (!confirm_once(state, db, target_key, measurer, top, rounds, run_id, stop, speed))
     return false;
   if (state.result.confirmed == 0 || state.result.best_confirmed)
     return true;
@@ -160,7 +224,7 @@ bool confirm_best(TaskState& state,
   // that the best that every surface names has a confirmed time.
   const int64_t unconfirmed_best = state.result.unconfirmed_best_id;
   const int64_t confirmed = state.result.confirmed;
-  if (!confirm_once(state, db, target_key, measurer, top, rounds, run_id, stop))
+  if (!confirm_once(state, db, target_key, measurer, top, rounds, run_id, stop, speed))
     return false;
   state.result.unconfirmed_best_id = unconfirmed_best;
   state.result.confirmed = std::max(confirmed, state.result.confirmed);

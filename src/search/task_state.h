@@ -13,6 +13,7 @@
 #include "tensortune/search/tuner.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -128,6 +129,23 @@ database::Record make_record(const TaskState& state,
                              const TuneOptions& options,
                              int64_t run_id);
 
+/// The machine's speed through a job's confirmations (TuneOptions::machine_speed).
+struct MachineSpeed {
+  std::function<double()> read;  ///< empty: rounds are not judged
+  /// The fastest reading so far: what the machine can do, against which a round is slow.
+  double fastest = 0;
+  double slow_share = 0.06;
+  /// Over the job: the lowest relative speed of the rounds a confirmation kept (0 = none read),
+  /// and the rounds set aside as slow.
+  double kept_speed = 0;
+  int64_t slow_rounds = 0;
+  /// True once a confirmation kept slow rounds (fewer than half its rounds were fast).
+  bool stayed_slow = false;
+
+  /// Reads the speed now and raises `fastest`; 0 when there is no read.
+  double sample();
+};
+
 /// The end of a job (TuneOptions::confirm_top): the task's `top` best records, and the best
 /// `top` / 2 (at least 1) that run `run_id` measured when they are not among them, measured
 /// again side by side, `rounds` times round-robin, and stored with Database::confirm; the task's
@@ -136,7 +154,8 @@ database::Record make_record(const TaskState& state,
 /// Does nothing for a task that measured nothing in this run or has fewer than 2 working
 /// records. A stop requested through `stop` (when not null) before the last round ends it
 /// without storing anything (a partial confirmation would rank records by fewer rounds than
-/// the rest); returns false then, true otherwise.
+/// the rest); returns false then, true otherwise. With `speed` (when not null and its read is
+/// set), each round is judged by the machine's speed before it (TuneOptions::machine_speed).
 bool confirm_best(TaskState& state,
                   database::Database& db,
                   const database::TargetKey& target_key,
@@ -144,6 +163,7 @@ bool confirm_best(TaskState& state,
                   int top,
                   int rounds,
                   int64_t run_id,
-                  const std::atomic<bool>* stop);
+                  const std::atomic<bool>* stop,
+                  MachineSpeed* speed = nullptr);
 
 }  // namespace tensortune::search::detail

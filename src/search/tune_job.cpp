@@ -91,6 +91,9 @@ TuneJob::TuneJob(const std::vector<TuneTask>& tasks,
       progress_(progress),
       stop_(stop),
       start_(now()) {
+  speed_.read = options.machine_speed;
+  speed_.slow_share = options.confirm_slow_share;
+  speed_.sample();  // what the machine computes at the start, before any load of the job
   claimer_.owner = static_cast<int64_t>(std::random_device{}() >> 1) << 31 ^
                    static_cast<int64_t>(::getpid()) ^ static_cast<int64_t>(unix_now());
   claimer_.pid = ::getpid();
@@ -555,12 +558,15 @@ void TuneJob::confirm_bests() {
   const measure::MeasureTotals before = measurer_.totals();
   for (const auto& s : states_) {
     if (!detail::confirm_best(*s, db_, target_key_, measurer_, options_.confirm_top,
-                              options_.confirm_rounds, out_.run_id, stop_)) {
+                              options_.confirm_rounds, out_.run_id, stop_, &speed_)) {
       out_.interrupted = true;  // stopped during the confirmation: none stored from then on
       out_.stop_reason = "stopped on request";
       break;
     }
   }
+  out_.confirm_speed = speed_.kept_speed;
+  out_.confirm_slow_rounds = speed_.slow_rounds;
+  out_.confirm_stayed_slow = speed_.stayed_slow;
   add_measure_times(out_.times, before, measurer_.totals());
 }
 

@@ -111,6 +111,7 @@ class TuneJob {
   const std::atomic<bool>* stop_;
 
   double start_ = 0;
+  detail::MachineSpeed speed_;
   std::vector<std::unique_ptr<TaskState>> states_;
   SampleSet samples_;
   std::unique_ptr<cost_model::CostModel> model_;

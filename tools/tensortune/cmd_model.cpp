@@ -114,6 +114,7 @@ int run_tune_model(const std::vector<std::string>& in_args) {
     o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
   const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune-model", true);
+  read_machine_speed(o, target);
   const measure::MeasurerOptions mo = measurer_options(p, target, true);
   o.queue_options = job_measure_options(mo).dump();
   measure::Measurer measurer(target, mo);

@@ -167,6 +167,13 @@ support::Json result_json(const search::TuneResult& r,
     pk["spread"] = peak.spread;
     out["peak"] = std::move(pk);
   }
+  if (r.confirm_speed > 0) {  // how fast the machine ran the confirmation's kept rounds
+    support::Json c = support::Json::object();
+    c["speed"] = r.confirm_speed;
+    c["slow_rounds"] = r.confirm_slow_rounds;
+    c["stayed_slow"] = r.confirm_stayed_slow;
+    out["confirmation"] = std::move(c);
+  }
   return out;
 }
 
@@ -220,6 +227,13 @@ void print_text(const search::TuneResult& r, const std::string& db_path, const J
         "confirmed times may read slow\n",
         r.confirm_load.others_runnable, r.confirm_load.cpus);
   }
+  if (r.confirm_slow_rounds > 0 || r.confirm_stayed_slow) {
+    std::cout << fmt::format(
+        "machine: {} confirmation rounds ran slow and were measured again; the rounds kept ran "
+        "at {:.0f}% of the machine's fastest reading{}\n",
+        r.confirm_slow_rounds, 100 * r.confirm_speed,
+        r.confirm_stayed_slow ? " (the machine stayed slow: the figures count it as noise)" : "");
+  }
 }
 
 /// The FMA peak readings of the job, its spread and the machine's state, stored with the run
@@ -241,6 +255,11 @@ void store_machine(database::Database& db,
   m["loadavg_1min"] = now.loadavg_1min;
   m["confirm_others_runnable"] = r.confirm_load.others_runnable;
   m["confirm_busy"] = r.confirm_load.busy();
+  if (r.confirm_speed > 0) {
+    m["confirm_speed"] = r.confirm_speed;
+    m["confirm_slow_rounds"] = r.confirm_slow_rounds;
+    m["confirm_stayed_slow"] = r.confirm_stayed_slow;
+  }
   db.set_run_machine(r.run_id, peak.gflops, peak.spread, m.dump());
 }
 
@@ -256,6 +275,7 @@ int run_tune(const std::vector<std::string>& args) {
   search::TuneOptions options = tune_options(p);
   const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune", true);
+  read_machine_speed(options, target);
   // Before the database: a machine that cannot measure (no GPU, no NVRTC) must not create one.
   const measure::MeasurerOptions mo = measurer_options(p, target);
   options.queue_options = job_measure_options(mo).dump();

@@ -3,6 +3,7 @@
 // package's tune() share, with their defaults.
 #include "tune_common.h"
 
+#include "peak.h"
 #include "tensortune/driver/compile.h"
 #include "tensortune/measure/timing.h"
 #include "tensortune/support/error.h"
@@ -230,6 +231,15 @@ void add_shipped_starts(const ArgParser::Parsed& p, std::vector<search::TuneTask
         "(--no-shipped: from scratch)\n",
         started, tasks.size());
   }
+}
+
+void read_machine_speed(search::TuneOptions& o, const target::Target& target) {
+  if (target.is_gpu())
+    return;
+  const int threads = std::max(1, target.cores);
+  o.machine_speed = [threads] {
+    return measure_fma_peak(threads, 50).gflops;
+  };
 }
 
 search::TuneOptions tune_options(const ArgParser::Parsed& p) {

@@ -39,6 +39,11 @@ measure::MeasurerOptions measurer_options_of_job(const std::string& json);
 /// zero-shot model as the initial model unless --no-zero-shot (add_zero_shot_options).
 search::TuneOptions tune_options(const ArgParser::Parsed& p);
 
+/// Gives a CPU job's confirmation the machine's speed to judge its rounds by (a 50 ms FMA loop
+/// on the target's threads; TuneOptions::machine_speed). A GPU job's kernels do not run on the
+/// host's FMA units: left unread.
+void read_machine_speed(search::TuneOptions& o, const target::Target& target);
+
 /// Unless --no-shipped: gives each task the shipped tuning logs' best records of its workload
 /// that may run on this host (TuneTask::starts), so the job measures them here first and
 /// searches on from them. A GPU target gets none.

@@ -115,6 +115,16 @@ struct TuneOptions {
   /// far, for the machine to be quiet (less than half a CPU's worth of other runnable tasks,
   /// measure::wait_for_quiet); the load seen is kept in TuneResult::confirm_load. 0 = no wait.
   double confirm_quiet_wait_seconds = 30;
+  /// Reads how fast the machine computes now (the CLI: a 50 ms FMA loop on the job's threads,
+  /// in GFLOP/s); empty = not read. Read at the job's start and before each confirmation round.
+  /// The load count above misses what slows a shared host without a runnable task of its own
+  /// (a lower clock after a busy spell, a neighbour on the hypervisor): a round taken while the
+  /// machine computes more than confirm_slow_share slower than its fastest reading is set aside
+  /// and measured again, up to confirm_rounds more rounds. When fewer than half the rounds are
+  /// fast, all are kept and each record's confirm_spread is raised to the slowdown, so every
+  /// surface marks the figure noisy instead of reporting it as settled.
+  std::function<double()> machine_speed;
+  double confirm_slow_share = 0.06;
   /// Wall seconds after which the job proposes no more rounds (0 = no limit): the round in flight
   /// is stored, then the confirmation runs. The trial budget still applies.
   double time_budget_seconds = 0;
@@ -204,6 +214,13 @@ struct TuneResult {
   /// TuneOptions::confirm_quiet_wait_seconds for a quiet moment); others_runnable is -1 when no
   /// confirmation ran.
   measure::MachineLoad confirm_load;
+  /// With TuneOptions::machine_speed: the machine's speed over the confirmation rounds kept,
+  /// relative to its fastest reading (the lowest of the job's confirmations; 0 = not read),
+  /// how many rounds were set aside as slow and measured again, and whether a confirmation had
+  /// to keep slow rounds (its records' spreads then count the slowdown).
+  double confirm_speed = 0;
+  int64_t confirm_slow_rounds = 0;
+  bool confirm_stayed_slow = false;
   int64_t trials = 0;
   int64_t run_id = 0;
   PhaseTimes times;

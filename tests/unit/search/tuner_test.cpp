@@ -318,6 +318,51 @@ TEST_F(TunerTest, AStopDuringTheLastBatchSkipsTheConfirmation) {
     EXPECT_DOUBLE_EQ(rec.confirmed_seconds, 0);
 }
 
+TEST_F(TunerTest, AConfirmationRoundTheMachineRanSlowForIsMeasuredAgain) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Random, 8, 4);
+  o.confirm_top = 3;
+  o.confirm_rounds = 3;
+  // The job's start, then before each round: the second round meets a machine 30% slower.
+  std::vector<double> readings;
+  o.machine_speed = [&readings] {
+    readings.push_back(readings.size() == 2 ? 70.0 : 100.0);
+    return readings.back();
+  };
+  const TuneResult r = tune({task("matmul:M=32,N=32,K=32")}, target_, key_, db, measurer, o);
+  ASSERT_GE(r.tasks.at(0).confirmed, 2);
+  EXPECT_EQ(r.confirm_slow_rounds, 1);
+  EXPECT_FALSE(r.confirm_stayed_slow);
+  EXPECT_DOUBLE_EQ(r.confirm_speed, 1.0);
+  EXPECT_GE(readings.size(), 5U);  // the start and 4 rounds (at least: one more confirmation)
+  const database::Record best = db.best(r.tasks[0].workload_key, key_, 1).at(0);
+  EXPECT_EQ(best.confirm_rounds, 3);  // the slow round is not among them
+}
+
+TEST_F(TunerTest, AMachineThatStaysSlowMarksTheConfirmedFiguresNoisy) {
+  database::Database db = database::Database::open(db_path());
+  measure::Measurer measurer(target_, measurer_options());
+  TuneOptions o = run_options(TunerKind::Random, 8, 4);
+  o.confirm_top = 3;
+  o.confirm_rounds = 3;
+  int reads = 0;
+  o.machine_speed = [&reads] {
+    return ++reads == 1 ? 100.0 : 80.0;  // fast at the start, 20% slower from then on
+  };
+  const TuneResult r = tune({task("matmul:M=32,N=32,K=32")}, target_, key_, db, measurer, o);
+  const TaskResult& t = r.tasks.at(0);
+  ASSERT_GE(t.confirmed, 2);
+  EXPECT_TRUE(r.confirm_stayed_slow);
+  EXPECT_EQ(r.confirm_slow_rounds, 0);  // none set aside: all of them kept
+  EXPECT_NEAR(r.confirm_speed, 0.8, 1e-9);
+  EXPECT_GE(reads, 7);  // the start and 2 x 3 rounds, waiting for fast ones
+  const database::Record best = db.best(t.workload_key, key_, 1).at(0);
+  EXPECT_EQ(best.confirm_rounds, 6);
+  EXPECT_GE(best.confirm_spread, 0.2 - 1e-9);
+  EXPECT_GT(t.best_spread, kNoisySpread);  // every surface marks it noisy
+}
+
 TEST_F(TunerTest, TheBestRecordsAreMeasuredAgainSideBySideAtTheEnd) {
   const std::vector<TuneTask> tasks{task("matmul:M=32,N=32,K=32"), task("relu:M=64,N=64")};
   database::Database db = database::Database::open(db_path());
