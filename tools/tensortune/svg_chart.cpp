@@ -46,14 +46,15 @@ struct Frame {
   }
 };
 
-std::string axes(const Frame& f, const ChartLabels& labels) {
+/// The frame's axes, in an image `below` pixels taller than the frame (room for a legend).
+std::string axes(const Frame& f, const ChartLabels& labels, double below = 0) {
   std::string s = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
       "{1}\" "
       "role=\"img\" font-family=\"sans-serif\" font-size=\"11\">"
       "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>"
       "<text x=\"{2}\" y=\"16\" font-size=\"13\" font-weight=\"bold\">{3}</text>",
-      f.width, f.height, kLeft, html_escape(labels.title));
+      f.width, f.height + below, kLeft, html_escape(labels.title));
   for (double t : ticks(f.y0, f.y1)) {
     s += fmt::format(
         "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e5e5e5\"/>"
@@ -111,11 +112,15 @@ std::string step_chart(const std::vector<Series>& series,
       any = true;
     }
   }
-  std::string svg = axes(f, labels);
+  // The legend goes under the chart, a row per curve: drawn inside it, long database paths ran
+  // past the image's edge and over the curves.
+  const double rows = static_cast<double>(std::count_if(
+      series.begin(), series.end(), [](const Series& s) { return !s.points.empty(); }));
+  std::string svg = axes(f, labels, rows * 14 + (rows > 0 ? 6 : 0));
   svg.insert(4, " class=\"chart\" data-x=\"" + html_escape(x_kind) + "\"");  // after "<svg"
   if (!any)
     svg += fmt::format("<text x=\"{}\" y=\"{}\">no data</text>", f.width / 2 - 20, f.height / 2);
-  double legend_y = kTop + 6;
+  double legend_y = f.height + 2;
   for (const Series& s : series) {
     if (s.points.empty())
       continue;
@@ -131,7 +136,7 @@ std::string step_chart(const std::vector<Series>& series,
     svg += fmt::format(
         "<rect x=\"{0}\" y=\"{1:.1f}\" width=\"10\" height=\"10\" fill=\"{2}\"/>"
         "<text x=\"{3}\" y=\"{4:.1f}\">{5}</text>",
-        f.width - 200, legend_y, s.color, f.width - 186, legend_y + 9, html_escape(s.label));
+        kLeft, legend_y, s.color, kLeft + 14, legend_y + 9, html_escape(s.label));
     legend_y += 14;
   }
   return svg + "</svg>";
