@@ -2,7 +2,10 @@
 // See zero_shot.h.
 #include "tensortune/search/zero_shot.h"
 
+#include "search/sketch/rules.h"
 #include "tensortune/codegen/llvm_codegen.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/schedule/schedule.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/search/search_space.h"
@@ -14,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 namespace tensortune::search {
@@ -35,7 +39,116 @@ bool too_small_for_threads(const te::Workload& workload) {
   return std::max(workload.flop_count(), elements) < kMinParallelWork;
 }
 
+/// True when every load of `input` in `op`'s body indexes with data axis `axis` of `op`: computed
+/// at that axis, `input` is then computed for the part that one iteration reads, once.
+bool reads_along(const te::Operation& op, const std::string& input, size_t axis) {
+  const te::Operation* producer = nullptr;
+  for (const te::OperationRef& in : op.inputs) {
+    if (in->name == input)
+      producer = in.get();
+  }
+  if (producer == nullptr)
+    return false;
+  bool all = true, any = false;
+  ir::post_order_visit(op.body, [&](const ir::Expr& e) {
+    const auto* load = e.as<ir::Load>();
+    if (load == nullptr || !load->buffer.same_as(producer->output))
+      return;
+    any = true;
+    bool uses = false;
+    for (const ir::Expr& index : load->indices) {
+      ir::post_order_visit(index,
+                           [&](const ir::Expr& x) { uses = uses || x.same_as(op.axes[axis].var); });
+    }
+    all = all && uses;
+  });
+  return any && all;
+}
+
+/// The first axis of `axes` with more than one iteration (npos when none).
+size_t first_wide(const std::vector<schedule::Axis>& axes) {
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (axes[k].extent > 1)
+      return k;
+  }
+  return std::string::npos;
+}
+
 }  // namespace
+
+std::vector<schedule::Step> fused_default_steps(const te::Workload& workload) {
+  const detail::DagInfo dag = detail::analyse(workload);
+  std::vector<schedule::Step> steps;
+  const detail::StageInfo* output = nullptr;
+  for (const detail::StageInfo& s : dag.stages) {
+    if (s.is_output)
+      output = output == nullptr ? &s : nullptr;  // one output only
+  }
+  const bool serial = too_small_for_threads(workload);
+  if (output == nullptr) {
+    return steps;
+  }
+  auto single_consumer = [&](const detail::StageInfo& s) -> const detail::StageInfo* {
+    return s.consumers.size() == 1 ? dag.find(s.consumers[0]) : nullptr;
+  };
+  // Element-wise stages feeding element-wise stages (a bias before a clip) are inlined: no
+  // buffer, no pass over memory of their own.
+  std::set<std::string> inlined;
+  for (const detail::StageInfo& s : dag.stages) {
+    const detail::StageInfo* c = single_consumer(s);
+    if (!s.is_output && !s.is_reduction && c != nullptr && !c->is_reduction) {
+      steps.push_back(schedule::ComputeInline{s.name});
+      inlined.insert(s.name);
+    }
+  }
+  auto final_consumer = [&](const detail::StageInfo& s) {
+    const detail::StageInfo* c = single_consumer(s);
+    while (c != nullptr && inlined.count(c->name) != 0)
+      c = single_consumer(*c);
+    return c;
+  };
+  const size_t out_axis = first_wide(output->data_axes);
+  // A reduction whose element-wise epilogue is the output (a conv, then bias and clip) is
+  // computed per iteration of the output's outer loop (a channel), so its result is read back
+  // from cache; the stages in front of it (the padding) likewise, where each iteration of its
+  // loop reads a part of them of its own (a depthwise conv's channel: nothing is recomputed).
+  std::map<std::string, size_t> attached;  // stage -> its data axis that the loop matches
+  for (const detail::StageInfo& s : dag.stages) {
+    if (!s.is_reduction || s.is_output || out_axis == std::string::npos ||
+        final_consumer(s) != output || s.data_axes.size() != output->data_axes.size())
+      continue;
+    bool same_shape = true;
+    for (size_t d = 0; d < s.data_axes.size(); ++d)
+      same_shape = same_shape && s.data_axes[d].extent == output->data_axes[d].extent;
+    if (!same_shape)
+      continue;
+    steps.push_back(schedule::ComputeAt{s.name, output->name, output->data_axes[out_axis].name});
+    attached[s.name] = out_axis;
+  }
+  for (const detail::StageInfo& s : dag.stages) {
+    const detail::StageInfo* c = single_consumer(s);
+    if (s.is_output || s.is_reduction || inlined.count(s.name) != 0 || c == nullptr)
+      continue;
+    const auto at = attached.find(c->name);
+    if (at != attached.end() && reads_along(*c->op, s.name, at->second)) {
+      steps.push_back(schedule::ComputeAt{s.name, c->name, c->data_axes[at->second].name});
+      attached[s.name] = at->second;
+    }
+  }
+  if (!serial) {
+    for (const detail::StageInfo& s : dag.stages) {
+      const size_t k = first_wide(s.data_axes);
+      if (inlined.count(s.name) == 0 && attached.count(s.name) == 0 && k != std::string::npos)
+        steps.push_back(schedule::Annotate{s.name, s.data_axes[k].name, ir::ForKind::Parallel});
+    }
+  }
+  try {
+    schedule::apply_steps(workload, steps);
+  } catch (const UserError&) {
+    return {};  // a structure these rules did not foresee: the loop nests as written
+  }
+  return steps;
+}
 
 ZeroShot::ZeroShot(std::shared_ptr<const cost_model::CostModel> model, ZeroShotOptions options)
     : model_(std::move(model)), options_(options) {}
@@ -55,8 +168,8 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
   support::Rng rng(options_.seed ^ support::fnv1a64(workload.key()));
   std::vector<Config> configs;
   std::set<std::string> seen;
-  for (int attempt = 0; attempt < options_.samples * 4 &&
-                        configs.size() < static_cast<size_t>(options_.samples);
+  for (int attempt = 0;
+       attempt < options_.samples * 4 && configs.size() < static_cast<size_t>(options_.samples);
        ++attempt) {
     const Config c = space.sample_plausible(rng);
     if (seen.insert(space.key(c)).second)
@@ -100,7 +213,10 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
       best = i;
   }
   if (std::isfinite(default_score) && (best == configs.size() || default_score > scores[best]))
-    return ZeroShotPick{{}, "the default schedule (the model ranks it first)", 1.0};
+    return ZeroShotPick{fused_default_steps(workload),
+                        "the default loop nests, fused and parallel (the model ranks the default "
+                        "first)",
+                        1.0};
   if (best == configs.size())
     return std::nullopt;
   std::vector<schedule::Step> steps = space.steps(configs[best]);

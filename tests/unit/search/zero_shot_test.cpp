@@ -6,10 +6,10 @@
 
 #include "search_test_util.h"
 #include "tensortune/codegen/llvm_codegen.h"
-#include "tensortune/ir/eval.h"
 #include "tensortune/cost_model/features.h"
 #include "tensortune/cost_model/xgboost_model.h"
 #include "tensortune/database/database.h"
+#include "tensortune/ir/eval.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/schedule/serialize.h"
@@ -66,6 +66,49 @@ TEST(ZeroShot, EveryOperatorGetsAScheduleThatComputesTheReference) {
       EXPECT_TRUE(testing::outputs_match_reference(w, buffers)) << pick->config;
     }
   }
+}
+
+TEST(FusedDefault, EveryOperatorsFusedDefaultComputesTheReference) {
+  const target::Target target = host();
+  for (const auto& [op, specs] : tiny_specs()) {
+    for (const std::string& spec : specs) {
+      SCOPED_TRACE(spec);
+      const te::Workload w = te::make_workload(spec);
+      const std::vector<schedule::Step> steps = fused_default_steps(w);
+      const ir::LoweredFunc f =
+          lower::lower(schedule::apply_steps(w, steps), target, "fused_default_kernel");
+      testing::HostBuffers buffers(w);
+      buffers.fill_inputs(11);
+      poison_outputs(buffers);
+      ir::eval(f, buffers.args());
+      EXPECT_TRUE(testing::outputs_match_reference(w, buffers)) << describe(steps);
+    }
+  }
+}
+
+TEST(FusedDefault, ADepthwiseConvIsComputedPerChannelWithItsPaddingAndEpilogue) {
+  // Each channel's padded plane, conv and bias + relu in one parallel loop: nothing is
+  // materialized in full, nothing recomputed.
+  const std::string dw =
+      "conv2d:N=1,C=32,H=56,W=56,R=3,S=3,stride=2,pad=1,K=32,groups=32,"
+      "bias=1,epilogue=relu";
+  EXPECT_EQ(describe(fused_default_steps(te::make_workload(dw))),
+            "compute_inline bias_add; compute_at conv relu.j; compute_at conv_pad conv.f; "
+            "parallel relu.j; ");
+  // A dense conv reads every input channel for each output channel: its padding, computed per
+  // output channel, would be computed K times over. It stays whole, in a parallel loop of its own.
+  const std::string dense =
+      "conv2d:N=1,C=32,H=56,W=56,R=3,S=3,stride=1,pad=1,K=32,bias=1,"
+      "epilogue=relu";
+  EXPECT_EQ(describe(fused_default_steps(te::make_workload(dense))),
+            "compute_inline bias_add; compute_at conv relu.j; parallel conv_pad.j; "
+            "parallel relu.j; ");
+  // Too little work for threads: the same fusion, serial.
+  const std::string small =
+      "conv2d:N=1,C=8,H=8,W=8,R=3,S=3,stride=1,pad=1,K=8,groups=8,"
+      "bias=1,epilogue=relu";
+  EXPECT_EQ(describe(fused_default_steps(te::make_workload(small))),
+            "compute_inline bias_add; compute_at conv relu.j; compute_at conv_pad conv.f; ");
 }
 
 TEST(ZeroShot, APickIsDeterministicVectorizedAndParallel) {
@@ -128,7 +171,8 @@ TEST(ZeroShot, AModelOfAnotherFeatureVersionIsRefused) {
 
 TEST(ShippedLogs, OpenReadOnlyAtThisSchemaVersionAndEveryRecordReplays) {
   const char* root = std::getenv("TT_SOURCE_DIR");
-  const std::string path = std::string(root != nullptr ? root : ".") + "/tuning_logs/shipped/cpu.db";
+  const std::string path =
+      std::string(root != nullptr ? root : ".") + "/tuning_logs/shipped/cpu.db";
   // Read-only, as compile opens it: a schema migration without regenerating the file fails here.
   const database::Database db = database::Database::open(path, true);
   const std::vector<database::WorkloadInfo> workloads = db.workloads();
