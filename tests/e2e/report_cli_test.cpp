@@ -216,6 +216,18 @@ TEST(ReportCli, ATwoDatabaseComparisonFitsThePageAndEveryCurveEndsAtItsLastTrial
   EXPECT_NE(page.find("measured during tuning run"), std::string::npos);  // the stored peak
   // The summary and the status table cover both databases.
   EXPECT_NE(page.find("<td>" + b + "</td>"), std::string::npos);
+  // b's best shows one share of b's own peak wherever it appears: its summary row, its top-K
+  // table and the schedules table of a's section.
+  const size_t row = page.find("<td>" + b + "</td>");
+  ASSERT_NE(row, std::string::npos);
+  const size_t share_end = page.find("% of peak)", row);
+  ASSERT_NE(share_end, std::string::npos);
+  const size_t share_begin = page.rfind("<td>", share_end) + 4;
+  const std::string share = page.substr(share_begin, share_end + 10 - share_begin);
+  size_t shown = 0;
+  for (size_t at = page.find(share); at != std::string::npos; at = page.find(share, at + 1))
+    ++shown;
+  EXPECT_GE(shown, 3U) << share;
   EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));  // no network
   EXPECT_EQ(page.find("https://"), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
@@ -274,7 +286,7 @@ std::vector<std::vector<double>> curve_heights(const std::string& page) {
        at = page.find("<path d=\"", at + 1)) {
     const size_t begin = at + 9;
     const std::string d = page.substr(begin, page.find('"', begin) - begin);
-    std::vector<double> ys;
+    std::vector<double> ys{std::atof(d.c_str() + d.find(',') + 1)};  // "Mx,y" starts the path
     for (size_t v = d.find('V'); v != std::string::npos; v = d.find('V', v + 1))
       ys.push_back(std::atof(d.c_str() + v + 1));
     curves.push_back(ys);

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -154,8 +155,9 @@ std::string rate_cell(const ReportEntry& e, const database::Record& r, double pe
 
 using Column = std::pair<std::string, const database::Record*>;
 
+/// `peak_of_entry` gives each column's peak: its own database's, as in that database's summary.
 std::string schedule_table(const std::vector<std::pair<const ReportEntry*, Column>>& cols,
-                           double peak) {
+                           const std::function<double(const ReportEntry&)>& peak_of_entry) {
   std::string head = "<tr><th style='width:90px'></th>", rate = "<tr><th>GFLOP/s</th>",
               steps = "<tr><th>steps</th>", loops = "<tr><th>loop nest</th>";
   for (const auto& [e, col] : cols) {
@@ -167,7 +169,7 @@ std::string schedule_table(const std::vector<std::pair<const ReportEntry*, Colum
       loops += "<td></td>";
       continue;
     }
-    rate += rate_cell(*e, *r, peak);
+    rate += rate_cell(*e, *r, peak_of_entry(*e));
     steps += "<td><pre>" + html_escape(steps_text(*r)) + "</pre></td>";
     loops += "<td><pre>" + html_escape(loop_nest(*e, *r)) + "</pre></td>";
   }
@@ -287,7 +289,10 @@ std::string entry_section(const ReportEntry& e,
     cols.push_back({&e, {"chosen", &*chosen}});
   for (const ReportEntry* o : others)
     cols.push_back({o, {"best of " + o->source + " · " + o->target.target, o->best()}});
-  html += "<h3>schedules</h3>" + schedule_table(cols, peak);
+  html += "<h3>schedules</h3>" + schedule_table(cols, [&](const ReportEntry& x) {
+            std::string how;
+            return &x == &e ? peak : peak_of(x, peaks, &how);
+          });
   // The diff: the best against the chosen record, else against the best of the first other
   // database or target, else against the runner-up.
   if (e.best() != nullptr) {
