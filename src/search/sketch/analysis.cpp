@@ -120,6 +120,21 @@ bool strided_reads(const te::Operation& op, const std::vector<Read>& reads, size
   return false;
 }
 
+/// True when some read indexes its last dimension with axis `d` of `op` at a step other than 1
+/// (a stride-2 pool's x * 2 + rx).
+bool stepped_last_index(const te::Operation& op, const std::vector<Read>& reads, size_t d) {
+  const ir::Var& var = op.axes[d].var;
+  const ir::VarMap next{{var.get(), var + ir::make_const(var.type(), int64_t{1})}};
+  for (const Read& r : reads) {
+    if (r.vars.empty() || r.vars.back().count(var.get()) == 0)
+      continue;
+    const ir::Expr& index = r.indices.back();
+    if (!ir::is_const_int(ir::simplify(ir::substitute(index, next) - index), 1))
+      return true;
+  }
+  return false;
+}
+
 void analyse_reuse(StageInfo& info, const te::Workload& workload) {
   const te::Operation& op = *info.op;
   std::vector<ir::IterVar> reduce = op.reduce_axes();
@@ -127,6 +142,7 @@ void analyse_reuse(StageInfo& info, const te::Workload& workload) {
   for (const Read& r : reads) {
     info.has_reuse = info.has_reuse || axes_used(r, op.axes) < op.axes.size();
   }
+  info.last_axis_stepped = stepped_last_index(op, reads, op.axes.size() - 1);
   if (!info.has_reuse) {
     return;
   }

@@ -67,6 +67,9 @@ struct StageInfo {
   /// Some input reads the last data-parallel axis other than at unit stride in its last index
   /// (a stride-2 conv's x * 2 + rx, or the axis at another index): vectorizing it would gather.
   bool last_axis_strided = false;
+  /// Some input's last index steps over the last data-parallel axis by more than 1 (a stride-2
+  /// pool's x * 2 + rx; reductions only): a vector of it gathers every lane.
+  bool last_axis_stepped = false;
 };
 
 /// The analysed compute DAG.
