@@ -120,6 +120,36 @@ TEST(SketchPrior, ATileThatLoadsLessThanOneValuePerFmaIsPreferred) {
   EXPECT_LT(batch_tile(1, 8, 1), batch_tile(1, 4, 2));
 }
 
+TEST(SketchPrior, VectorLanesThatGatherCostAQuarterOfThePrior) {
+  // Two convs with the same output and loops: stride 1 reads x's lanes as one vector, stride 2
+  // gathers them (x * 2 + rx). Every configuration of the same knobs with vectors over x is a
+  // quarter as plausible in the second; a scalar one is as plausible.
+  const SearchSpace dense = SearchSpace::generate(
+      te::make_workload("conv2d:N=1,C=8,H=16,W=16,K=32,R=3,S=3,stride=1,pad=1"), two_core_avx512());
+  const SearchSpace strided = SearchSpace::generate(
+      te::make_workload("conv2d:N=1,C=8,H=32,W=32,K=32,R=3,S=3,stride=2,pad=1"), two_core_avx512());
+  support::Rng rng(5);
+  int vectorized = 0, scalar = 0;
+  for (int i = 0; i < 200; ++i) {
+    const Config c = dense.sample(rng);
+    const support::Json json = dense.to_json(c);
+    if (json.at("sketch").as_string().find("vec(") != std::string::npos)
+      continue;  // vectors over the output channels: no gather in either
+    const Config same = strided.from_json(json);
+    const int64_t lanes = json.at("knobs").at("conv.x.split").as_array().back().as_int();
+    const double ratio = strided.prior(same) / dense.prior(c);
+    if (lanes > 1) {
+      EXPECT_NEAR(ratio, 0.25, 1e-9) << dense.describe(c);
+      ++vectorized;
+    } else {
+      EXPECT_NEAR(ratio, 1.0, 1e-9) << dense.describe(c);
+      ++scalar;
+    }
+  }
+  EXPECT_GT(vectorized, 0);
+  EXPECT_GT(scalar, 0);
+}
+
 TEST(SketchPrior, APartialLastRegisterTileCostsThePointsPastTheEdge) {
   EXPECT_DOUBLE_EQ(detail::tail_prior(56, 8), 1.0);
   EXPECT_DOUBLE_EQ(detail::tail_prior(56, 16), 56.0 / 64);
