@@ -84,7 +84,6 @@ std::vector<schedule::Step> fused_default_steps(const te::Workload& workload) {
     if (s.is_output)
       output = output == nullptr ? &s : nullptr;  // one output only
   }
-  const bool serial = too_small_for_threads(workload);
   if (output == nullptr) {
     return steps;
   }
@@ -135,7 +134,7 @@ std::vector<schedule::Step> fused_default_steps(const te::Workload& workload) {
       attached[s.name] = at->second;
     }
   }
-  if (!serial) {
+  if (!too_small_for_threads(workload)) {
     for (const detail::StageInfo& s : dag.stages) {
       const size_t k = first_wide(s.data_axes);
       if (inlined.count(s.name) == 0 && attached.count(s.name) == 0 && k != std::string::npos)

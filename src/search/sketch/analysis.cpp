@@ -102,18 +102,20 @@ std::optional<StageInfo::VectorAxis> vector_axis(const te::Operation& op,
   return out;
 }
 
+/// Whether `index` moves by exactly 1 when `var` does.
+bool unit_step(const ir::Expr& index, const ir::Var& var) {
+  const ir::VarMap next{{var.get(), var + ir::make_const(var.type(), int64_t{1})}};
+  return ir::is_const_int(ir::simplify(ir::substitute(index, next) - index), 1);
+}
+
 /// Whether some read uses data axis `d` of `op` other than at unit stride in its last index.
 bool strided_reads(const te::Operation& op, const std::vector<Read>& reads, size_t d) {
   const ir::Var& var = op.axes[d].var;
-  const ir::VarMap next{{var.get(), var + ir::make_const(var.type(), int64_t{1})}};
   for (const Read& r : reads) {
     for (size_t p = 0; p < r.vars.size(); ++p) {
       if (r.vars[p].count(var.get()) == 0)
         continue;
-      if (p + 1 != r.vars.size())
-        return true;
-      const ir::Expr& index = r.indices[p];
-      if (!ir::is_const_int(ir::simplify(ir::substitute(index, next) - index), 1))
+      if (p + 1 != r.vars.size() || !unit_step(r.indices[p], var))
         return true;
     }
   }
@@ -124,15 +126,10 @@ bool strided_reads(const te::Operation& op, const std::vector<Read>& reads, size
 /// (a stride-2 pool's x * 2 + rx).
 bool stepped_last_index(const te::Operation& op, const std::vector<Read>& reads, size_t d) {
   const ir::Var& var = op.axes[d].var;
-  const ir::VarMap next{{var.get(), var + ir::make_const(var.type(), int64_t{1})}};
-  for (const Read& r : reads) {
-    if (r.vars.empty() || r.vars.back().count(var.get()) == 0)
-      continue;
-    const ir::Expr& index = r.indices.back();
-    if (!ir::is_const_int(ir::simplify(ir::substitute(index, next) - index), 1))
-      return true;
-  }
-  return false;
+  return std::any_of(reads.begin(), reads.end(), [&](const Read& r) {
+    return !r.vars.empty() && r.vars.back().count(var.get()) != 0 &&
+           !unit_step(r.indices.back(), var);
+  });
 }
 
 void analyse_reuse(StageInfo& info, const te::Workload& workload) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <unistd.h>
@@ -53,6 +54,15 @@ class TunerTest : public ::testing::Test {
     o.seed = seed;
     o.xgb.threads = 1;
     o.xgb.min_samples = 8;
+    return o;
+  }
+
+  /// A small random run whose end confirms its 3 best in 3 rounds, judged by `speed`.
+  static TuneOptions confirm_options(std::function<double()> speed) {
+    TuneOptions o = run_options(TunerKind::Random, 8, 4);
+    o.confirm_top = 3;
+    o.confirm_rounds = 3;
+    o.machine_speed = std::move(speed);
     return o;
   }
 
@@ -321,15 +331,12 @@ TEST_F(TunerTest, AStopDuringTheLastBatchSkipsTheConfirmation) {
 TEST_F(TunerTest, AConfirmationRoundTheMachineRanSlowForIsMeasuredAgain) {
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
-  TuneOptions o = run_options(TunerKind::Random, 8, 4);
-  o.confirm_top = 3;
-  o.confirm_rounds = 3;
   // The job's start, then before each round: the second round meets a machine 30% slower.
   std::vector<double> readings;
-  o.machine_speed = [&readings] {
+  const TuneOptions o = confirm_options([&readings] {
     readings.push_back(readings.size() == 2 ? 70.0 : 100.0);
     return readings.back();
-  };
+  });
   const TuneResult r = tune({task("matmul:M=32,N=32,K=32")}, target_, key_, db, measurer, o);
   ASSERT_GE(r.tasks.at(0).confirmed, 2);
   EXPECT_EQ(r.confirm_slow_rounds, 1);
@@ -343,13 +350,10 @@ TEST_F(TunerTest, AConfirmationRoundTheMachineRanSlowForIsMeasuredAgain) {
 TEST_F(TunerTest, AMachineThatStaysSlowMarksTheConfirmedFiguresNoisy) {
   database::Database db = database::Database::open(db_path());
   measure::Measurer measurer(target_, measurer_options());
-  TuneOptions o = run_options(TunerKind::Random, 8, 4);
-  o.confirm_top = 3;
-  o.confirm_rounds = 3;
   int reads = 0;
-  o.machine_speed = [&reads] {
+  const TuneOptions o = confirm_options([&reads] {
     return ++reads == 1 ? 100.0 : 80.0;  // fast at the start, 20% slower from then on
-  };
+  });
   const TuneResult r = tune({task("matmul:M=32,N=32,K=32")}, target_, key_, db, measurer, o);
   const TaskResult& t = r.tasks.at(0);
   ASSERT_GE(t.confirmed, 2);

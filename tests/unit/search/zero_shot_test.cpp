@@ -46,6 +46,20 @@ bool has_annotation(const std::vector<schedule::Step>& steps, ir::ForKind kind) 
   return false;
 }
 
+/// Whether `steps` applied to `w` compute its reference. ir::eval runs the lowered function as
+/// generated code would, prepacking included; the compiled path is checked end to end by
+/// ZeroShotCli and CliCompile.
+bool computes_reference(const te::Workload& w,
+                        const std::vector<schedule::Step>& steps,
+                        uint64_t seed) {
+  const ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, steps), host(), "kernel");
+  testing::HostBuffers buffers(w);
+  buffers.fill_inputs(seed);
+  poison_outputs(buffers);
+  ir::eval(f, buffers.args());
+  return testing::outputs_match_reference(w, buffers);
+}
+
 TEST(ZeroShot, EveryOperatorGetsAScheduleThatComputesTheReference) {
   const target::Target target = host();
   const ZeroShot zero_shot(nullptr, ZeroShotOptions{64});
@@ -55,59 +69,39 @@ TEST(ZeroShot, EveryOperatorGetsAScheduleThatComputesTheReference) {
       const te::Workload w = te::make_workload(spec);
       const std::optional<ZeroShotPick> pick = zero_shot.pick(w, target);
       ASSERT_TRUE(pick.has_value());
-      // ir::eval runs the lowered function as generated code would, prepacking included; the
-      // compiled path is checked end to end by ZeroShotCli and CliCompile.
-      const ir::LoweredFunc f =
-          lower::lower(schedule::apply_steps(w, pick->steps), target, "zero_shot_kernel");
-      testing::HostBuffers buffers(w);
-      buffers.fill_inputs(7);
-      poison_outputs(buffers);
-      ir::eval(f, buffers.args());
-      EXPECT_TRUE(testing::outputs_match_reference(w, buffers)) << pick->config;
+      EXPECT_TRUE(computes_reference(w, pick->steps, 7)) << pick->config;
     }
   }
 }
 
 TEST(FusedDefault, EveryOperatorsFusedDefaultComputesTheReference) {
-  const target::Target target = host();
   for (const auto& [op, specs] : tiny_specs()) {
     for (const std::string& spec : specs) {
       SCOPED_TRACE(spec);
       const te::Workload w = te::make_workload(spec);
       const std::vector<schedule::Step> steps = fused_default_steps(w);
-      const ir::LoweredFunc f =
-          lower::lower(schedule::apply_steps(w, steps), target, "fused_default_kernel");
-      testing::HostBuffers buffers(w);
-      buffers.fill_inputs(11);
-      poison_outputs(buffers);
-      ir::eval(f, buffers.args());
-      EXPECT_TRUE(testing::outputs_match_reference(w, buffers)) << describe(steps);
+      EXPECT_TRUE(computes_reference(w, steps, 11)) << describe(steps);
     }
   }
 }
 
 TEST(FusedDefault, ADepthwiseConvIsComputedPerChannelWithItsPaddingAndEpilogue) {
+  auto steps_of = [](const std::string& conv) {
+    return describe(fused_default_steps(
+        te::make_workload("conv2d:N=1,R=3,S=3,pad=1,bias=1,epilogue=relu," + conv)));
+  };
   // Each channel's padded plane, conv and bias + relu in one parallel loop: nothing is
   // materialized in full, nothing recomputed.
-  const std::string dw =
-      "conv2d:N=1,C=32,H=56,W=56,R=3,S=3,stride=2,pad=1,K=32,groups=32,"
-      "bias=1,epilogue=relu";
-  EXPECT_EQ(describe(fused_default_steps(te::make_workload(dw))),
+  EXPECT_EQ(steps_of("C=32,H=56,W=56,stride=2,K=32,groups=32"),
             "compute_inline bias_add; compute_at conv relu.j; compute_at conv_pad conv.f; "
             "parallel relu.j; ");
   // A dense conv reads every input channel for each output channel: its padding, computed per
   // output channel, would be computed K times over. It stays whole, in a parallel loop of its own.
-  const std::string dense =
-      "conv2d:N=1,C=32,H=56,W=56,R=3,S=3,stride=1,pad=1,K=32,bias=1,"
-      "epilogue=relu";
-  EXPECT_EQ(describe(fused_default_steps(te::make_workload(dense))),
+  EXPECT_EQ(steps_of("C=32,H=56,W=56,stride=1,K=32"),
             "compute_inline bias_add; compute_at conv relu.j; parallel conv_pad.j; "
             "parallel relu.j; ");
   // Too little work for threads: the same fusion, serial.
-  const std::string small =
-      "conv2d:N=1,C=8,H=8,W=8,R=3,S=3,stride=1,pad=1,K=8,groups=8,"
-      "bias=1,epilogue=relu";
-  EXPECT_EQ(describe(fused_default_steps(te::make_workload(small))),
+  EXPECT_EQ(steps_of("C=8,H=8,W=8,stride=1,K=8,groups=8"),
             "compute_inline bias_add; compute_at conv relu.j; compute_at conv_pad conv.f; ");
 }
 
