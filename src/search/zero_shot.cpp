@@ -112,6 +112,11 @@ std::vector<schedule::Step> fused_default_steps(const te::Workload& workload) {
   // from cache; the stages in front of it (the padding) likewise, where each iteration of its
   // loop reads a part of them of its own (a depthwise conv's channel: nothing is recomputed).
   std::map<std::string, size_t> attached;  // stage -> its data axis that the loop matches
+  // Stages whose outer loop others are computed in: the attached ones, and an output that is the
+  // reduction itself (a pool, whose padded channel is then made per channel, in cache).
+  std::map<std::string, size_t> hosts;
+  if (output->is_reduction && out_axis != std::string::npos)
+    hosts[output->name] = out_axis;
   for (const detail::StageInfo& s : dag.stages) {
     if (!s.is_reduction || s.is_output || out_axis == std::string::npos ||
         final_consumer(s) != output || s.data_axes.size() != output->data_axes.size())
@@ -123,15 +128,17 @@ std::vector<schedule::Step> fused_default_steps(const te::Workload& workload) {
       continue;
     steps.push_back(schedule::ComputeAt{s.name, output->name, output->data_axes[out_axis].name});
     attached[s.name] = out_axis;
+    hosts[s.name] = out_axis;
   }
   for (const detail::StageInfo& s : dag.stages) {
     const detail::StageInfo* c = single_consumer(s);
     if (s.is_output || s.is_reduction || inlined.count(s.name) != 0 || c == nullptr)
       continue;
-    const auto at = attached.find(c->name);
-    if (at != attached.end() && reads_along(*c->op, s.name, at->second)) {
+    const auto at = hosts.find(c->name);
+    if (at != hosts.end() && reads_along(*c->op, s.name, at->second)) {
       steps.push_back(schedule::ComputeAt{s.name, c->name, c->data_axes[at->second].name});
       attached[s.name] = at->second;
+      hosts[s.name] = at->second;
     }
   }
   if (!too_small_for_threads(workload)) {

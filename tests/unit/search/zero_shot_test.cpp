@@ -105,6 +105,17 @@ TEST(FusedDefault, ADepthwiseConvIsComputedPerChannelWithItsPaddingAndEpilogue) 
             "compute_inline bias_add; compute_at conv relu.j; compute_at conv_pad conv.f; ");
 }
 
+TEST(FusedDefault, APoolMakesItsPaddedChannelPerChannel) {
+  // The pool is the output and the reduction at once: each channel pads its own plane, in
+  // cache, instead of a padded copy of the whole input first.
+  const te::Workload pool = te::make_workload("pool2d:N=1,C=64,H=112,W=112,R=3,S=3,stride=2,pad=1");
+  EXPECT_EQ(describe(fused_default_steps(pool)), "compute_at pool_pad pool.c; parallel pool.c; ");
+  // A dense conv as the output keeps its padding whole: every output channel reads all of it.
+  EXPECT_EQ(describe(fused_default_steps(
+                te::make_workload("conv2d:N=1,C=32,H=56,W=56,K=32,R=3,S=3,pad=1"))),
+            "parallel conv_pad.j; parallel conv.f; ");
+}
+
 TEST(ZeroShot, APickIsDeterministicVectorizedAndParallel) {
   const te::Workload w = te::make_workload("matmul:M=256,N=256,K=256");
   const ZeroShot zero_shot(nullptr);
