@@ -242,15 +242,28 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
 
 std::vector<cost_model::Sample> corpus_samples(const database::Database& db,
                                                target::TargetKind kind,
-                                               int64_t* skipped) {
+                                               int64_t* skipped,
+                                               const std::map<std::string, te::Workload>* known,
+                                               int64_t* unknown) {
   std::vector<cost_model::Sample> samples;
   int64_t lost = 0;
+  int64_t missing = 0;
   for (const database::WorkloadInfo& w : db.workloads()) {
     std::optional<te::Workload> workload;
     try {
       workload = te::make_workload(w.spec);
     } catch (const UserError&) {
-      continue;  // a workload without a spec (a model's kernel) cannot be rebuilt here
+      // A model's kernel has no spec: only the model it came from rebuilds it.
+      const te::Workload* kernel = nullptr;
+      if (known != nullptr) {
+        const auto it = known->find(w.key);
+        kernel = it != known->end() ? &it->second : nullptr;
+      }
+      if (kernel == nullptr) {
+        ++missing;
+        continue;
+      }
+      workload = *kernel;
     }
     for (const database::TargetKey& key : db.targets()) {
       const target::Target parsed = target::Target::parse(key.target);
@@ -282,6 +295,8 @@ std::vector<cost_model::Sample> corpus_samples(const database::Database& db,
   }
   if (skipped != nullptr)
     *skipped = lost;
+  if (unknown != nullptr)
+    *unknown = missing;
   return samples;
 }
 

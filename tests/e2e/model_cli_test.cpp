@@ -146,6 +146,47 @@ TEST(ModelCli, WithWinogradBothFormsOfA3x3ConvAreTunedAndTheModelStillMatches) {
     EXPECT_NEAR(got[i], want[i], 1e-4) << i;
 }
 
+TEST(ModelCli, TrainModelRebuildsAModelsKernelsOnlyFromTheModel) {
+  if (!graph::onnx_available())
+    GTEST_SKIP() << "built without ONNX";
+  const std::string db = temp_path("kernels.db");
+  const std::string out = temp_path("kernels_model.json");
+  ASSERT_EQ(run_cli("tune-model " + model("cnn.onnx") +
+                    " --target native --trials 24 --batch 4 --confirm 0 --no-shipped "
+                    "--scheduler round-robin --db " +
+                    db)
+                .exit_code,
+            0);
+  // A kernel has no workload spec: without its model, none of the records can be used.
+  CliResult bare = run_cli("train-model --db " + db + " --out " + out);
+  EXPECT_EQ(bare.exit_code, 1);
+  EXPECT_NE(bare.err.find("without a spec left out"), std::string::npos) << bare.err;
+  EXPECT_NE(bare.err.find("--model"), std::string::npos) << bare.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  CliResult trained = run_cli("train-model --db " + db + " --model " + model("cnn.onnx") +
+                              " --out " + out + " --json");
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const support::Json j = support::Json::parse(trained.out);
+  EXPECT_EQ(j.at("unknown_workloads").as_int(), 0);
+  EXPECT_GE(j.at("workloads").as_int(), 2);
+  EXPECT_GT(j.at("samples").as_int(), j.at("workloads").as_int());
+  // The model it wrote ranks zero-shot schedules.
+  CliResult c =
+      run_cli("compile-model " + model("cnn.onnx") + " --target native --no-shipped " +
+              "--zero-shot-model " + out + " --out " + temp_path("kernels_out") + " --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const support::Json built = support::Json::parse(c.out);
+  for (const support::Json& f : built.at("functions").as_array()) {
+    if (f.at("source").as_string() == "zero-shot") {
+      EXPECT_EQ(f.at("provenance").as_string(), "zero-shot (cost model)");
+    }
+  }
+  EXPECT_EQ(
+      run_cli("train-model --db " + db + " --model " + temp_path("absent.onnx") + " --out " + out)
+          .exit_code,
+      1);
+}
+
 TEST(ModelCli, ModelMistakesAreClearErrors) {
   if (!graph::onnx_available())
     GTEST_SKIP() << "built without ONNX";

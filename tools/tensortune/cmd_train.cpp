@@ -2,10 +2,12 @@
 // `tensortune train-model`: the zero-shot cost model, trained on the records of tuning
 // databases (scripts/train_zero_shot.sh makes the corpus and calls it).
 #include "commands.h"
+#include "model_common.h"
 #include "output_file.h"
 #include "tensortune/cost_model/features.h"
 #include "tensortune/cost_model/xgboost_model.h"
 #include "tensortune/database/database.h"
+#include "tensortune/graph/partition.h"
 #include "tensortune/search/zero_shot.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
@@ -66,7 +68,8 @@ Validation validate(const std::vector<cost_model::Sample>& samples,
 
 ArgParser train_parser() {
   ArgParser parser(
-      "train-model", "train-model --db PATH [--db PATH ...] --out FILE [--json]",
+      "train-model",
+      "train-model --db PATH [--db PATH ...] [--model M.onnx ...] --out FILE [--json]",
       "Trains the XGBoost cost model that ranks zero-shot schedules on every CPU record of the "
       "databases (each record's steps lowered again for features; ranked within its workload "
       "and target) and writes it to FILE with its feature version. Before that, it scores the "
@@ -75,6 +78,10 @@ ArgParser train_parser() {
   parser
       .option("db", "PATH", "a tuning database (read only; default tuning_logs/tensortune.db)", {},
               false, true)
+      .option("model", "M.onnx",
+              "an ONNX model whose kernels (tune-model's tasks) the databases hold records of: "
+              "kernels have no workload spec, so only their model rebuilds them for features",
+              {}, false, true)
       .option("out", "FILE", "the model file to write", {}, true)
       .option("rounds", "N", "boosting rounds (default 60)")
       .flag("json", "print one JSON document {samples, workloads, skipped, pairwise, top1, ...}");
@@ -86,8 +93,19 @@ int run_train(const std::vector<std::string>& args) {
   if (!parsed)
     return 0;
   const ArgParser::Parsed& p = *parsed;
+  // Every form of every kernel of the models, by key (tune-model's tasks, Winograd forms too).
+  std::map<std::string, te::Workload> kernels;
+  for (const std::string& path : p.get_all("model")) {
+    const graph::Graph g = load_model(path, true);
+    for (const graph::Task& t : graph::extract_tasks(g, graph::partition(g))) {
+      kernels.emplace(t.workload.key(), t.workload);
+      for (const te::Workload& w : t.alternatives)
+        kernels.emplace(w.key(), w);
+    }
+  }
   std::vector<cost_model::Sample> samples;
   int64_t skipped = 0;
+  int64_t unknown = 0;
   std::vector<std::string> paths = p.get_all("db");
   if (paths.empty())
     paths.push_back(kDefaultDatabase);
@@ -96,12 +114,20 @@ int run_train(const std::vector<std::string>& args) {
         << "train-model: database '" << path << "' does not exist";
     const database::Database db = database::Database::open(path, true);
     int64_t lost = 0;
-    for (cost_model::Sample& s : search::corpus_samples(db, target::TargetKind::Llvm, &lost)) {
+    int64_t missing = 0;
+    for (cost_model::Sample& s :
+         search::corpus_samples(db, target::TargetKind::Llvm, &lost, &kernels, &missing)) {
       s.group = path + "|" + s.group;
       samples.push_back(std::move(s));
     }
     skipped += lost;
+    unknown += missing;
   }
+  if (unknown > 0)
+    std::cerr << fmt::format(
+        "train-model: warning: {} workload(s) without a spec left out (a model's kernels: give "
+        "their model with --model)\n",
+        unknown);
   std::set<std::string> groups;
   for (const cost_model::Sample& s : samples)
     groups.insert(s.group);
@@ -127,6 +153,7 @@ int run_train(const std::vector<std::string>& args) {
     j["samples"] = static_cast<int64_t>(samples.size());
     j["workloads"] = static_cast<int64_t>(groups.size());
     j["skipped"] = skipped;
+    j["unknown_workloads"] = unknown;
     j["heldout_pairwise"] = v.pairwise;
     j["heldout_top1"] = v.top1;
     j["train_seconds"] = seconds;

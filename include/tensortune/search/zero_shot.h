@@ -11,6 +11,7 @@
 #include "tensortune/te/workload.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,10 +67,15 @@ class ZeroShot {
 
 /// Training samples from every record of `db` on every target of kind `kind`: each record's steps
 /// re-lowered for features, scored by throughput relative to the best record of its workload and
-/// target (failures 0), one ranking group per workload and target. Records whose steps no longer
-/// apply are skipped and counted in `skipped`.
-std::vector<cost_model::Sample> corpus_samples(const database::Database& db,
-                                               target::TargetKind kind,
-                                               int64_t* skipped = nullptr);
+/// target (failures 0), one ranking group per workload and target. A workload is rebuilt from its
+/// spec, or else found by key in `known` (a model's kernel, which has no spec); one that is
+/// neither is left out and counted in `unknown`. Records whose steps no longer apply are skipped
+/// and counted in `skipped`.
+std::vector<cost_model::Sample> corpus_samples(
+    const database::Database& db,
+    target::TargetKind kind,
+    int64_t* skipped = nullptr,
+    const std::map<std::string, te::Workload>* known = nullptr,
+    int64_t* unknown = nullptr);
 
 }  // namespace tensortune::search
