@@ -36,6 +36,26 @@ class AllocationCollector : public ir::IRVisitor {
   }
 };
 
+/// LLVM 19's x86 backend lowers a masked load whose lane count is not a power of two wrongly
+/// without AVX-512: on AVX2 the odd lane was read whatever its mask bit (a 3x3 conv's 9-wide padded
+/// rows took the next row's first element for their right border). Such masked loads and stores
+/// are widened to the next power of two, the extra lanes masked off.
+unsigned masked_width(unsigned lanes) {
+  unsigned wide = 1;
+  while (wide < lanes)
+    wide <<= 1;
+  return wide;
+}
+
+/// The first `lanes` elements of `v`, then elements of `fill` (a vector of v's type) up to `wide`.
+llvm::Value* widen(
+    llvm::IRBuilderBase& b, llvm::Value* v, llvm::Value* fill, unsigned lanes, unsigned wide) {
+  std::vector<int> order(wide);
+  for (unsigned i = 0; i < wide; ++i)
+    order[i] = static_cast<int>(i < lanes ? i : lanes);
+  return b.CreateShuffleVector(v, fill, order);
+}
+
 /// The stride-1 Ramp of a contiguous vector access, or nullptr.
 const ir::Ramp* dense_ramp(const ir::Expr& index) {
   const auto* ramp = index.as<ir::Ramp>();
@@ -133,12 +153,23 @@ llvm::Value* CodeGenLLVM::emit_load(const ir::Load* op) {
   } else if (const ir::Ramp* ramp = dense_ramp(index)) {
     auto* type = llvm::FixedVectorType::get(elem, static_cast<unsigned>(lanes));
     llvm::Value* ptr = element_ptr(b, elem, emit(ramp->base));
+    const unsigned wide = masked_width(static_cast<unsigned>(lanes));
     if (mask == nullptr) {
-      inst = builder_.CreateAlignedLoad(type, ptr, align);
+      value = inst = builder_.CreateAlignedLoad(type, ptr, align);
+    } else if (wide == static_cast<unsigned>(lanes)) {
+      value = inst =
+          builder_.CreateMaskedLoad(type, ptr, align, mask, llvm::Constant::getNullValue(type));
     } else {
-      inst = builder_.CreateMaskedLoad(type, ptr, align, mask, llvm::Constant::getNullValue(type));
+      auto* wide_type = llvm::FixedVectorType::get(elem, wide);
+      llvm::Value* wide_mask = widen(builder_, mask, llvm::Constant::getNullValue(mask->getType()),
+                                     static_cast<unsigned>(lanes), wide);
+      inst = builder_.CreateMaskedLoad(wide_type, ptr, align, wide_mask,
+                                       llvm::Constant::getNullValue(wide_type));
+      std::vector<int> first(static_cast<size_t>(lanes));
+      for (int i = 0; i < lanes; ++i)
+        first[static_cast<size_t>(i)] = i;
+      value = builder_.CreateShuffleVector(inst, first);
     }
-    value = inst;
   } else if (const ir::Broadcast* same = index.as<ir::Broadcast>()) {
     // Every lane reads one element: one scalar load, splat. Under a mask (a guarded tile's
     // broadcast operand) it is read when any lane is active, nothing otherwise, and the inactive
@@ -190,10 +221,18 @@ void CodeGenLLVM::emit_store(const ir::Store* op) {
     }
   } else if (const ir::Ramp* ramp = dense_ramp(index)) {
     llvm::Value* ptr = element_ptr(b, elem, emit(ramp->base));
+    const unsigned wide = masked_width(static_cast<unsigned>(lanes));
     if (mask == nullptr) {
       inst = builder_.CreateAlignedStore(value, ptr, align);
-    } else {
+    } else if (wide == static_cast<unsigned>(lanes)) {
       inst = builder_.CreateMaskedStore(value, ptr, align, mask);
+    } else {
+      inst = builder_.CreateMaskedStore(
+          widen(builder_, value, llvm::PoisonValue::get(value->getType()),
+                static_cast<unsigned>(lanes), wide),
+          ptr, align,
+          widen(builder_, mask, llvm::Constant::getNullValue(mask->getType()),
+                static_cast<unsigned>(lanes), wide));
     }
   } else {
     // Lanes that hit the same element are written in lane order (the last lane wins).
