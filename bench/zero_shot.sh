@@ -9,13 +9,17 @@
 #   bench/resnet18.sh --no-shipped                 # zero-shot alone
 #   bench/resnet18.sh                              # zero-shot and the shipped logs
 #   bench/resnet18.sh --time-budget 10m            # then tune-model for 10 minutes
-# Usage: bench/zero_shot.sh [TENSORTUNE] [DB] [ROUNDS]
+# Usage: bench/zero_shot.sh [TENSORTUNE] [DB] [ROUNDS] [TRIALS]
+# With TRIALS, every workload is first tuned into DB (TRIALS trials, shipped logs ignored; a
+# workload already holding TRIALS records is skipped, so a stopped run resumes), then timed.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 tt=${1:-"$root/build-main/tools/tensortune/tensortune"}
 db=${2:-}
 rounds=${3:-3}
+trials=${4:-}
 [ -x "$tt" ] || { echo "zero_shot.sh: no tensortune at '$tt'" >&2; exit 1; }
+[ -z "$trials" ] || [ -n "$db" ] || { echo "zero_shot.sh: TRIALS needs a DB to tune into" >&2; exit 1; }
 specs="
 matmul:M=256,N=256,K=256 matmul:M=128,N=768,K=768 matmul:M=257,N=1000,K=513
 batch_matmul:B=12,M=128,N=128,K=64 batch_matmul:B=4,M=64,N=96,K=32 batch_matmul:B=8,M=100,N=60,K=70
@@ -34,6 +38,14 @@ pad:N=1,C=64,H=56,W=56,pad=1 pad:N=1,C=3,H=224,W=224,pad=3 pad:N=1,C=256,H=14,W=
 "
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+if [ -n "$trials" ]; then
+  for spec in $specs; do
+    echo "zero_shot.sh: tuning $spec ($trials trials)" >&2
+    OMP_WAIT_POLICY=passive "$tt" tune --workload "$spec" --target native --trials "$trials" \
+      --no-shipped --db "$db" > "$out/tune.log" 2>&1 ||
+      { echo "zero_shot.sh: tuning $spec failed:" >&2; cat "$out/tune.log" >&2; exit 1; }
+  done
+fi
 i=0
 for spec in $specs; do
   i=$((i + 1))
