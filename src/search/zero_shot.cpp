@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tensortune::search {
@@ -112,11 +113,6 @@ std::vector<schedule::Step> fused_default_steps(const te::Workload& workload) {
   // from cache; the stages in front of it (the padding) likewise, where each iteration of its
   // loop reads a part of them of its own (a depthwise conv's channel: nothing is recomputed).
   std::map<std::string, size_t> attached;  // stage -> its data axis that the loop matches
-  // Stages whose outer loop others are computed in: the attached ones, and an output that is the
-  // reduction itself (a pool, whose padded channel is then made per channel, in cache).
-  std::map<std::string, size_t> hosts;
-  if (output->is_reduction && out_axis != std::string::npos)
-    hosts[output->name] = out_axis;
   for (const detail::StageInfo& s : dag.stages) {
     if (!s.is_reduction || s.is_output || out_axis == std::string::npos ||
         final_consumer(s) != output || s.data_axes.size() != output->data_axes.size())
@@ -128,17 +124,26 @@ std::vector<schedule::Step> fused_default_steps(const te::Workload& workload) {
       continue;
     steps.push_back(schedule::ComputeAt{s.name, output->name, output->data_axes[out_axis].name});
     attached[s.name] = out_axis;
-    hosts[s.name] = out_axis;
   }
+  // The data axis whose loop stages in front of `name` may be computed in: an attached stage's,
+  // or the output's own when it is the reduction itself (a pool: its padded channel is then made
+  // per channel, in cache).
+  auto host_axis = [&](const std::string& name) -> std::optional<size_t> {
+    const auto at = attached.find(name);
+    if (at != attached.end())
+      return at->second;
+    if (name == output->name && output->is_reduction && out_axis != std::string::npos)
+      return out_axis;
+    return std::nullopt;
+  };
   for (const detail::StageInfo& s : dag.stages) {
     const detail::StageInfo* c = single_consumer(s);
     if (s.is_output || s.is_reduction || inlined.count(s.name) != 0 || c == nullptr)
       continue;
-    const auto at = hosts.find(c->name);
-    if (at != hosts.end() && reads_along(*c->op, s.name, at->second)) {
-      steps.push_back(schedule::ComputeAt{s.name, c->name, c->data_axes[at->second].name});
-      attached[s.name] = at->second;
-      hosts[s.name] = at->second;
+    const std::optional<size_t> at = host_axis(c->name);
+    if (at && reads_along(*c->op, s.name, *at)) {
+      steps.push_back(schedule::ComputeAt{s.name, c->name, c->data_axes[*at].name});
+      attached[s.name] = *at;
     }
   }
   if (!too_small_for_threads(workload)) {

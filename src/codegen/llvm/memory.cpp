@@ -6,6 +6,7 @@
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/MDBuilder.h>
 
 namespace tensortune::codegen::detail {
@@ -153,22 +154,19 @@ llvm::Value* CodeGenLLVM::emit_load(const ir::Load* op) {
   } else if (const ir::Ramp* ramp = dense_ramp(index)) {
     auto* type = llvm::FixedVectorType::get(elem, static_cast<unsigned>(lanes));
     llvm::Value* ptr = element_ptr(b, elem, emit(ramp->base));
-    const unsigned wide = masked_width(static_cast<unsigned>(lanes));
     if (mask == nullptr) {
       value = inst = builder_.CreateAlignedLoad(type, ptr, align);
-    } else if (wide == static_cast<unsigned>(lanes)) {
-      value = inst =
-          builder_.CreateMaskedLoad(type, ptr, align, mask, llvm::Constant::getNullValue(type));
     } else {
+      const auto n = static_cast<unsigned>(lanes);
+      const unsigned wide = masked_width(n);
       auto* wide_type = llvm::FixedVectorType::get(elem, wide);
-      llvm::Value* wide_mask = widen(builder_, mask, llvm::Constant::getNullValue(mask->getType()),
-                                     static_cast<unsigned>(lanes), wide);
-      inst = builder_.CreateMaskedLoad(wide_type, ptr, align, wide_mask,
-                                       llvm::Constant::getNullValue(wide_type));
-      std::vector<int> first(static_cast<size_t>(lanes));
-      for (int i = 0; i < lanes; ++i)
-        first[static_cast<size_t>(i)] = i;
-      value = builder_.CreateShuffleVector(inst, first);
+      llvm::Value* wide_mask =
+          wide == n ? mask
+                    : widen(builder_, mask, llvm::Constant::getNullValue(mask->getType()), n, wide);
+      value = inst = builder_.CreateMaskedLoad(wide_type, ptr, align, wide_mask,
+                                               llvm::Constant::getNullValue(wide_type));
+      if (wide != n)
+        value = builder_.CreateShuffleVector(inst, llvm::createSequentialMask(0, n, 0));
     }
   } else if (const ir::Broadcast* same = index.as<ir::Broadcast>()) {
     // Every lane reads one element: one scalar load, splat. Under a mask (a guarded tile's
@@ -221,18 +219,16 @@ void CodeGenLLVM::emit_store(const ir::Store* op) {
     }
   } else if (const ir::Ramp* ramp = dense_ramp(index)) {
     llvm::Value* ptr = element_ptr(b, elem, emit(ramp->base));
-    const unsigned wide = masked_width(static_cast<unsigned>(lanes));
     if (mask == nullptr) {
       inst = builder_.CreateAlignedStore(value, ptr, align);
-    } else if (wide == static_cast<unsigned>(lanes)) {
-      inst = builder_.CreateMaskedStore(value, ptr, align, mask);
     } else {
-      inst = builder_.CreateMaskedStore(
-          widen(builder_, value, llvm::PoisonValue::get(value->getType()),
-                static_cast<unsigned>(lanes), wide),
-          ptr, align,
-          widen(builder_, mask, llvm::Constant::getNullValue(mask->getType()),
-                static_cast<unsigned>(lanes), wide));
+      const auto n = static_cast<unsigned>(lanes);
+      const unsigned wide = masked_width(n);
+      if (wide != n) {
+        value = widen(builder_, value, llvm::PoisonValue::get(value->getType()), n, wide);
+        mask = widen(builder_, mask, llvm::Constant::getNullValue(mask->getType()), n, wide);
+      }
+      inst = builder_.CreateMaskedStore(value, ptr, align, mask);
     }
   } else {
     // Lanes that hit the same element are written in lane order (the last lane wins).
