@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The end of a tuning job: the task's best records measured again side by side (see
-// TuneOptions::confirm_top and Database::confirm). A record that no longer replays, or fails
-// every time it is measured again, gets a failed confirmation and stops being best.
+// The end of a tuning job (TuneJob::confirm_bests): the task's best records measured again side by
+// side (see TuneOptions::confirm_top and Database::confirm). A record that no longer replays, or
+// fails every time it is measured again, gets a failed confirmation and stops being best.
 #include "search/task_state.h"
+#include "search/tune_job.h"
+#include "tensortune/measure/machine_load.h"
+#include "tensortune/measure/timing.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/support/error.h"
@@ -87,10 +90,11 @@ bool confirm_once(TaskState& state,
   // again (up to `rounds` more), so the figures are what the kernels do on a quiet machine.
   const bool judged = speed != nullptr && speed->read;
   std::vector<double> round_speed;               // the machine's speed before each round
+  std::vector<double> round_reference;           // the recent fastest reading it is judged by
   std::vector<std::vector<double>> round_times;  // [round][record], NaN = failed
   std::vector<std::string> errors(funcs.size());
   auto fast = [&](size_t round) {
-    return !judged || round_speed[round] >= (1 - speed->slow_share) * speed->fastest;
+    return !judged || round_speed[round] >= (1 - speed->slow_share) * round_reference[round];
   };
   auto fast_rounds = [&] {
     int n = 0;
@@ -99,11 +103,18 @@ bool confirm_once(TaskState& state,
     return n;
   };
   const int limit = judged ? 2 * rounds : rounds;
+  auto may_remeasure = [&] {
+    return speed == nullptr || speed->remeasure_until <= 0 ||
+           measure::now_seconds() < speed->remeasure_until;
+  };
   while (static_cast<int>(round_times.size()) < limit && !measurer.stopped() && funcs.size() >= 2 &&
-         (static_cast<int>(round_times.size()) < rounds || fast_rounds() < rounds)) {
+         (static_cast<int>(round_times.size()) < rounds ||
+          (fast_rounds() < rounds && may_remeasure()))) {
     if (stopping())
       return false;
-    round_speed.push_back(judged ? speed->sample() : 0.0);
+    double reference = 0;
+    round_speed.push_back(judged ? speed->sample_round(reference) : 0.0);
+    round_reference.push_back(reference);
     measurer.runner().restart_worker();
     const std::vector<measure::MeasureResult> results =
         measurer.measure(*state.reference, funcs, measure::Measurer::Protocol::Full);
@@ -136,7 +147,10 @@ bool confirm_once(TaskState& state,
     const double relative = support::median(kept_speeds);
     speed->kept_speed = speed->kept_speed > 0 ? std::min(speed->kept_speed, relative) : relative;
     speed->slow_rounds += only_fast ? measured_rounds - kept_rounds : 0;
-    if (!only_fast) {
+    // Against the job's start, a clock that settled after the busy spell (6-8% on a Zen 5) is
+    // how the machine runs now, as the job's own trials did; a slowdown well past that (another
+    // process through the whole confirmation) makes the figures noisy.
+    if (!only_fast || relative < 1 - MachineSpeed::kSettledShares * speed->slow_share) {
       slowdown = 1 - relative;
       speed->stayed_slow = true;
     }
@@ -144,8 +158,10 @@ bool confirm_once(TaskState& state,
       TT_LOG(0) << "confirm: " << state.result.workload_name << ": "
                 << measured_rounds - kept_rounds << " of " << measured_rounds
                 << " rounds ran with the machine more than " << 100 * speed->slow_share
-                << "% slower than its fastest reading"
-                << (only_fast ? "; measured again" : "; kept, the figures may read slow");
+                << "% slower than its recent fastest reading"
+                << (!only_fast                 ? "; kept, the figures may read slow"
+                    : measured_rounds > rounds ? "; measured again"
+                                               : "; set aside (no time to measure again)");
     }
   }
   std::vector<int64_t> kept;
@@ -206,6 +222,17 @@ double MachineSpeed::sample() {
   return now;
 }
 
+double MachineSpeed::sample_round(double& reference) {
+  const double now = sample();
+  reference = now;
+  for (const double r : recent)
+    reference = std::max(reference, r);
+  recent.push_back(now);
+  if (recent.size() > kRecent)
+    recent.erase(recent.begin());
+  return now;
+}
+
 bool confirm_best(TaskState& state,
                   database::Database& db,
                   const database::TargetKey& target_key,
@@ -229,6 +256,75 @@ bool confirm_best(TaskState& state,
   state.result.unconfirmed_best_id = unconfirmed_best;
   state.result.confirmed = std::max(confirmed, state.result.confirmed);
   return true;
+}
+
+double TuneJob::confirm_round_seconds() const {
+  const measure::MeasureTotals& totals = measurer_.totals();
+  if (options_.confirm_top < 2 || totals.trials == 0)
+    return 0;
+  // confirm_best measures a task's top records and up to half as many of this run's bests, each
+  // built and timed again as a trial is; a fresh worker per round adds little.
+  const auto tasks = std::count_if(states_.begin(), states_.end(),
+                                   [](const auto& s) { return s->result.trials > 0; });
+  const int per_task = options_.confirm_top + std::max(1, options_.confirm_top / 2);
+  return totals.wall_seconds / static_cast<double>(totals.trials) * static_cast<double>(per_task) *
+         static_cast<double>(tasks);
+}
+
+void TuneJob::confirm_bests() {
+  if (!out_.interrupted && stop_requested()) {
+    // Asked to stop during the last batch: the trials are done, but a stop skips the
+    // confirmation as it would anywhere else.
+    out_.interrupted = true;
+    out_.stop_reason = "stopped on request";
+  }
+  if (out_.interrupted)
+    return;
+  const bool any = std::any_of(states_.begin(), states_.end(),
+                               [](const auto& s) { return s->result.trials > 0; });
+  if (options_.confirm_top < 2 || options_.confirm_rounds < 1 || !any)
+    return;
+  // A figure taken while other work runs is slow by however much that work takes: wait a while
+  // for a quiet moment, and keep what was seen with the run either way.
+  // A short job waits for a share of its own time at most.
+  double wait =
+      std::min(options_.confirm_quiet_wait_seconds, 0.05 * (measure::now_seconds() - start_));
+  int rounds = options_.confirm_rounds;
+  const double round_seconds = confirm_round_seconds();
+  const double t0 = measure::now_seconds();
+  if (options_.time_budget_seconds > 0) {
+    // Within the budget: as many rounds as the time left holds (at least 3, a median of
+    // something), a quiet wait only from what they leave, no slow round measured again after
+    // the deadline.
+    const double left = start_ + options_.time_budget_seconds - t0;
+    if (round_seconds > 0) {
+      const auto fit = static_cast<int>(std::floor(left / round_seconds));
+      rounds = std::clamp(fit, std::min(3, options_.confirm_rounds), options_.confirm_rounds);
+    }
+    wait = std::clamp(left - rounds * round_seconds, 0.0, wait);
+    speed_.remeasure_until = start_ + options_.time_budget_seconds;
+  }
+  out_.confirm_load = wait > 0 ? measure::wait_for_quiet(std::min(1.0, wait), wait)
+                               : measure::sample_machine_load(0.05);
+  if (out_.confirm_load.busy()) {
+    TT_LOG(0) << "tune: the machine is busy (" << out_.confirm_load.others_runnable
+              << " other runnable tasks on average); confirming anyway, the figures may read slow";
+  }
+  const measure::MeasureTotals before = measurer_.totals();
+  for (const auto& s : states_) {
+    if (!detail::confirm_best(*s, db_, target_key_, measurer_, options_.confirm_top, rounds,
+                              out_.run_id, stop_, &speed_)) {
+      out_.interrupted = true;  // stopped during the confirmation: none stored from then on
+      out_.stop_reason = "stopped on request";
+      break;
+    }
+  }
+  TT_LOG(1) << "tune: confirmation of " << rounds << " rounds took " << measure::now_seconds() - t0
+            << " s (estimated " << rounds * round_seconds << " s)";
+  out_.confirm_speed = speed_.kept_speed;
+  out_.confirm_slow_rounds = speed_.slow_rounds;
+  out_.confirm_stayed_slow = speed_.stayed_slow;
+  add_measure_times(out_.times, before, measurer_.totals());
 }
 
 }  // namespace tensortune::search::detail

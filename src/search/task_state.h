@@ -132,18 +132,34 @@ database::Record make_record(const TaskState& state,
 /// The machine's speed through a job's confirmations (TuneOptions::machine_speed).
 struct MachineSpeed {
   std::function<double()> read;  ///< empty: rounds are not judged
-  /// The fastest reading so far: what the machine can do, against which a round is slow.
+  /// The fastest reading of the job: how slow the kept rounds ran is reported against it.
   double fastest = 0;
+  /// The confirmation's latest readings (at most kRecent), against whose fastest a round is
+  /// judged slow. Not the job's fastest: after a long job a host's clock settles a few percent
+  /// below its start for good, and against that every round read slow, was measured again and
+  /// then kept as noisy. A burst of another process still shows against its neighbours.
+  std::vector<double> recent;
+  static constexpr size_t kRecent = 8;
+  /// Kept rounds slower than the job's fastest reading by more than this many slow_shares mark
+  /// the confirmation's figures noisy (stayed_slow).
+  static constexpr double kSettledShares = 2.5;
   double slow_share = 0.06;
+  /// measure::now_seconds() after which a slow round is no longer measured again (0 = never
+  /// after): a job with a time budget keeps its deadline.
+  double remeasure_until = 0;
   /// Over the job: the lowest relative speed of the rounds a confirmation kept (0 = none read),
   /// and the rounds set aside as slow.
   double kept_speed = 0;
   int64_t slow_rounds = 0;
-  /// True once a confirmation kept slow rounds (fewer than half its rounds were fast).
+  /// True once a confirmation kept slow rounds (fewer than half its rounds were fast against
+  /// their neighbours, or all well slower than the job's start).
   bool stayed_slow = false;
 
   /// Reads the speed now and raises `fastest`; 0 when there is no read.
   double sample();
+  /// Reads the speed now for a confirmation round; `reference` becomes the fastest of this
+  /// reading and the confirmation's recent ones.
+  double sample_round(double& reference);
 };
 
 /// The end of a job (TuneOptions::confirm_top): the task's `top` best records, and the best

@@ -62,8 +62,8 @@ support::Json options_json(const std::vector<TuneTask>& tasks,
   return j;
 }
 
-/// Adds the measurer's time between two readings of its totals: the parallel build phase, and
-/// the rest (running, verifying) as run time.
+}  // namespace
+
 void add_measure_times(PhaseTimes& t,
                        const measure::MeasureTotals& before,
                        const measure::MeasureTotals& after) {
@@ -71,8 +71,6 @@ void add_measure_times(PhaseTimes& t,
   t.build += build;
   t.run += (after.wall_seconds - before.wall_seconds) - build;
 }
-
-}  // namespace
 
 TuneJob::TuneJob(const std::vector<TuneTask>& tasks,
                  const target::Target& target,
@@ -203,10 +201,14 @@ bool TuneJob::run_round() {
     return false;
   if (options_.time_budget_seconds > 0) {
     // A round that would end well past the deadline is not started: half a mean round's time
-    // left is the least that is worth one.
+    // left is the least that is worth one. The confirmation is inside the budget too: the
+    // time its rounds take is kept for it, up to a third of the budget (confirm_bests runs
+    // fewer rounds when that is short).
     const double elapsed = now() - start_;
     const double mean_round = round_ > 0 ? elapsed / static_cast<double>(round_) : 0;
-    if (elapsed + mean_round / 2 >= options_.time_budget_seconds) {
+    const double reserve = std::min(options_.time_budget_seconds / 3,
+                                    options_.confirm_rounds * confirm_round_seconds());
+    if (elapsed + mean_round / 2 + reserve >= options_.time_budget_seconds) {
       out_.stop_reason = "the time budget is spent";
       return false;
     }
@@ -530,44 +532,6 @@ void TuneJob::report(int task, TuneProgress& p, int64_t invalid_before, const Ph
   p.total_times = out_.times;
   if (progress_)
     progress_(p);
-}
-
-void TuneJob::confirm_bests() {
-  if (!out_.interrupted && stop_requested()) {
-    // Asked to stop during the last batch: the trials are done, but a stop skips the
-    // confirmation as it would anywhere else.
-    out_.interrupted = true;
-    out_.stop_reason = "stopped on request";
-  }
-  if (out_.interrupted)
-    return;
-  const bool any = std::any_of(states_.begin(), states_.end(),
-                               [](const auto& s) { return s->result.trials > 0; });
-  if (options_.confirm_top < 2 || options_.confirm_rounds < 1 || !any)
-    return;
-  // A figure taken while other work runs is slow by however much that work takes: wait a while
-  // for a quiet moment, and keep what was seen with the run either way.
-  // A short job waits for a share of its own time at most.
-  const double wait = std::min(options_.confirm_quiet_wait_seconds, 0.05 * (now() - start_));
-  out_.confirm_load = wait > 0 ? measure::wait_for_quiet(std::min(1.0, wait), wait)
-                               : measure::sample_machine_load(0.05);
-  if (out_.confirm_load.busy()) {
-    TT_LOG(0) << "tune: the machine is busy (" << out_.confirm_load.others_runnable
-              << " other runnable tasks on average); confirming anyway, the figures may read slow";
-  }
-  const measure::MeasureTotals before = measurer_.totals();
-  for (const auto& s : states_) {
-    if (!detail::confirm_best(*s, db_, target_key_, measurer_, options_.confirm_top,
-                              options_.confirm_rounds, out_.run_id, stop_, &speed_)) {
-      out_.interrupted = true;  // stopped during the confirmation: none stored from then on
-      out_.stop_reason = "stopped on request";
-      break;
-    }
-  }
-  out_.confirm_speed = speed_.kept_speed;
-  out_.confirm_slow_rounds = speed_.slow_rounds;
-  out_.confirm_stayed_slow = speed_.stayed_slow;
-  add_measure_times(out_.times, before, measurer_.totals());
 }
 
 TuneResult TuneJob::finish() {

@@ -28,6 +28,12 @@ std::vector<Config> propose(TaskState& state,
                             const TuneOptions& options,
                             size_t n);
 
+/// Adds the measurer's time between two readings of its totals: the parallel build phase, and
+/// the rest (running, verifying) as run time.
+void add_measure_times(PhaseTimes& t,
+                       const measure::MeasureTotals& before,
+                       const measure::MeasureTotals& after);
+
 class TuneJob {
  public:
   TuneJob(const std::vector<TuneTask>& tasks,
@@ -72,6 +78,9 @@ class TuneJob {
   };
 
   bool stop_requested() const { return stop_ != nullptr && stop_->load(); }
+  /// Seconds one confirmation round of every task measured so far takes, estimated from this
+  /// job's measurements (0 before any).
+  double confirm_round_seconds() const;
   /// UserError naming the workload unless its default schedule (and the reference) lowers.
   void check_lowers(const TaskState& state) const;
   Batch propose_batch(int task, PhaseTimes& times);

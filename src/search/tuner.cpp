@@ -11,7 +11,6 @@
 
 namespace tensortune::search {
 
-
 const char* tuner_name(TunerKind kind) {
   switch (kind) {
     case TunerKind::Xgb:

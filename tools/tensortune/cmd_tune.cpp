@@ -229,8 +229,8 @@ void print_text(const search::TuneResult& r, const std::string& db_path, const J
   }
   if (r.confirm_slow_rounds > 0 || r.confirm_stayed_slow) {
     std::cout << fmt::format(
-        "machine: {} confirmation rounds ran slow and were measured again; the rounds kept ran "
-        "at {:.0f}% of the machine's fastest reading{}\n",
+        "machine: {} confirmation rounds ran slow against the rounds around them and were set "
+        "aside; the rounds kept ran at {:.0f}% of the machine's fastest reading{}\n",
         r.confirm_slow_rounds, 100 * r.confirm_speed,
         r.confirm_stayed_slow ? " (the machine stayed slow: the figures count it as noise)" : "");
   }

@@ -169,9 +169,9 @@ ArgParser& add_measurement_options(ArgParser& parser, bool flush_by_default) {
           "how often each of those is measured again, each time in a fresh worker process; their "
           "median is the record's time (default 5)")
       .option("time-budget", "D",
-              "stop proposing rounds after this wall time (600, 90s, 10m, 2h): the batch in "
-              "flight is stored and the confirmation runs; without --trials the budget alone "
-              "ends the job");
+              "the job's wall time, its confirmation included (600, 90s, 10m, 2h): no round "
+              "starts that would leave the confirmation too little; without --trials the "
+              "budget alone ends the job");
 }
 
 double parse_duration(const std::string& text) {

@@ -118,15 +118,20 @@ struct TuneOptions {
   /// Reads how fast the machine computes now (the CLI: a 50 ms FMA loop on the job's threads,
   /// in GFLOP/s); empty = not read. Read at the job's start and before each confirmation round.
   /// The load count above misses what slows a shared host without a runnable task of its own
-  /// (a lower clock after a busy spell, a neighbour on the hypervisor): a round taken while the
-  /// machine computes more than confirm_slow_share slower than its fastest reading is set aside
-  /// and measured again, up to confirm_rounds more rounds. When fewer than half the rounds are
-  /// fast, all are kept and each record's confirm_spread is raised to the slowdown, so every
-  /// surface marks the figure noisy instead of reporting it as settled.
+  /// (a neighbour on the hypervisor): a round taken while the machine computes more than
+  /// confirm_slow_share slower than the fastest of the confirmation's last 8 readings is set
+  /// aside and measured again, up to confirm_rounds more rounds (with a time budget, only
+  /// before its deadline). When fewer than half the rounds are fast, or the kept ones ran more
+  /// than 2.5 confirm_slow_shares slower than the job's start, all are kept and each record's
+  /// confirm_spread is raised to the slowdown, so every surface marks the figure noisy instead
+  /// of reporting it as settled. A clock a few percent lower after the job's busy spell is
+  /// neither: the job's trials ran at it too.
   std::function<double()> machine_speed;
   double confirm_slow_share = 0.06;
-  /// Wall seconds after which the job proposes no more rounds (0 = no limit): the round in flight
-  /// is stored, then the confirmation runs. The trial budget still applies.
+  /// Wall seconds the job takes, its confirmation included (0 = no limit): no round is started
+  /// that would leave the confirmation less than its estimated time (from this job's
+  /// measurements, at most a third of the budget), and the confirmation runs as many of its
+  /// rounds as the time left holds, at least 3. The trial budget still applies.
   double time_budget_seconds = 0;
   /// A model trained beforehand on other workloads (the shipped zero-shot model): the
   /// model-guided tuners rank a task's candidates with it until the job's own model is trained,
@@ -215,9 +220,9 @@ struct TuneResult {
   /// confirmation ran.
   measure::MachineLoad confirm_load;
   /// With TuneOptions::machine_speed: the machine's speed over the confirmation rounds kept,
-  /// relative to its fastest reading (the lowest of the job's confirmations; 0 = not read),
-  /// how many rounds were set aside as slow and measured again, and whether a confirmation had
-  /// to keep slow rounds (its records' spreads then count the slowdown).
+  /// relative to its fastest reading of the job (the lowest of the job's confirmations; 0 = not
+  /// read), how many rounds were set aside as slow and measured again, and whether a
+  /// confirmation had to keep slow rounds (its records' spreads then count the slowdown).
   double confirm_speed = 0;
   int64_t confirm_slow_rounds = 0;
   bool confirm_stayed_slow = false;
