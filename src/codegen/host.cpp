@@ -209,7 +209,7 @@ bool used_by_kernels(const std::string& feature) {
 
 }  // namespace
 
-std::vector<std::string> missing_host_features(const target::Target& target) {
+std::vector<std::string> target_features(const target::Target& target) {
   if (target.is_gpu())
     return {};
   const target::Target t = resolve_host(target);
@@ -218,16 +218,23 @@ std::vector<std::string> missing_host_features(const target::Target& target) {
   std::unique_ptr<llvm::MCSubtargetInfo> sti(
       llvm_target.createMCSubtargetInfo(triple, t.mcpu, t.mattr));
   TT_CHECK(sti != nullptr) << "codegen: no subtarget info for '" << t.mcpu << "'";
+  std::vector<std::string> out;
+  for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures()) {
+    if (sti->getFeatureBits().test(kv.Value))
+      out.emplace_back(kv.Key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> missing_host_features(const target::Target& target) {
   const auto host = llvm::sys::getHostCPUFeatures();
   std::vector<std::string> missing;
-  for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures()) {
-    if (!sti->getFeatureBits().test(kv.Value))
-      continue;
-    auto it = host.find(kv.Key);
-    if (it != host.end() && !it->getValue() && used_by_kernels(kv.Key))
-      missing.emplace_back(kv.Key);
+  for (const std::string& f : target_features(target)) {
+    auto it = host.find(f);
+    if (it != host.end() && !it->getValue() && used_by_kernels(f))
+      missing.push_back(f);
   }
-  std::sort(missing.begin(), missing.end());
   return missing;
 }
 

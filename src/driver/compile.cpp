@@ -167,6 +167,26 @@ std::set<std::string> fingerprint_features(const std::string& fingerprint) {
   return out;
 }
 
+std::set<std::string> record_needs(const database::TargetKey& key) {
+  std::set<std::string> device = fingerprint_features(key.fingerprint);
+  try {
+    const target::Target t = target::Target::parse(key.target);
+    if (t.is_gpu() || t.mcpu == "native") {
+      return device;  // built for the device it was tuned on, whatever that has
+    }
+    const std::vector<std::string> code = codegen::target_features(t);
+    std::set<std::string> out;
+    for (const std::string& f : device) {
+      if (std::binary_search(code.begin(), code.end(), f)) {
+        out.insert(f);
+      }
+    }
+    return out;
+  } catch (const UserError&) {
+    return device;  // a CPU this LLVM does not know: its device's features, to be safe
+  }
+}
+
 namespace {
 
 /// "AMD EPYC, znver4" from a fingerprint's cpu= and mcpu= fields.
@@ -197,7 +217,7 @@ std::vector<database::TargetKey> Compiler::shipped_targets() const {
   }
   const std::set<std::string> host = fingerprint_features(identity_.fingerprint);
   for (const database::TargetKey& key : shipped_->targets()) {
-    const std::set<std::string> needs = fingerprint_features(key.fingerprint);
+    const std::set<std::string> needs = record_needs(key);
     if (!std::includes(host.begin(), host.end(), needs.begin(), needs.end())) {
       continue;  // tuned on a device with an instruction this host lacks
     }

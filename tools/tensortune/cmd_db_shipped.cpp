@@ -82,7 +82,7 @@ int list_shipped(const ArgParser::Parsed& p) {
     ++per_target[r.target.target + "\n" + r.target.fingerprint];
   support::Json targets = support::Json::array();
   for (const database::TargetKey& t : db.targets()) {
-    const std::set<std::string> needs = driver::fingerprint_features(t.fingerprint);
+    const std::set<std::string> needs = driver::record_needs(t);
     const bool applies =
         std::includes(host_features.begin(), host_features.end(), needs.begin(), needs.end());
     support::Json j = support::Json::object();

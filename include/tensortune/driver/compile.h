@@ -143,6 +143,12 @@ using ZeroShotFn =
 /// The ISA features of a device fingerprint ("cpu=...; mcpu=...; features=avx,avx2,fma; ...").
 std::set<std::string> fingerprint_features(const std::string& fingerprint);
 
+/// The ISA features a record of `key` needs of the host that runs it: those of its device
+/// (fingerprint_features) that code for its target may use (codegen::target_features). A
+/// record for "llvm -mcpu=znver3" tuned on an AVX-512 device needs AVX2 and FMA only, so an
+/// AVX2 host can use it; a "native" target's code may use all of its device's features.
+std::set<std::string> record_needs(const database::TargetKey& key);
+
 /// The compile-time lookup for one target. Not thread-safe (it caches and collects warnings).
 class Compiler {
  public:

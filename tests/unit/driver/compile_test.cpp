@@ -294,6 +294,35 @@ TEST(Compiler, ShippedRecordsAndBestSecondsSkipDevicesWithMoreFeatures) {
   EXPECT_EQ(compiler.shipped_best_seconds(te::make_workload("matmul:M=16,N=16,K=16")), 0.0);
 }
 
+TEST(Compiler, ARecordForAnOlderCpuNeedsOnlyThatCpusFeaturesOfItsDevice) {
+  // Tuned on a device with AVX-512 (and one this host lacks), for code of a Haswell: such code
+  // uses AVX2 and FMA only, so any host with those may run it.
+  const std::string device =
+      "cpu=Newer CPU; mcpu=future; features=avx,avx1024fake,avx2,avx512f,"
+      "fma; cores=2";
+  EXPECT_EQ(record_needs({"llvm -mcpu=haswell -cores=2", device}),
+            (std::set<std::string>{"avx", "avx2", "fma"}));
+  // A native target's code may use whatever its device has.
+  EXPECT_EQ(record_needs({"llvm -cores=2", device}), fingerprint_features(device));
+  EXPECT_EQ(record_needs({"llvm -mcpu=nosuchcpu -cores=2", device}), fingerprint_features(device));
+
+  TempDir dir("older_cpu");
+  database::Database shipped = database::Database::open(dir.file("shipped.db"));
+  te::Workload w = put_workload(shipped, "matmul:M=32,N=32,K=16");
+  Compiler compiler(nullptr, target::Target::parse("llvm -mcpu=haswell -cores=2"));
+  const std::string haswell = compiler.identity().target;
+  const int64_t usable = add(shipped, record(w, {haswell, device}, tiled(8), 1e-4));
+  add(shipped, record(w, {"llvm -cores=2", device}, tiled(16), 1e-6));  // never for haswell
+  compiler.set_shipped(&shipped);
+  Compiled compiled = compiler.lower_kernel(w, "matmul:M=32,N=32,K=16");
+  ASSERT_EQ(compiled.lookup.source, Source::Shipped) << compiled.lookup.describe();
+  EXPECT_EQ(compiled.lookup.record_id, usable);
+  HostBuffers buffers(w);
+  buffers.fill_inputs(2);
+  ir::eval(compiled.func, buffers.args());
+  EXPECT_TRUE(outputs_match_reference(w, buffers));
+}
+
 TEST(Compiler, SummaryListsEveryUntunedWorkloadOnce) {
   TempDir dir("summary");
   database::Database db = database::Database::open(dir.file("t.db"));
