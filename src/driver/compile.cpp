@@ -221,12 +221,16 @@ std::vector<database::TargetKey> Compiler::shipped_targets() const {
     if (!std::includes(host.begin(), host.end(), needs.begin(), needs.end())) {
       continue;  // tuned on a device with an instruction this host lacks
     }
-    // The same target once resolved on this host: "llvm -cores=2" is "native" on 2 cores.
+    // The same target once resolved on this host: "llvm -cores=2" is "native" on 2 cores, and
+    // so is "llvm -mcpu=znver3 -cores=2" on a Zen 3 with the same vector width (native adds the
+    // host's -mattr list; record_needs has checked the features the record's code needs).
     bool same = key.target == identity_.target;
     if (!same) {
       try {
-        same = codegen::resolve_host(target::Target::parse(key.target)).to_string() ==
-               resolved_.to_string();
+        const target::Target t = codegen::resolve_host(target::Target::parse(key.target));
+        same = t.to_string() == resolved_.to_string() ||
+               (t.mcpu == resolved_.mcpu && t.cores == resolved_.cores &&
+                t.vector_bits == resolved_.vector_bits);
       } catch (const UserError&) {
       }
     }

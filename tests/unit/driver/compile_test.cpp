@@ -6,6 +6,7 @@
 
 #include "common/reference.h"
 #include "driver_test_util.h"
+#include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/lower/lower.h"
@@ -321,6 +322,27 @@ TEST(Compiler, ARecordForAnOlderCpuNeedsOnlyThatCpusFeaturesOfItsDevice) {
   buffers.fill_inputs(2);
   ir::eval(compiled.func, buffers.args());
   EXPECT_TRUE(outputs_match_reference(w, buffers));
+}
+
+TEST(Compiler, ARecordForThisHostsCpuByNameServesANativeBuild) {
+  // "llvm -mcpu=<this CPU>" leaves out the -mattr list that native resolves to: the same code
+  // when the vector width agrees, so such a record (tuned on a newer device) serves native.
+  const target::Target native = codegen::resolve_host(cpu());
+  const std::string named = "llvm -mcpu=" + native.mcpu + " -cores=2";
+  if (codegen::resolve_host(target::Target::parse(named)).vector_bits != native.vector_bits)
+    GTEST_SKIP() << "this host hides features of its CPU model that change the vector width";
+  TempDir dir("named_cpu");
+  database::Database shipped = database::Database::open(dir.file("shipped.db"));
+  te::Workload w = put_workload(shipped, "matmul:M=32,N=32,K=16");
+  Compiler compiler(nullptr, cpu());
+  const std::string device = compiler.identity().fingerprint;
+  const std::string newer = device.substr(0, device.find("features=") + 9) + "avx1024fake," +
+                            device.substr(device.find("features=") + 9);
+  const int64_t id = add(shipped, record(w, {named, newer}, tiled(8), 1e-4));
+  compiler.set_shipped(&shipped);
+  const Lookup lookup = compiler.lookup(w);
+  EXPECT_EQ(lookup.source, Source::Shipped) << lookup.describe();
+  EXPECT_EQ(lookup.record_id, id);
 }
 
 TEST(Compiler, SummaryListsEveryUntunedWorkloadOnce) {
