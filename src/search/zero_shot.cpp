@@ -28,8 +28,7 @@ namespace {
 /// runs in tens of microseconds, about what waking the thread pool costs: measured zero-shot
 /// picks of relu 100x1000 and pad 256x14x14 ran 2x and 7x slower parallel than the serial
 /// default. PyTorch's parallel_for grain (32768 elements per thread) is of the same order.
-bool too_small_for_threads(const te::Workload& workload) {
-  constexpr double kMinParallelWork = 1 << 18;
+double output_elements(const te::Workload& workload) {
   double elements = 0;
   for (const te::Tensor& t : workload.outputs()) {
     double n = 1;
@@ -37,7 +36,21 @@ bool too_small_for_threads(const te::Workload& workload) {
       n *= static_cast<double>(d);
     elements += n;
   }
-  return std::max(workload.flop_count(), elements) < kMinParallelWork;
+  return elements;
+}
+
+bool too_small_for_threads(const te::Workload& workload) {
+  constexpr double kMinParallelWork = 1 << 18;
+  return std::max(workload.flop_count(), output_elements(workload)) < kMinParallelWork;
+}
+
+/// Whether the loop nest as written may compete with the tiled draws: only for workloads of
+/// little arithmetic per output element (element-wise ops, pools, depthwise convolutions).
+/// Where each output sums many products, the scalar nest is never the fastest, and a model that
+/// ranks it first has not seen the workload's kind.
+bool default_may_compete(const te::Workload& workload) {
+  constexpr double kMaxFlopsPerOutput = 64;
+  return workload.flop_count() <= kMaxFlopsPerOutput * std::max(1.0, output_elements(workload));
 }
 
 /// True when every load of `input` in `op`'s body indexes with data axis `axis` of `op`: computed
@@ -201,7 +214,9 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
         where.push_back(i);
       }
     }
-    const std::optional<std::vector<float>> plain = feature_vector(workload, {}, target);
+    std::optional<std::vector<float>> plain;
+    if (default_may_compete(workload))
+      plain = feature_vector(workload, {}, target);
     if (plain)
       rows.push_back(*plain);
     if (!rows.empty()) {
