@@ -228,9 +228,8 @@ std::vector<database::TargetKey> Compiler::shipped_targets() const {
     if (!same) {
       try {
         const target::Target t = codegen::resolve_host(target::Target::parse(key.target));
-        same = t.to_string() == resolved_.to_string() ||
-               (t.mcpu == resolved_.mcpu && t.cores == resolved_.cores &&
-                t.vector_bits == resolved_.vector_bits);
+        same = t.mcpu == resolved_.mcpu && t.cores == resolved_.cores &&
+               t.vector_bits == resolved_.vector_bits;
       } catch (const UserError&) {
       }
     }

@@ -296,13 +296,13 @@ void TuneJob::confirm_bests() {
     // Within the budget: as many rounds as the time left holds (at least 3, a median of
     // something), a quiet wait only from what they leave, no slow round measured again after
     // the deadline.
-    const double left = start_ + options_.time_budget_seconds - t0;
+    const double deadline = start_ + options_.time_budget_seconds;
     if (round_seconds > 0) {
-      const auto fit = static_cast<int>(std::floor(left / round_seconds));
+      const auto fit = static_cast<int>(std::floor((deadline - t0) / round_seconds));
       rounds = std::clamp(fit, std::min(3, options_.confirm_rounds), options_.confirm_rounds);
     }
-    wait = std::clamp(left - rounds * round_seconds, 0.0, wait);
-    speed_.remeasure_until = start_ + options_.time_budget_seconds;
+    wait = std::clamp(deadline - t0 - rounds * round_seconds, 0.0, wait);
+    speed_.remeasure_until = deadline;
   }
   out_.confirm_load = wait > 0 ? measure::wait_for_quiet(std::min(1.0, wait), wait)
                                : measure::sample_machine_load(0.05);

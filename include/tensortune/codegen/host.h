@@ -30,7 +30,7 @@ std::vector<std::string> missing_host_features(const target::Target& target);
 /// The ISA features code for the CPU target `target` may use (its -mcpu with its implied
 /// features, and -mattr), sorted; empty for a GPU target. "native" is resolved first, so it
 /// gives this host's. A record tuned for "llvm -mcpu=znver3" on an AVX-512 host needs only
-/// these of its device's features (driver::shipped_needs). UserError as resolve_host.
+/// these of its device's features (driver::record_needs). UserError as resolve_host.
 std::vector<std::string> target_features(const target::Target& target);
 
 }  // namespace tensortune::codegen
