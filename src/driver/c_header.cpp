@@ -153,9 +153,9 @@ std::string symbol_collision(const std::string& name) {
     return "the program's entry point 'main'";
   // runtime/parallel.h's C API (driver may not include runtime/): the library exports none of
   // them, but a process that loads it next to tensortune or another model has them.
-  static const std::set<std::string> kRuntime = {"tt_parallel_for",    "tt_set_num_threads",
-                                                 "tt_get_num_threads", "tt_alloc",
-                                                 "tt_try_alloc",       "tt_free"};
+  static const std::set<std::string> kRuntime = {
+      "tt_parallel_for", "tt_set_num_threads", "tt_get_num_threads", "tt_alloc", "tt_try_alloc",
+      "tt_free",         "tt_parallel_wake"};
   if (kRuntime.count(name) != 0)
     return "tensortune's runtime function '" + name + "'";
   for (const char* symbol :

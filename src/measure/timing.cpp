@@ -3,6 +3,8 @@
 // milliseconds makes its resolution irrelevant.
 #include "tensortune/measure/timing.h"
 
+#include "tensortune/runtime/parallel.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -57,8 +59,14 @@ TimingResult time_calls(const std::function<void()>& call,
                         double warmup_seconds,
                         const TimingOptions& options,
                         const std::function<void()>& flush) {
-  return time_batches([&](int64_t number) { return run_batch(call, number); }, warmup_seconds,
-                      options, flush);
+  // The runtime's threads are woken before each batch (after the flush), so the kernel meets them
+  // ready, as it does between a model's kernels.
+  return time_batches(
+      [&](int64_t number) {
+        tt_parallel_wake();
+        return run_batch(call, number);
+      },
+      warmup_seconds, options, flush);
 }
 
 TimingResult time_batches(const std::function<double(int64_t)>& batch,

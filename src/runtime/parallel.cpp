@@ -281,6 +281,36 @@ int32_t tt_parallel_for(int32_t n, tt_parallel_body body, void* closure) {
   return p.run(n, body, closure);
 }
 
+int32_t tt_parallel_wake(void) {
+  using tensortune::runtime::pool;
+  const int32_t n = pool().num_threads();
+  if (n <= 1 || tensortune::runtime::t_in_parallel_region) {
+    return 1;
+  }
+  // One iteration per thread, each waiting for all the others: the caller, busy in its own,
+  // cannot claim a second one, so every worker must come and take one.
+  struct Gathering {
+    std::atomic<int32_t> arrived{0};
+    int32_t threads = 0;
+    std::chrono::steady_clock::time_point deadline;
+  } gathering;
+  gathering.threads = n;
+  gathering.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+  tt_parallel_for(
+      n,
+      [](int32_t, void* closure) -> int32_t {
+        auto* g = static_cast<Gathering*>(closure);
+        g->arrived.fetch_add(1, std::memory_order_acq_rel);
+        while (g->arrived.load(std::memory_order_acquire) < g->threads &&
+               std::chrono::steady_clock::now() < g->deadline) {
+          tensortune::runtime::cpu_relax();
+        }
+        return 0;
+      },
+      &gathering);
+  return gathering.arrived.load(std::memory_order_acquire);
+}
+
 void tt_set_num_threads(int32_t n) {
   tensortune::runtime::pool().set_num_threads(n);
 }

@@ -19,6 +19,15 @@ int32_t tt_parallel_for(int32_t n, tt_parallel_body body, void* closure);
 void tt_set_num_threads(int32_t n);
 int32_t tt_get_num_threads(void);
 
+/// Brings every pool thread to the start of a parallel loop and returns once all have arrived
+/// (or after a few milliseconds), with how many arrived (1 with one thread): the workers then spin,
+/// ready for the next loop, as they are between the back-to-back kernels of a model. A kernel timed
+/// alone after an idle spell (a cache flush, another candidate) would otherwise start with its
+/// workers asleep, and the calling thread could claim every chunk before they woke: the kernel then
+/// runs serially, and a schedule whose threads fight over cache lines looks as fast as one that
+/// does not.
+int32_t tt_parallel_wake(void);
+
 /// 64-byte aligned allocation for scratch buffers; never returns null for n > 0 (aborts instead).
 /// Blocks of 64 KiB and more are kept when freed (up to 1 GiB in all) and handed out again for
 /// the same size, so a kernel's scratch stays mapped from one call to the next (thread-safe);

@@ -201,6 +201,36 @@ TEST(ParallelFor, ConcurrentOutsideCallersAllComplete) {
   }
 }
 
+TEST(ParallelWake, GathersEveryThreadOfThePool) {
+  ThreadCountGuard guard;
+  tt_set_num_threads(1);
+  EXPECT_EQ(tt_parallel_wake(), 1);
+  tt_set_num_threads(2);
+  // A worker asleep takes a futex wake-up to arrive; on a loaded host the 5 ms gathering may
+  // end first, so each attempt gets at most the pool's size and a later one all of it.
+  int32_t arrived = 0;
+  for (int attempt = 0; attempt < 20 && arrived != 2; ++attempt) {
+    arrived = tt_parallel_wake();
+    EXPECT_GE(arrived, 1);
+    EXPECT_LE(arrived, 2);
+  }
+  EXPECT_EQ(arrived, 2);
+}
+
+TEST(ParallelWake, InsideAParallelLoopItIsOnlyTheCallingThread) {
+  ThreadCountGuard guard;
+  tt_set_num_threads(2);
+  std::atomic<int32_t> inner{0};
+  tt_parallel_for(
+      2,
+      [](int32_t, void* closure) -> int32_t {
+        static_cast<std::atomic<int32_t>*>(closure)->fetch_add(tt_parallel_wake());
+        return 0;
+      },
+      &inner);
+  EXPECT_EQ(inner.load(), 2);
+}
+
 TEST(Alloc, ReturnsWritable64ByteAlignedMemory) {
   for (int64_t bytes : {int64_t{1}, int64_t{63}, int64_t{64}, int64_t{1000}, int64_t{1} << 22}) {
     void* p = tt_alloc(bytes);
