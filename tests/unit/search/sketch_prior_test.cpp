@@ -164,7 +164,6 @@ TEST(SketchPrior, APartialLastRegisterTileCostsThePointsPastTheEdge) {
   auto conv = [&](std::vector<int64_t> f, std::vector<int64_t> x) {
     return space.prior(config_of(space, "conv_pad:inline conv:tile",
                                  {{"conv.f.split", std::move(f)},
-                                  {"conv.order", {0}},
                                   {"conv.parallel", {3}},
                                   {"conv.rc.split", {8}},
                                   {"conv.rx.split", {3}},

@@ -453,6 +453,38 @@ TEST(SketchRules, DenseIsVectorizedOverOutputColumnsWithTheWeightBlocked) {
   }
 }
 
+/// The values each tiled stage's order knob offers, over every sketch of `w`'s space.
+std::set<int64_t> order_values(const te::Workload& w) {
+  std::set<int64_t> values;
+  const SearchSpace space = SearchSpace::generate(w, {});
+  for (const Sketch& sketch : space.sketches()) {
+    for (const Knob& knob : sketch.knobs) {
+      if (knob.kind == KnobKind::Reorder) {
+        for (const std::vector<int64_t>& choice : knob.choices) {
+          values.insert(choice.begin(), choice.end());
+        }
+      }
+    }
+  }
+  return values;
+}
+
+TEST(SketchRules, TheLastAxisGoesFirstOnlyWhereRowsAreWholeCacheLines) {
+  // 28 floats a row (112 bytes): parallel column blocks would share a line in every row. (A knob
+  // left with one value is no knob.)
+  EXPECT_EQ(order_values(te::make_workload(
+                             "conv2d:N=1,C=192,H=28,W=28,R=3,S=3,stride=1,pad=1,K=192,groups=192"))
+                .count(1),
+            0u);
+  EXPECT_EQ(order_values(te::make_workload("matmul:M=64,N=1000,K=64")).count(1), 0u);
+  // 112 floats (448 bytes, 7 lines) and 1024 floats a row.
+  EXPECT_EQ(order_values(te::make_workload(
+                             "conv2d:N=1,C=32,H=112,W=112,R=3,S=3,stride=1,pad=1,K=32,groups=32"))
+                .count(1),
+            1u);
+  EXPECT_EQ(order_values(te::make_workload("matmul:M=1024,N=1024,K=1024")).count(1), 1u);
+}
+
 TEST(SketchRules, Matmul1024SpaceContainsTheHandWrittenKernel) {
   // examples/matmul_1024_schedule.json: B packed per 64-column panel, a 4x64 register tile, k by
   // 128, an 8-row middle tile; here with the panel loop parallel.
