@@ -211,10 +211,21 @@ std::vector<std::string> KernelBuffers::output_bytes() const {
 
 void KernelBuffers::flush_caches() const {
   for (size_t p = 0; p < pointers_.size(); ++p) {
-    if (p == 0 || (p >= signature_.num_inputs && p < signature_.params.size())) {
-      // The first input and the outputs stay: in a model the first input is the activation the
-      // previous kernel just wrote and the outputs are arena memory used a few kernels ago, while
-      // the weights (the other inputs, and their prepacked copies) come cold from memory.
+    if (p == 0 && signature_.num_inputs > 0) {
+      // In a model the first input is the activation the previous kernel just wrote: its lines
+      // are dirty, in the writer's caches or past them, not the clean copies in every cache that
+      // the previous timed call's reads left. Each line is stored again with its own value. A
+      // depthwise conv over a 4.8 MB activation ran 0.25 ms on clean input and 0.67 ms on input
+      // just written (0.58 ms in the model).
+      volatile char* data = static_cast<char*>(pointers_[p]);
+      for (int64_t offset = 0; offset < signature_.params[p].num_bytes(); offset += 64) {
+        data[offset] = data[offset];
+      }
+      continue;
+    }
+    if (p >= signature_.num_inputs && p < signature_.params.size()) {
+      // The outputs stay: in a model they are arena memory used a few kernels ago, while the
+      // weights (the other inputs, and their prepacked copies) come cold from memory.
       continue;
     }
     const char* data = static_cast<const char*>(pointers_[p]);
