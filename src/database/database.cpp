@@ -286,4 +286,13 @@ void Database::vacuum() {
   exec(*conn_, "VACUUM");
 }
 
+void Database::use_rollback_journal() {
+  if (is_server_url(path_))
+    return;
+  // Leaving WAL checkpoints the log into the file and deletes it; the answer is the mode now.
+  Statement st(*conn_, "PRAGMA journal_mode = DELETE");
+  TT_USER_CHECK(st.step() && st.get_text(0) == "delete")
+      << "database '" << name() << "': cannot leave WAL mode (another process has it open?)";
+}
+
 }  // namespace tensortune::database

@@ -71,12 +71,16 @@ TEST(ZeroShotCli, AModelOfAnotherFeatureVersionIsRefusedOrFallsBack) {
   EXPECT_FALSE(std::filesystem::exists(out));
   // Found as the shipped model: a warning, and the prior ranks the zero-shot schedules.
   ::setenv("TT_ZERO_SHOT_MODEL", model.c_str(), 1);
-  CliResult shipped =
-      run_cli(std::string("compile ") + kMatmul + " --out '" + out + "' --json");
+  CliResult shipped = run_cli(std::string("compile ") + kMatmul + " --out '" + out + "' --json");
   ::unsetenv("TT_ZERO_SHOT_MODEL");
   ASSERT_EQ(shipped.exit_code, 0) << shipped.err;
   EXPECT_NE(shipped.err.find("zero-shot model cannot be used"), std::string::npos) << shipped.err;
-  EXPECT_EQ(support::Json::parse(shipped.out).at("functions").as_array().at(0).at("provenance").as_string(),
+  EXPECT_EQ(support::Json::parse(shipped.out)
+                .at("functions")
+                .as_array()
+                .at(0)
+                .at("provenance")
+                .as_string(),
             "zero-shot (sketch prior)");
   std::filesystem::remove_all(out);
   std::filesystem::remove(model);
@@ -93,12 +97,22 @@ TEST(ShippedLogs, UpdateListAndCompileFromThem) {
   const std::string db = temp_path("own.db");
   const std::string shipped = temp_path("shipped.db");
   ASSERT_EQ(run_cli("tune --workload matmul:M=24,N=24,K=24 --target native --trials 4 --batch 4 "
-                    "--confirm 0 --no-zero-shot --db '" + db + "'").exit_code,
+                    "--confirm 0 --no-zero-shot --db '" +
+                    db + "'")
+                .exit_code,
             0);
   CliResult update =
       run_cli("db shipped-update --db '" + db + "' --k 2 --shipped '" + shipped + "' --json");
   ASSERT_EQ(update.exit_code, 0) << update.err;
   EXPECT_EQ(support::Json::parse(update.out).at("imported").as_int(), 2);
+  // Left in the rollback-journal mode (file format bytes 18 and 19 are 1; WAL makes them 2), so a
+  // reader of a shipped copy needs no -wal or -shm file beside it.
+  std::ifstream header(shipped, std::ios::binary);
+  char bytes[20] = {};
+  header.read(bytes, sizeof bytes);
+  EXPECT_EQ(bytes[18], 1);
+  EXPECT_EQ(bytes[19], 1);
+  EXPECT_FALSE(std::filesystem::exists(shipped + "-wal"));
   CliResult list = run_cli("db shipped --shipped '" + shipped + "' --json");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   const support::Json listed = support::Json::parse(list.out);
@@ -108,8 +122,8 @@ TEST(ShippedLogs, UpdateListAndCompileFromThem) {
   const std::string out = temp_path("shipped_out");
   CliResult c = run_cli("compile --workload matmul:M=24,N=24,K=24 --target native --out '" + out +
                         "' --json");
-  CliResult off = run_cli("compile --workload matmul:M=24,N=24,K=24 --target native --out '" +
-                          out + "' --json --no-shipped");
+  CliResult off = run_cli("compile --workload matmul:M=24,N=24,K=24 --target native --out '" + out +
+                          "' --json --no-shipped");
   ::unsetenv("TT_SHIPPED_LOGS");
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const support::Json built = support::Json::parse(c.out);
@@ -132,8 +146,10 @@ TEST(ShippedLogs, UpdateListAndCompileFromThem) {
 
 TEST(TimeBudget, TuneWithoutATrialLimitStopsOnTheClockWithEverythingStored) {
   const std::string db = temp_path("budget.db");
-  CliResult r = run_cli("tune --workload matmul:M=32,N=32,K=32 --target native --time-budget 2s "
-                        "--batch 4 --confirm 0 --db '" + db + "' --json --progress none");
+  CliResult r = run_cli(
+      "tune --workload matmul:M=32,N=32,K=32 --target native --time-budget 2s "
+      "--batch 4 --confirm 0 --db '" +
+      db + "' --json --progress none");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const support::Json j = support::Json::parse(r.out);
   EXPECT_EQ(j.at("stop_reason").as_string(), "the time budget is spent");
@@ -151,8 +167,8 @@ TEST(TimeBudget, TuneWithoutATrialLimitStopsOnTheClockWithEverythingStored) {
 TEST(TimeBudget, ABadDurationIsAClearError) {
   for (const char* bad : {"10x", "-5m", "0", "m"}) {
     CliResult r = run_cli(std::string("tune --workload matmul:M=8,N=8,K=8 --target native "
-                                      "--time-budget ") + bad + " --db '" +
-                          temp_path("bad_budget.db") + "'");
+                                      "--time-budget ") +
+                          bad + " --db '" + temp_path("bad_budget.db") + "'");
     EXPECT_EQ(r.exit_code, 1) << bad;
     EXPECT_NE(r.err.find("--time-budget"), std::string::npos) << r.err;
   }

@@ -393,6 +393,12 @@ int run_db(const std::vector<std::string>& args) {
     j["db"] = db.name();
     if (action == "vacuum") {
       db.vacuum();
+      // A compacted file stands alone, to copy or to ship; a file another process has open
+      // stays in WAL, and any later writer turns WAL on again anyway.
+      try {
+        db.use_rollback_journal();
+      } catch (const UserError&) {
+      }
       j["vacuumed"] = true;
     } else {
       j["pruned"] = db.prune(k);

@@ -187,7 +187,10 @@ int run_db_shipped(const std::string& action, const std::vector<std::string>& in
   // The file is read and checked before the shipped logs are opened: a bad one changes nothing.
   const std::string path = shipped_path(p, true);
   database::Database shipped = database::Database::open(path);
-  print_summary(p, path, database::import_jsonl(shipped, data));
+  const database::ImportSummary summary = database::import_jsonl(shipped, data);
+  // Readers of the shipped file (a fresh clone, an install) need no -wal or -shm beside it.
+  shipped.use_rollback_journal();
+  print_summary(p, path, summary);
   return 0;
 }
 

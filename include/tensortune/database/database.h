@@ -111,6 +111,10 @@ class Database {
   /// failed record, or an empty `error`.
   void fail_confirmation(int64_t id, const std::string& error, int64_t timestamp);
   void vacuum();
+  /// Leaves an SQLite file in the rollback-journal mode, so a reader needs no -wal or -shm file
+  /// beside it (a file shipped in a source tree, or installed read-only). The next writable open
+  /// switches it back to WAL. Needs no other connection to the file; nothing for PostgreSQL.
+  void use_rollback_journal();
 
   /// How long a claim lives: a job killed on another host leaves claims this old behind.
   static constexpr int64_t kClaimSeconds = 3600;

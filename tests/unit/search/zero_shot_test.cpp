@@ -191,6 +191,15 @@ TEST(ShippedLogs, OpenReadOnlyAtThisSchemaVersionAndEveryRecordReplays) {
   const char* root = std::getenv("TT_SOURCE_DIR");
   const std::string path =
       std::string(root != nullptr ? root : ".") + "/tuning_logs/shipped/cpu.db";
+  // In the rollback-journal mode (format bytes 18 and 19 are 1, WAL's are 2): a fresh clone's or
+  // a read-only install's reader needs no -wal or -shm file. `db shipped-update` leaves it so.
+  {
+    std::ifstream header(path, std::ios::binary);
+    char bytes[20] = {};
+    header.read(bytes, sizeof bytes);
+    EXPECT_EQ(bytes[18], 1) << path << " is in WAL mode: run `tensortune db vacuum` on it";
+    EXPECT_EQ(bytes[19], 1);
+  }
   // Read-only, as compile opens it: a schema migration without regenerating the file fails here.
   const database::Database db = database::Database::open(path, true);
   const std::vector<database::WorkloadInfo> workloads = db.workloads();
