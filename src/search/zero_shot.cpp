@@ -199,35 +199,63 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
     if (seen.insert(space.key(c)).second)
       configs.push_back(c);
   }
-  const std::vector<const std::vector<float>*> features = evaluator.features(configs);
   std::vector<float> scores(configs.size(), -std::numeric_limits<float>::infinity());
   // The default schedule competes too when a model ranks: for small or memory-bound workloads
   // (a depthwise convolution of 14x14 maps, a pad) the loop nest as written beats every tiled,
   // parallel draw, whose threads cost more than the work they share.
   float default_score = -std::numeric_limits<float>::infinity();
   if (model_ && model_->trained()) {
-    std::vector<std::vector<float>> rows;
-    std::vector<size_t> where;
-    for (size_t i = 0; i < configs.size(); ++i) {
-      if (features[i] != nullptr) {
-        rows.push_back(*features[i]);
-        where.push_back(i);
+    const auto model_scores = [&](const std::vector<Config>& batch) {
+      const std::vector<const std::vector<float>*> features = evaluator.features(batch);
+      std::vector<std::vector<float>> rows;
+      std::vector<size_t> where;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (features[i] != nullptr) {
+          rows.push_back(*features[i]);
+          where.push_back(i);
+        }
       }
+      std::vector<float> out(batch.size(), -std::numeric_limits<float>::infinity());
+      if (!rows.empty()) {
+        const std::vector<float> predicted = model_->predict(rows);
+        for (size_t k = 0; k < where.size(); ++k)
+          out[where[k]] = predicted[k];
+      }
+      weigh_by_prior(space, batch, options_.prior_weight, out);
+      return out;
+    };
+    scores = model_scores(configs);
+    if (options_.refine_chains > 0) {
+      // The draws seldom hold the best point itself; its neighbours by the model's lights
+      // often do. The annealing starts from the best-scored draws (never measured: no key is).
+      std::vector<size_t> order(configs.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+      std::vector<Config> starts;
+      for (size_t i = 0; i < order.size() && starts.size() < options_.refine_starts; ++i) {
+        if (std::isfinite(scores[order[i]]))
+          starts.push_back(configs[order[i]]);
+      }
+      AnnealingOptions annealing;
+      annealing.chains = options_.refine_chains;
+      annealing.max_steps = options_.refine_steps;
+      for (const Config& c : simulated_annealing(
+               space, model_scores, [](const std::string&) { return false; }, starts,
+               options_.refine_keep, rng, annealing)) {
+        if (seen.insert(space.key(c)).second)
+          configs.push_back(c);
+      }
+      // Scored again together: the prior's weight scales with the range of the scores.
+      scores = model_scores(configs);
     }
-    std::optional<std::vector<float>> plain;
-    if (default_may_compete(workload))
-      plain = feature_vector(workload, {}, target);
-    if (plain)
-      rows.push_back(*plain);
-    if (!rows.empty()) {
-      const std::vector<float> predicted = model_->predict(rows);
-      for (size_t k = 0; k < where.size(); ++k)
-        scores[where[k]] = predicted[k];
-      if (plain)
-        default_score = predicted.back();  // its prior counts as 1: no penalty
+    if (default_may_compete(workload)) {
+      if (const std::optional<std::vector<float>> plain = feature_vector(workload, {}, target))
+        default_score = model_->predict({*plain}).at(0);  // its prior counts as 1: no penalty
     }
-    weigh_by_prior(space, configs, options_.prior_weight, scores);
   } else {
+    const std::vector<const std::vector<float>*> features = evaluator.features(configs);
     for (size_t i = 0; i < configs.size(); ++i) {
       if (features[i] != nullptr)
         scores[i] = static_cast<float>(space.prior(configs[i]));

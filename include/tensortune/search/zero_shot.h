@@ -21,8 +21,17 @@ namespace tensortune::search {
 
 struct ZeroShotOptions {
   /// Configurations drawn from the sketch prior and scored per workload. Lowering them for
-  /// features is the cost: 256 take about a second for a ResNet-18 convolution on 2 threads.
-  int samples = 256;
+  /// features is the cost: 1024 take about a third of a second for a ResNet-18 convolution on
+  /// 2 threads.
+  int samples = 1024;
+  /// Then simulated annealing under the model (chains, steps each) from the `refine_starts`
+  /// best-scored draws; its `refine_keep` best join the draws. 0 chains: the draws alone. The
+  /// draws seldom hold the best point, its neighbours by the model's lights often do (see
+  /// docs/design/zero_shot.md).
+  int refine_chains = 32;
+  int refine_steps = 30;
+  size_t refine_starts = 32;
+  size_t refine_keep = 8;
   /// The prior's weight against the model's scores (TuneOptions::prior_weight's meaning).
   double prior_weight = 0.5;
   uint64_t seed = 0;

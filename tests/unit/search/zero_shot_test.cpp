@@ -153,6 +153,37 @@ TEST(ZeroShot, TheShippedModelLoadsAndRanks) {
   EXPECT_NO_THROW(schedule::apply_steps(w, pick->steps));
 }
 
+TEST(ZeroShot, AnnealedPicksUnderTheShippedModelComputeTheReferenceAndRepeat) {
+  // The annealing walks past the drawn configurations: what it keeps must still be a valid
+  // point of the space, and the same one every time (the build is reproducible).
+  const std::shared_ptr<const cost_model::CostModel> model =
+      cost_model::XGBoostModel::load(shipped_model_path());
+  ZeroShotOptions options;
+  options.samples = 32;
+  const ZeroShot annealed(model, options);
+  options.refine_chains = 0;
+  const ZeroShot drawn(model, options);
+  const target::Target target = host();
+  // Every operator's tiny shapes, whose spaces the draws nearly cover, and two whose they do not.
+  std::vector<std::string> all = {"matmul:M=64,N=64,K=64",
+                                  "conv2d:N=1,C=16,H=14,W=14,K=32,R=3,S=3,pad=1"};
+  for (const auto& [op, specs] : tiny_specs())
+    all.insert(all.end(), specs.begin(), specs.end());
+  int moved = 0;
+  for (const std::string& spec : all) {
+    SCOPED_TRACE(spec);
+    const te::Workload w = te::make_workload(spec);
+    const std::optional<ZeroShotPick> a = annealed.pick(w, target);
+    const std::optional<ZeroShotPick> b = annealed.pick(w, target);
+    const std::optional<ZeroShotPick> d = drawn.pick(w, target);
+    ASSERT_TRUE(a && b && d);
+    EXPECT_EQ(a->config, b->config);
+    EXPECT_TRUE(computes_reference(w, a->steps, 11)) << a->config;
+    moved += a->config != d->config ? 1 : 0;
+  }
+  EXPECT_GT(moved, 0) << "the annealing never changed a pick";
+}
+
 TEST(ZeroShot, AWorkloadOfManyProductsPerOutputNeverGetsTheLoopNestAsWritten) {
   // The shipped model has seen no Winograd convolution and ranked its loop nests first: 7.6 ms
   // against 0.53 ms for the best tiled draw. Only workloads of little arithmetic per output
