@@ -7,17 +7,44 @@
 #include <array>
 #include <cstdio>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 namespace tensortune::e2e {
 
+namespace {
+
+/// Every path temp_path handed out, removed when the test process ends, with the -wal, -shm and
+/// -journal files SQLite leaves beside a database: a test that fails half-way, or removes only
+/// the database itself, would otherwise leave them in the temp folder run after run.
+struct TempPaths {
+  std::vector<std::string> paths;
+  ~TempPaths() {
+    std::error_code ec;
+    for (const std::string& p : paths) {
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        std::filesystem::remove_all(p + suffix, ec);
+    }
+  }
+};
+
+TempPaths& temp_paths() {
+  static TempPaths paths;
+  return paths;
+}
+
+}  // namespace
+
 std::string temp_path(const std::string& name) {
   static int counter = 0;
-  return testing::TempDir() + "tt_cli_" + std::to_string(getpid()) + "_" +
-         std::to_string(counter++) + "_" + name;
+  std::string path = testing::TempDir() + "tt_cli_" + std::to_string(getpid()) + "_" +
+                     std::to_string(counter++) + "_" + name;
+  temp_paths().paths.push_back(path);
+  return path;
 }
 
 std::string read_text(const std::string& path) {

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <string>
-#include <vector>
 #include <sys/types.h>
+#include <vector>
 
 namespace tensortune::e2e {
 
@@ -14,7 +14,8 @@ struct CliResult {
   std::string out, err;
 };
 
-/// A unique path under the test temp folder ending in `name`.
+/// A unique path under the test temp folder ending in `name`; removed (with SQLite's files beside
+/// it) when the test process exits.
 std::string temp_path(const std::string& name);
 std::string read_text(const std::string& path);
 void write_text(const std::string& path, const std::string& text);
