@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Whole models on a CUDA device against PyTorch in the same run (issue: GPU whole models).
 # For each model of DIR (made by scripts/make_models.py --superres DIR and --resnet18 DIR):
-# compile-model for TARGET with DB (no database: the default GPU schedules), run-model on the
+# compile-model for TARGET with DB (no database: zero-shot schedules; --no-zero-shot among
+# --compile-args: the default GPU schedules) and any --compile-args, run-model on the
 # reference input (--profile, CUDA-event times, device memory), the output's error against
 # PyTorch's reference output, and bench/torch_gpu_model.py's eager and CUDA-graph times and peak
 # memory. Prints one summary line per model with the ratios.
 # Usage: bench/gpu_models.sh DIR [--tt PATH] [--target 'cuda -arch=sm_90'] [--db DB]
-#                            [--models superres,resnet18] [--out OUT]
+#                            [--models superres,resnet18] [--out OUT] [--compile-args 'ARGS']
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:?usage: bench/gpu_models.sh DIR [--tt PATH] [--target T] [--db DB] [--models A,B]}
@@ -17,6 +18,7 @@ TARGET="cuda -arch=sm_90"
 DB=""
 MODELS=superres,resnet18
 OUT=${OUT:-/tmp/gpu_models}
+EXTRA=""
 while [ $# -gt 0 ]; do
   case $1 in
   --tt) TT=$2; shift 2 ;;
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
   --db) DB=$2; shift 2 ;;
   --models) MODELS=$2; shift 2 ;;
   --out) OUT=$2; shift 2 ;;
+  --compile-args) EXTRA=$2; shift 2 ;;
   *) echo "gpu_models.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +38,8 @@ status=0
 for m in ${MODELS//,/ }; do
   [ -f "$DIR/$m.onnx" ] || { echo "gpu_models.sh: $DIR/$m.onnx missing (make_models.py --$m)"; continue; }
   echo "=== $m"
-  "$TT" compile-model "$DIR/$m.onnx" --target "$TARGET" ${DB:+--db "$DB"} --out "$OUT/$m" \
+  # shellcheck disable=SC2086  # EXTRA is a list of options
+  "$TT" compile-model "$DIR/$m.onnx" --target "$TARGET" ${DB:+--db "$DB"} --out "$OUT/$m" $EXTRA \
     --json >"$OUT/$m.compile.json" || { status=1; continue; }
   in_name=$("$PY" -c "import json,sys; print(json.load(open('$DIR/models.json'))['$m']['inputs'][0]['name'])")
   "$TT" run-model "$OUT/$m" --input "$in_name=$DIR/$m.input.0.npy" --output-dir "$OUT/$m.out" \

@@ -70,6 +70,10 @@ if [ -d "$R/.devpack/models" ]; then
   fi
   (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models superres \
     --tt /work/main/build/tools/tensortune/tensortune --out "$OUT/models" "${dbarg[@]}")
+  # Untuned, the default GPU schedules against the zero-shot picks above.
+  (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models superres \
+    --tt /work/main/build/tools/tensortune/tensortune --out "$OUT/models-default" \
+    --compile-args --no-zero-shot "${dbarg[@]}")
 fi
 t 60 tests/e2e/vs_vendor_gpu_test
 el vs_vendor_gpu

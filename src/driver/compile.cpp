@@ -189,7 +189,8 @@ std::set<std::string> record_needs(const database::TargetKey& key) {
 
 namespace {
 
-/// "AMD EPYC, znver4" from a fingerprint's cpu= and mcpu= fields.
+/// "AMD EPYC, znver4" from a fingerprint's cpu= and mcpu= fields; "NVIDIA H200, cc 9.0" from a
+/// GPU's gpu= and cc= (or arch=, when no device was open) fields.
 std::string device_of(const std::string& fingerprint) {
   auto field = [&](const std::string& key) {
     const size_t at = fingerprint.find(key);
@@ -199,6 +200,10 @@ std::string device_of(const std::string& fingerprint) {
     const size_t from = at + key.size();
     return fingerprint.substr(from, fingerprint.find(';', from) - from);
   };
+  if (fingerprint.rfind("gpu=", 0) == 0) {
+    return field("gpu=") + ", " +
+           (fingerprint.find("cc=") != std::string::npos ? "cc " + field("cc=") : field("arch="));
+  }
   return field("cpu=") + ", " + field("mcpu=");
 }
 
@@ -212,9 +217,31 @@ void Compiler::set_shipped(const database::Database* shipped) {
 
 std::vector<database::TargetKey> Compiler::shipped_targets() const {
   std::vector<database::TargetKey> out;
-  if (shipped_ == nullptr || resolved_.is_gpu()) {
+  if (shipped_ == nullptr) {
     return out;
   }
+  if (resolved_.is_gpu()) {
+    // Code for one architecture runs on every device of it (PTX and a cubin of that sm_XY):
+    // the same target, as written, is the whole condition.
+    for (const database::TargetKey& key : shipped_->targets()) {
+      try {
+        if (target::Target::parse(key.target) == resolved_) {
+          out.push_back(key);
+        }
+      } catch (const UserError&) {
+      }
+    }
+  } else {
+    cpu_shipped_targets(out);
+  }
+  // This very device's records first: they were timed where they will run.
+  std::stable_partition(out.begin(), out.end(), [&](const database::TargetKey& key) {
+    return key.fingerprint == identity_.fingerprint;
+  });
+  return out;
+}
+
+void Compiler::cpu_shipped_targets(std::vector<database::TargetKey>& out) const {
   const std::set<std::string> host = fingerprint_features(identity_.fingerprint);
   for (const database::TargetKey& key : shipped_->targets()) {
     const std::set<std::string> needs = record_needs(key);
@@ -227,7 +254,11 @@ std::vector<database::TargetKey> Compiler::shipped_targets() const {
     bool same = key.target == identity_.target;
     if (!same) {
       try {
-        const target::Target t = codegen::resolve_host(target::Target::parse(key.target));
+        const target::Target parsed = target::Target::parse(key.target);
+        if (parsed.is_gpu()) {
+          continue;  // a GPU's records
+        }
+        const target::Target t = codegen::resolve_host(parsed);
         same = t.mcpu == resolved_.mcpu && t.cores == resolved_.cores &&
                t.vector_bits == resolved_.vector_bits;
       } catch (const UserError&) {
@@ -237,11 +268,6 @@ std::vector<database::TargetKey> Compiler::shipped_targets() const {
       out.push_back(key);
     }
   }
-  // This very device's records first: they were timed where they will run.
-  std::stable_partition(out.begin(), out.end(), [&](const database::TargetKey& key) {
-    return key.fingerprint == identity_.fingerprint;
-  });
-  return out;
 }
 
 std::vector<database::Record> Compiler::shipped_records(const te::Workload& workload, int k) const {
@@ -286,7 +312,7 @@ bool Compiler::try_shipped(const te::Workload& workload, Attempt& attempt) {
 }
 
 bool Compiler::try_zero_shot(const te::Workload& workload, Attempt& attempt) {
-  if (!zero_shot_ || resolved_.is_gpu()) {
+  if (!zero_shot_) {
     return false;
   }
   auto cached = zero_shot_picks_.find(workload.key());

@@ -263,10 +263,11 @@ TuneJob::Batch TuneJob::propose_batch(int task, PhaseTimes& times) {
   TaskState& state = *states_[static_cast<size_t>(task)];
   const double ev0 = state.evaluator.seconds();
   const double t0 = now();
-  // Until the job's own model has learnt something, a model trained beforehand guides.
+  // Until the job's own model has learnt something, a model trained beforehand guides: on a CPU
+  // only, the shipped one having been trained on CPU code.
   const cost_model::CostModel* guide = model_.get();
   if (guide != nullptr && !guide->trained() && options_.initial_model &&
-      options_.initial_model->trained() && !options_.random_model) {
+      options_.initial_model->trained() && !options_.random_model && !target_.is_gpu()) {
     guide = options_.initial_model.get();
   }
   int64_t size = options_.batch_size;

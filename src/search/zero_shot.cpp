@@ -181,6 +181,10 @@ std::string ZeroShot::ranking() const {
   return model_ && model_->trained() ? "cost model" : "sketch prior";
 }
 
+std::string ZeroShot::ranking(const target::Target& target) const {
+  return target.is_gpu() ? "GPU sketch prior" : ranking();
+}
+
 std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
                                            const target::Target& target) const {
   const SearchSpace space = SearchSpace::generate(workload, target);
@@ -204,7 +208,49 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
   // (a depthwise convolution of 14x14 maps, a pad) the loop nest as written beats every tiled,
   // parallel draw, whose threads cost more than the work they share.
   float default_score = -std::numeric_limits<float>::infinity();
-  if (model_ && model_->trained()) {
+  // The draws seldom hold the best point itself; its neighbours by the scores' lights often do.
+  // The annealing starts from the best-scored draws (never measured: no key is), and its best
+  // points join the draws, scored again together (the prior's weight scales with the range).
+  const auto refine = [&](const ScoreFn& score) {
+    if (options_.refine_chains <= 0)
+      return;
+    std::vector<size_t> order(configs.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+    std::vector<Config> starts;
+    for (size_t i = 0; i < order.size() && starts.size() < options_.refine_starts; ++i) {
+      if (std::isfinite(scores[order[i]]))
+        starts.push_back(configs[order[i]]);
+    }
+    AnnealingOptions annealing;
+    annealing.chains = options_.refine_chains;
+    annealing.max_steps = options_.refine_steps;
+    for (const Config& c : simulated_annealing(
+             space, score, [](const std::string&) { return false; }, starts, options_.refine_keep,
+             rng, annealing)) {
+      if (seen.insert(space.key(c)).second)
+        configs.push_back(c);
+    }
+    scores = score(configs);
+  };
+  if (target.is_gpu()) {
+    // The shipped model knows CPU code only: a GPU kernel is ranked by the GPU sketch rules'
+    // prior (threads, accumulators, shared loads per FMA, warps per multiprocessor), among the
+    // configurations that lower (the device's limits included).
+    const auto prior_scores = [&](const std::vector<Config>& batch) {
+      const std::vector<const std::vector<float>*> features = evaluator.features(batch);
+      std::vector<float> out(batch.size(), -std::numeric_limits<float>::infinity());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (features[i] != nullptr)
+          out[i] = static_cast<float>(space.prior(batch[i]));
+      }
+      return out;
+    };
+    scores = prior_scores(configs);
+    refine(prior_scores);
+  } else if (model_ && model_->trained()) {
     const auto model_scores = [&](const std::vector<Config>& batch) {
       const std::vector<const std::vector<float>*> features = evaluator.features(batch);
       std::vector<std::vector<float>> rows;
@@ -225,31 +271,7 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
       return out;
     };
     scores = model_scores(configs);
-    if (options_.refine_chains > 0) {
-      // The draws seldom hold the best point itself; its neighbours by the model's lights
-      // often do. The annealing starts from the best-scored draws (never measured: no key is).
-      std::vector<size_t> order(configs.size());
-      for (size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-      std::vector<Config> starts;
-      for (size_t i = 0; i < order.size() && starts.size() < options_.refine_starts; ++i) {
-        if (std::isfinite(scores[order[i]]))
-          starts.push_back(configs[order[i]]);
-      }
-      AnnealingOptions annealing;
-      annealing.chains = options_.refine_chains;
-      annealing.max_steps = options_.refine_steps;
-      for (const Config& c : simulated_annealing(
-               space, model_scores, [](const std::string&) { return false; }, starts,
-               options_.refine_keep, rng, annealing)) {
-        if (seen.insert(space.key(c)).second)
-          configs.push_back(c);
-      }
-      // Scored again together: the prior's weight scales with the range of the scores.
-      scores = model_scores(configs);
-    }
+    refine(model_scores);
     if (default_may_compete(workload)) {
       if (const std::optional<std::vector<float>> plain = feature_vector(workload, {}, target))
         default_score = model_->predict({*plain}).at(0);  // its prior counts as 1: no penalty
@@ -275,7 +297,7 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
     return std::nullopt;
   std::vector<schedule::Step> steps = space.steps(configs[best]);
   std::string config = space.describe(configs[best]);
-  if (too_small_for_threads(workload)) {
+  if (!target.is_gpu() && too_small_for_threads(workload)) {
     // A fused loop stays, serial: dropping the annotation never changes what is computed.
     steps.erase(std::remove_if(steps.begin(), steps.end(),
                                [](const schedule::Step& step) {

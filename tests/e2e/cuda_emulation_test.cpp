@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // Generated CUDA C checked without a GPU against ir::eval (the harness is cuda_emulation.h):
-// tiled and shared-memory matmuls, guards, scratch buffers and sampled GPU-space schedules.
+// tiled and shared-memory matmuls, guards, scratch buffers, sampled GPU-space schedules and the
+// zero-shot picks for a GPU.
 #include "cuda_emulation.h"
 
+#include "tensortune/ir/ir_printer.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/ops.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/search/search_space.h"
+#include "tensortune/search/zero_shot.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/rng.h"
 #include "tensortune/te/operators.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
 
 namespace tensortune::codegen {
@@ -113,6 +121,74 @@ TEST(CudaEmulation, SampledGpuSchedules) {
       SCOPED_TRACE(std::string(spec) + ":\n" + schedule::to_string(schedule));
       expect_emulation_matches_eval(spec, schedule.steps);
     }
+  }
+}
+
+// With nothing tuned, a GPU workload gets a zero-shot pick ranked by the GPU sketch prior (the
+// shipped model knows CPU code only, so it is given and must be ignored): the same pick twice,
+// and what the interpreter computes.
+TEST(CudaEmulation, ZeroShotGpuPicksRepeatAndMatchTheInterpreter) {
+  const target::Target target = target::Target::parse("cuda -arch=sm_90");
+  const search::ZeroShot zero_shot(nullptr);
+  EXPECT_EQ(zero_shot.ranking(target), "GPU sketch prior");
+  for (const char* spec : {"matmul:M=64,N=48,K=40", "conv2d:N=1,C=8,H=10,W=10,K=16,R=3,S=3,pad=1",
+                           "dense:M=12,N=40,K=24,bias=1,epilogue=gelu", "softmax:M=6,N=100",
+                           "pool2d:N=1,C=4,H=9,W=9,R=3,S=3,stride=2"}) {
+    SCOPED_TRACE(spec);
+    const te::Workload workload = te::make_workload(spec);
+    const std::optional<search::ZeroShotPick> pick = zero_shot.pick(workload, target);
+    ASSERT_TRUE(pick.has_value());
+    const std::optional<search::ZeroShotPick> again = zero_shot.pick(workload, target);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(schedule::to_string(schedule::Schedule{workload.key(), pick->steps}),
+              schedule::to_string(schedule::Schedule{workload.key(), again->steps}));
+    EXPECT_GT(pick->prior, 0.0);
+    SCOPED_TRACE(pick->config);
+    expect_emulation_matches_eval(spec, pick->steps);
+  }
+}
+
+/// The largest extent of the loops bound to each GPU index.
+class LaunchShape : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  std::map<ir::ForKind, int64_t> extent;
+  int64_t threads() {
+    return std::max<int64_t>(1, extent[ir::ForKind::ThreadX]) *
+           std::max<int64_t>(1, extent[ir::ForKind::ThreadY]) *
+           std::max<int64_t>(1, extent[ir::ForKind::ThreadZ]);
+  }
+
+ protected:
+  void visit(const ir::For* op) override {
+    const int64_t* n = ir::as_const_int(op->extent);
+    int64_t& e = extent[op->for_kind];
+    e = std::max(e, n != nullptr ? *n : 1);
+    ir::IRVisitor::visit(op);
+  }
+};
+
+// On layers of a real size the prior keeps the machine busy and the reuse in shared memory: a
+// ResNet-18 convolution and a GEMM get shared-memory tiles of at least two warps, and at least 4
+// warps for every multiprocessor of an H100 (132).
+TEST(CudaEmulation, ZeroShotGpuPicksTileLargeLayersThroughSharedMemory) {
+  const target::Target target = target::Target::parse("cuda -arch=sm_90");
+  const search::ZeroShot zero_shot(nullptr);
+  for (const char* spec :
+       {"matmul:M=1024,N=1024,K=1024", "conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1"}) {
+    SCOPED_TRACE(spec);
+    const te::Workload workload = te::make_workload(spec);
+    const std::optional<search::ZeroShotPick> pick = zero_shot.pick(workload, target);
+    ASSERT_TRUE(pick.has_value());
+    EXPECT_NE(pick->config.find("gpu-tile+shared"), std::string::npos) << pick->config;
+    const ir::LoweredFunc f =
+        lower::lower(workload, schedule::Schedule{workload.key(), pick->steps}, target);
+    const std::string text = ir::to_string(f);
+    EXPECT_NE(text.find("shared"), std::string::npos);
+    LaunchShape launch;
+    launch.visit(f.body);
+    EXPECT_GE(launch.threads(), 64) << pick->config;
+    EXPECT_GE(launch.extent[ir::ForKind::BlockX] * launch.threads() / 32, 132 * 4) << pick->config;
   }
 }
 

@@ -12,6 +12,7 @@
 #include "tensortune/graph/npy.h"
 #include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/runtime/cuda_model.h"
+#include "tensortune/search/zero_shot.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/file.h"
 
@@ -24,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,9 +41,24 @@ std::string model_path(const std::string& file) {
 
 const char* const kTarget = "cuda -arch=sm_90";
 
-graph::ExportedModel compile_for_gpu(const std::string& model, const std::string& dir) {
+/// compile-model for kTarget with no database; with `zero_shot`, every kernel gets the zero-shot
+/// pick (search::ZeroShot, as the CLI wires it: ranked by the GPU sketch prior).
+graph::ExportedModel compile_for_gpu(const std::string& model,
+                                     const std::string& dir,
+                                     bool zero_shot = false) {
   graph::Graph g = graph::load_model(model_path(model + ".onnx"));
   driver::Compiler compiler(nullptr, target::Target::parse(kTarget));
+  if (zero_shot) {
+    auto picker = std::make_shared<search::ZeroShot>(nullptr);
+    compiler.set_zero_shot(
+        [picker](const te::Workload& w,
+                 const target::Target& t) -> std::optional<driver::ZeroShotChoice> {
+          std::optional<search::ZeroShotPick> pick = picker->pick(w, t);
+          if (!pick)
+            return std::nullopt;
+          return driver::ZeroShotChoice{std::move(pick->steps), picker->ranking(t), pick->config};
+        });
+  }
   return graph::export_model(g, compiler, dir);
 }
 
@@ -136,16 +153,18 @@ void emulate(const CudaModelImage& image,
 
 class GpuModel : public ::testing::TestWithParam<const char*> {};
 
-// compile-model for a CUDA target, then every launch of the embedded image under the emulation:
-// the outputs equal the model's reference outputs (PyTorch's, from make_models.py).
-TEST_P(GpuModel, TheFolderItsImageAndItsEmulatedRunMatchTheReference) {
-  if (!codegen::emulation::host_compiler_available())
-    GTEST_SKIP() << "no host C++ compiler 'c++' on PATH";
-  const std::string name = GetParam();
-  test::TempDir dir("gpu_model_" + name);
+/// compile-model for a CUDA target, then every launch of the embedded image under the emulation:
+/// the outputs equal the model's reference outputs (PyTorch's, from make_models.py).
+void check_folder_image_and_emulated_run(const std::string& name, bool zero_shot) {
+  test::TempDir dir("gpu_model_" + name + (zero_shot ? "_zero_shot" : ""));
   const std::string out = dir.file("model");
-  graph::ExportedModel m = compile_for_gpu(name, out);
+  graph::ExportedModel m = compile_for_gpu(name, out, zero_shot);
   ASSERT_TRUE(m.gpu);
+  for (const driver::Compiled& f : m.functions) {
+    // Every kernel has a zero-shot pick when asked for (some configuration of its space lowers).
+    EXPECT_EQ(f.lookup.source, zero_shot ? driver::Source::ZeroShot : driver::Source::Default)
+        << f.func.name << ": " << f.lookup.describe();
+  }
   // The folder: library, header, plan, weights, one .cu per kernel (and .ptx with NVRTC).
   for (const char* file : {"libmodel.so", "model.so", "model.h", "model.json", "weights.bin"})
     EXPECT_TRUE(std::filesystem::exists(out + "/" + file)) << file;
@@ -195,7 +214,20 @@ TEST_P(GpuModel, TheFolderItsImageAndItsEmulatedRunMatchTheReference) {
     worst = std::max(worst, err);
     ASSERT_LE(err, 1e-4) << name << " output[" << i << "]: " << got[i] << " vs " << want[i];
   }
-  RecordProperty("worst_error", std::to_string(worst));
+  ::testing::Test::RecordProperty("worst_error", std::to_string(worst));
+}
+
+TEST_P(GpuModel, TheFolderItsImageAndItsEmulatedRunMatchTheReference) {
+  if (!codegen::emulation::host_compiler_available())
+    GTEST_SKIP() << "no host C++ compiler 'c++' on PATH";
+  check_folder_image_and_emulated_run(GetParam(), false);
+}
+
+// The same with every kernel's zero-shot pick, as compile-model builds an untuned model.
+TEST_P(GpuModel, ZeroShotKernelsMatchTheReferenceToo) {
+  if (!codegen::emulation::host_compiler_available())
+    GTEST_SKIP() << "no host C++ compiler 'c++' on PATH";
+  check_folder_image_and_emulated_run(GetParam(), true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models,

@@ -83,10 +83,17 @@ int list_shipped(const ArgParser::Parsed& p) {
   support::Json targets = support::Json::array();
   for (const database::TargetKey& t : db.targets()) {
     const std::set<std::string> needs = driver::record_needs(t);
-    const bool applies =
-        std::includes(host_features.begin(), host_features.end(), needs.begin(), needs.end());
+    // GPU code runs on any device of its architecture: its records serve builds for that target.
+    bool gpu = false;
+    try {
+      gpu = target::Target::parse(t.target).is_gpu();
+    } catch (const UserError&) {
+    }
+    const bool applies = gpu || std::includes(host_features.begin(), host_features.end(),
+                                              needs.begin(), needs.end());
     support::Json j = support::Json::object();
     j["target"] = t.target;
+    j["gpu"] = gpu;
     j["fingerprint"] = t.fingerprint;
     j["records"] = per_target[t.target + "\n" + t.fingerprint];
     j["applies_here"] = applies;
@@ -102,11 +109,12 @@ int list_shipped(const ArgParser::Parsed& p) {
   }
   std::cout << fmt::format("{}: {} workloads\n", path, db.workloads().size());
   for (const support::Json& t : targets.as_array()) {
-    std::cout << fmt::format(
-        "  {} records, target '{}', {}\n    {}\n", t.at("records").as_int(),
-        t.at("target").as_string(),
-        t.at("applies_here").as_bool() ? "used on this host" : "not used here (ISA features)",
-        t.at("fingerprint").as_string());
+    std::cout << fmt::format("  {} records, target '{}', {}\n    {}\n", t.at("records").as_int(),
+                             t.at("target").as_string(),
+                             t.at("gpu").as_bool() ? "used when compiling for that target"
+                             : t.at("applies_here").as_bool() ? "used on this host"
+                                                              : "not used here (ISA features)",
+                             t.at("fingerprint").as_string());
   }
   return 0;
 }

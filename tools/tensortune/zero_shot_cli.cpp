@@ -145,7 +145,7 @@ driver::ZeroShotFn zero_shot_fn(std::shared_ptr<const cost_model::CostModel> mod
     if (!pick) {
       return std::nullopt;
     }
-    return driver::ZeroShotChoice{std::move(pick->steps), zero_shot->ranking(), pick->config};
+    return driver::ZeroShotChoice{std::move(pick->steps), zero_shot->ranking(target), pick->config};
   };
 }
 

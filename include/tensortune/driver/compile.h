@@ -162,7 +162,9 @@ class Compiler {
   /// after the user's database: its best record of the workload under a target that resolves on
   /// this host to the same target as this compiler's, tuned on a device whose ISA features are all
   /// features of this host (the fingerprints' feature lists), so a shipped kernel never uses an
-  /// instruction the host lacks. Records of this very device (the same fingerprint) come first,
+  /// instruction the host lacks. For a GPU target, records of the same target as written (the
+  /// architecture's code runs on every device of it). Records of this very device (the same
+  /// fingerprint) come first,
   /// then the other devices' in the logs' order; the first device with records of a workload
   /// gives them all. The logs' devices are read here, once: a device added to them later is
   /// seen after another call.
@@ -170,7 +172,7 @@ class Compiler {
 
   /// Gives workloads without a usable record (neither their own nor an adapted one) a zero-shot
   /// schedule before the default one; a choice that does not replay or lower falls through to
-  /// the default with a warning. CPU targets only (a GPU keeps default_gpu_steps).
+  /// the default with a warning (for a GPU target, default_gpu_steps).
   void set_zero_shot(ZeroShotFn zero_shot) { zero_shot_ = std::move(zero_shot); }
 
   /// The resolved target code is generated for.
@@ -275,6 +277,8 @@ class Compiler {
   bool try_shipped(const te::Workload& workload, Attempt& attempt);
   /// The targets of the shipped logs whose records may run here (see set_shipped).
   std::vector<database::TargetKey> shipped_targets() const;
+  /// shipped_targets' CPU part: appends the CPU targets whose code this host runs.
+  void cpu_shipped_targets(std::vector<database::TargetKey>& out) const;
   const std::vector<Neighbour>& neighbours(const std::string& op);
   void warn_stale(const database::Record& record, const std::string& why);
   void note(const te::Workload& workload, const Lookup& lookup);

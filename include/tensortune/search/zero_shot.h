@@ -66,8 +66,11 @@ class ZeroShot {
   /// nullopt when none of the samples lowers.
   std::optional<ZeroShotPick> pick(const te::Workload& workload,
                                    const target::Target& target) const;
-  /// "cost model" or "sketch prior": what ranked the picks.
+  /// "cost model" or "sketch prior": what ranked the picks for a CPU.
   std::string ranking() const;
+  /// What ranked the picks for `target`: for a GPU the sketch prior ("GPU sketch prior"), the
+  /// shipped model having been trained on CPU records only.
+  std::string ranking(const target::Target& target) const;
 
  private:
   std::shared_ptr<const cost_model::CostModel> model_;

@@ -7,9 +7,11 @@
 // axes and binds them to blocks and threads, its reduction running inside each thread.
 #include "search/sketch/rules.h"
 #include "search/sketch/split_factors.h"
+#include "tensortune/ir/ir_visitor.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -22,15 +24,30 @@ constexpr int64_t kThreadChoices[] = {32, 64, 128, 256, 512, 1024};
 constexpr int64_t kMaxAxisThreads = 64;
 constexpr int64_t kMaxThreadTile = 8;
 
+/// Threads per block: a partial warp wastes lanes, a few warps hide little latency, and a block
+/// over 512 threads leaves a multiprocessor fewer blocks to switch between.
+double threads_prior(int64_t threads) {
+  return threads < 32 ? 0.1 : threads < 64 ? 0.4 : threads < 128 ? 0.8 : threads > 512 ? 0.5 : 1.0;
+}
+
+/// Accumulators a thread keeps: each reuses what it loads across the others, and past 128 they
+/// spill out of the registers.
+double accumulators_prior(int64_t accumulators) {
+  constexpr int64_t kMaxAccumulators = 128;
+  return accumulators < 4 ? 0.3 : accumulators > kMaxAccumulators ? 0.1 : 1.0;
+}
+
 /// A stage without data reuse: fuse the data-parallel axes, split by the thread count, bind.
 class GpuGenericPlan final : public StagePlan {
  public:
-  GpuGenericPlan(const StageInfo& stage, KnobTable& knobs) : stage_(stage.name) {
+  GpuGenericPlan(const StageInfo& stage, const GpuShape& gpu, KnobTable& knobs)
+      : stage_(stage.name), gpu_(gpu) {
     int64_t extent = 1;
     for (const schedule::Axis& it : stage.data_axes) {
       data_.push_back(it.name);
       extent *= it.extent;
     }
+    extent_ = extent;
     if (data_.empty()) {
       return;  // a reduction to one value: one thread
     }
@@ -59,16 +76,29 @@ class GpuGenericPlan final : public StagePlan {
     }
   }
 
+  double prior(const Values& v) const override {
+    if (data_.empty()) {
+      return 1.0;
+    }
+    const int64_t threads = threads_.one(v);
+    const double blocks = std::ceil(static_cast<double>(extent_) / static_cast<double>(threads));
+    // A stage smaller than a warp has no better choice: its thread count is not held against it.
+    return (extent_ < 32 ? 1.0 : threads_prior(threads)) * gpu_fill_prior(blocks, threads, gpu_);
+  }
+
  private:
   std::string stage_;
+  GpuShape gpu_;
   std::vector<std::string> data_;
+  int64_t extent_ = 1;
   KnobSlot threads_{-1, {1}}, unroll_{-1, {0}};
 };
 
 /// A stage with data reuse: C.local (the accumulator) per thread, C tiled over blocks and threads.
 class GpuTilePlan final : public StagePlan {
  public:
-  GpuTilePlan(const StageInfo& stage, KnobTable& knobs) : stage_(stage.name) {
+  GpuTilePlan(const StageInfo& stage, const GpuShape& gpu, KnobTable& knobs)
+      : stage_(stage.name), gpu_(gpu) {
     for (const schedule::Axis& it : stage.data_axes) {
       std::vector<std::vector<int64_t>> choices;
       for (const std::vector<int64_t>& c : split_choices(it.extent, 2, kMaxThreadTile)) {
@@ -76,6 +106,7 @@ class GpuTilePlan final : public StagePlan {
           choices.push_back(c);
         }
       }
+      extents_.push_back(it.extent);
       data_.push_back({it.name, knobs.add(stage_ + "." + it.name + ".split", KnobKind::Split,
                                           std::move(choices))});
     }
@@ -131,18 +162,57 @@ class GpuTilePlan final : public StagePlan {
     }
   }
 
+  double prior(const Values& v) const override {
+    // Every input read from global memory by each thread on its own: reuse rests on the caches
+    // alone, so the shared-memory sketches come first where they lower.
+    constexpr double kGlobalReads = 0.5;
+    int64_t threads = 1, accumulators = 1;
+    double blocks = 1;
+    for (size_t d = 0; d < data_.size(); ++d) {
+      const std::vector<int64_t>& f = data_[d].second.of(v);
+      threads *= f[0];
+      accumulators *= f[1];
+      blocks *= std::ceil(static_cast<double>(extents_[d]) / static_cast<double>(f[0] * f[1]));
+    }
+    return kGlobalReads * threads_prior(threads) * accumulators_prior(accumulators) *
+           gpu_fill_prior(blocks, threads, gpu_);
+  }
+
  private:
   std::string stage_;
+  GpuShape gpu_;
   std::vector<std::pair<std::string, KnobSlot>> data_, reduce_;
+  std::vector<int64_t> extents_;
   KnobSlot unroll_{-1, {0}};
 };
+
+/// The data axes of `stage` (indices into its data_axes) that some index of its loads of `input`
+/// uses.
+std::vector<size_t> data_axes_read(const StageInfo& stage, const te::Operation& input) {
+  std::set<size_t> used;
+  ir::post_order_visit(stage.op->body, [&](const ir::Expr& e) {
+    const auto* load = e.as<ir::Load>();
+    if (load == nullptr || !load->buffer.same_as(input.output)) {
+      return;
+    }
+    for (const ir::Expr& index : load->indices) {
+      ir::post_order_visit(index, [&](const ir::Expr& x) {
+        for (size_t d = 0; d < stage.data_axes.size() && d < stage.op->axes.size(); ++d) {
+          if (x.same_as(stage.op->axes[d].var)) {
+            used.insert(d);
+          }
+        }
+      });
+    }
+  });
+  return {used.begin(), used.end()};
+}
 
 /// The thread indices, innermost first: the last data axes of a tiled stage bind to them.
 constexpr ir::ForKind kThreadKinds[] = {ir::ForKind::ThreadX, ir::ForKind::ThreadY,
                                         ir::ForKind::ThreadZ};
-/// Largest per-thread tile of one axis, and of all axes together (accumulator registers).
+/// Largest per-thread tile of one axis.
 constexpr int64_t kMaxPerThread = 16;
-constexpr int64_t kMaxAccumulators = 128;
 /// Largest reduction step staged through shared memory per axis.
 constexpr int64_t kMaxSharedReduction = 32;
 
@@ -172,10 +242,12 @@ class GpuSharedTilePlan final : public StagePlan {
                     const StageInfo* epilogue_output,
                     const DagInfo& dag,
                     bool vthread,
+                    const GpuShape& gpu,
                     KnobTable& knobs)
       : stage_(stage.name),
         outer_(epilogue_output != nullptr ? epilogue_output->name : stage.name),
-        vthread_(vthread) {
+        vthread_(vthread),
+        gpu_(gpu) {
     TT_CHECK(epilogue_output == nullptr ||
              epilogue_output->data_axes.size() == stage.data_axes.size())
         << "epilogue '" << outer_ << "' of '" << stage_ << "' has another shape";
@@ -217,6 +289,7 @@ class GpuSharedTilePlan final : public StagePlan {
       if (std::find(inputs_.begin(), inputs_.end(), input->name) == inputs_.end()) {
         inputs_.push_back(input->name);
         input_axes_.push_back(dag.copy_axis_names(input->name));
+        input_uses_.push_back(data_axes_read(stage, *input));
       }
     }
     unroll_ = knobs.add_values(stage_ + ".local.unroll", KnobKind::Unroll, {0, 16, 64, 512});
@@ -329,13 +402,35 @@ class GpuSharedTilePlan final : public StagePlan {
 
   double prior(const Values& v) const override {
     int64_t threads = 1, accumulators = 1;
+    double blocks = 1;
     for (const Axis& a : data_) {
       threads *= threads_of(a, v);
       accumulators *= per_thread(a, v);
+      blocks *= std::ceil(static_cast<double>(a.extent) /
+                          static_cast<double>(threads_of(a, v) * per_thread(a, v)));
     }
-    double p = threads < 32 ? 0.1 : threads < 64 ? 0.4 : threads > 512 ? 0.5 : 1.0;
-    p *= accumulators < 4 ? 0.3 : accumulators > kMaxAccumulators ? 0.1 : 1.0;
-    return p;
+    double p = threads_prior(threads) * accumulators_prior(accumulators);
+    // Shared-memory loads per FMA: per reduction element a thread reads, of each input, the
+    // elements its tile spans along the data axes that input's index uses (a GEMM's 8x8 tile: 8
+    // of A, 8 of B for 64 FMAs). Below 4 FMAs a load, shared-memory issue bounds the kernel
+    // before the FMA pipe does.
+    double loads = 0;
+    for (const std::vector<size_t>& uses : input_uses_) {
+      double n = 1;
+      for (size_t d : uses)
+        n *= static_cast<double>(per_thread(data_[d], v));
+      loads += n;
+    }
+    if (loads > 0) {
+      p *= std::sqrt(std::min(1.0, static_cast<double>(accumulators) / loads / 4));
+    }
+    // A short reduction step pays a pair of barriers for little work.
+    int64_t step = 1;
+    for (const auto& [axis, slot] : reduce_)
+      step *= slot.of(v).back();
+    p *= step >= 8 ? 1.0 : step >= 4 ? 0.8 : step >= 2 ? 0.6 : 0.4;
+    p *= fetch_vector_.one(v) >= 4 ? 1.0 : fetch_vector_.one(v) == 2 ? 0.9 : 0.8;
+    return p * gpu_fill_prior(blocks, threads, gpu_);
   }
 
  private:
@@ -374,20 +469,49 @@ class GpuSharedTilePlan final : public StagePlan {
 
   std::string stage_, outer_;
   bool vthread_ = false;
+  GpuShape gpu_;
   std::vector<Axis> data_;
   std::vector<std::pair<std::string, KnobSlot>> reduce_;
   std::vector<std::string> inputs_;
   std::vector<std::vector<std::string>> input_axes_;
+  std::vector<std::vector<size_t>> input_uses_;  ///< per input: the data axes its index reads
   KnobSlot unroll_{-1, {0}}, fetch_vector_{-1, {1}};
 };
 
 }  // namespace
 
-PlanRef make_gpu_generic_plan(const StageInfo& stage, KnobTable& knobs) {
-  return std::make_shared<GpuGenericPlan>(stage, knobs);
+GpuShape gpu_shape(const target::Target& target) {
+  // An unknown or newer architecture is taken as an H100's.
+  static const std::map<std::string, int64_t> kMultiprocessors = {
+      {"sm_70", 80}, {"sm_75", 40}, {"sm_80", 108}, {"sm_86", 84}, {"sm_89", 142}, {"sm_90", 132}};
+  GpuShape shape;
+  const auto it = kMultiprocessors.find(target.arch);
+  if (it != kMultiprocessors.end()) {
+    shape.multiprocessors = it->second;
+  }
+  return shape;
 }
 
-std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
+double gpu_fill_prior(double blocks, int64_t threads, const GpuShape& gpu) {
+  constexpr double kWarpsPerMultiprocessor = 8;
+  constexpr double kMaxResidentThreads = 2048;
+  const double warps = blocks * std::ceil(static_cast<double>(threads) / 32);
+  const double sms = static_cast<double>(gpu.multiprocessors);
+  double p = std::sqrt(std::min(1.0, warps / (sms * kWarpsPerMultiprocessor)));
+  // Past one wave of resident blocks, a partial last wave idles part of the device.
+  const double slots =
+      sms * std::max(1.0, std::floor(kMaxResidentThreads / static_cast<double>(threads)));
+  if (blocks > slots) {
+    p *= blocks / (std::ceil(blocks / slots) * slots);
+  }
+  return p;
+}
+
+PlanRef make_gpu_generic_plan(const StageInfo& stage, const GpuShape& gpu, KnobTable& knobs) {
+  return std::make_shared<GpuGenericPlan>(stage, gpu, knobs);
+}
+
+std::vector<Sketch> gpu_sketches(const te::Workload& workload, const GpuShape& gpu) {
   DagInfo dag = analyse(workload);
   enum class Tiling { Local, Shared, SharedVthread };
   const bool any_reuse = std::any_of(dag.stages.begin(), dag.stages.end(),
@@ -419,23 +543,23 @@ std::vector<Sketch> gpu_sketches(const te::Workload& workload) {
         plans.push_back(make_inline_plan(s.name));
         name += (name.empty() ? "" : " ") + s.name + ":inline";
       } else if (s.has_reuse && tiling == Tiling::Local) {
-        plans.push_back(std::make_shared<GpuTilePlan>(s, knobs));
+        plans.push_back(std::make_shared<GpuTilePlan>(s, gpu, knobs));
         name += (name.empty() ? "" : " ") + s.name + ":gpu-tile+local";
       } else if (s.has_reuse) {
         const bool vthread = tiling == Tiling::SharedVthread;
         auto epilogue = epilogue_of.find(s.name);
         const StageInfo* output = epilogue == epilogue_of.end() ? nullptr : epilogue->second;
-        plans.push_back(std::make_shared<GpuSharedTilePlan>(s, output, dag, vthread, knobs));
+        plans.push_back(std::make_shared<GpuSharedTilePlan>(s, output, dag, vthread, gpu, knobs));
         name += (name.empty() ? "" : " ") + s.name +
                 (vthread ? ":gpu-tile+shared+vthread" : ":gpu-tile+shared") +
                 (output != nullptr ? "+fused" : "");
       } else {
-        plans.push_back(std::make_shared<GpuGenericPlan>(s, knobs));
+        plans.push_back(std::make_shared<GpuGenericPlan>(s, gpu, knobs));
       }
     }
     sketches.push_back(make_sketch(name.empty() ? "gpu-generic" : name, knobs, std::move(plans)));
   }
-  if (std::optional<Sketch> cross_thread = gpu_cross_thread_sketch(dag)) {
+  if (std::optional<Sketch> cross_thread = gpu_cross_thread_sketch(dag, gpu)) {
     sketches.push_back(std::move(*cross_thread));  // sketch/gpu_reduce.cpp
   }
   return sketches;

@@ -31,11 +31,13 @@ int64_t extent_of(const std::vector<schedule::Axis>& axes) {
 
 class GpuReducePlan final : public StagePlan {
  public:
-  GpuReducePlan(const StageInfo& stage, KnobTable& knobs)
+  GpuReducePlan(const StageInfo& stage, const GpuShape& gpu, KnobTable& knobs)
       : stage_(stage.name),
         data_(axis_names(stage.data_axes)),
-        reduce_(axis_names(stage.reduce_axes)) {
-    const int64_t rows = extent_of(stage.data_axes);
+        reduce_(axis_names(stage.reduce_axes)),
+        gpu_(gpu),
+        rows_(extent_of(stage.data_axes)) {
+    const int64_t rows = rows_;
     const int64_t extent = extent_of(stage.reduce_axes);
     // At most the reduction's extent: a wider split would leave threads idle, and lowering
     // shrinks the thread loop to the extent, which makes the block no multiple of a warp.
@@ -87,9 +89,17 @@ class GpuReducePlan final : public StagePlan {
     }
   }
 
+  double prior(const Values& v) const override {
+    const int64_t per_block = shape_.of(v).at(1);
+    return gpu_fill_prior(static_cast<double>(rows_ / per_block), shape_.of(v).at(0) * per_block,
+                          gpu_);
+  }
+
  private:
   std::string stage_;
   std::vector<std::string> data_, reduce_;
+  GpuShape gpu_;
+  int64_t rows_ = 1;
   KnobSlot shape_{-1, {32, 1}}, unroll_{-1, {0}};
 };
 
@@ -106,7 +116,7 @@ bool reduces_across_threads(const StageInfo& s) {
 
 }  // namespace
 
-std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag) {
+std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag, const GpuShape& gpu) {
   const bool worth_it = std::any_of(dag.stages.begin(), dag.stages.end(), reduces_across_threads);
   const bool any_reuse = std::any_of(dag.stages.begin(), dag.stages.end(), has_real_reuse);
   if (!worth_it || any_reuse) {
@@ -121,10 +131,10 @@ std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag) {
       plans.push_back(make_inline_plan(s.name));
       name += (name.empty() ? "" : " ") + s.name + ":inline";
     } else if (reduces_across_threads(s)) {
-      plans.push_back(std::make_shared<GpuReducePlan>(s, knobs));
+      plans.push_back(std::make_shared<GpuReducePlan>(s, gpu, knobs));
       name += (name.empty() ? "" : " ") + s.name + ":gpu-cross-thread";
     } else {
-      plans.push_back(make_gpu_generic_plan(s, knobs));
+      plans.push_back(make_gpu_generic_plan(s, gpu, knobs));
     }
   }
   return make_sketch(name, knobs, std::move(plans));

@@ -292,7 +292,7 @@ Sketch make_sketch(std::string name, KnobTable& knobs, std::vector<PlanRef> plan
 
 std::vector<Sketch> generate_sketches(const te::Workload& workload, const target::Target& target) {
   if (target.is_gpu()) {
-    return gpu_sketches(workload);
+    return gpu_sketches(workload, gpu_shape(target));
   }
   return cpu_sketches(workload, target);
 }

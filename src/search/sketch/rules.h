@@ -297,19 +297,31 @@ std::vector<std::string> axis_names(const std::vector<schedule::Axis>& axes);
 /// (schedule::fused_axis_name).
 std::string emit_fuse(const std::string& stage, const std::vector<std::string>& axes, Steps& out);
 
+/// What the GPU priors assume of the device: its streaming multiprocessors, by architecture
+/// (the data-centre part of each: sm_90 an H100 or H200, 132; sm_80 an A100, 108).
+struct GpuShape {
+  int64_t multiprocessors = 132;
+};
+GpuShape gpu_shape(const target::Target& target);
+
+/// The prior's share for keeping the device busy: `blocks` blocks of `threads` threads should
+/// give every multiprocessor 8 warps or more (fewer hide the latency of memory poorly), and many
+/// blocks should fill their last wave.
+double gpu_fill_prior(double blocks, int64_t threads, const GpuShape& gpu);
+
 /// The sketch of `workload` for a GPU target (sketch/gpu.cpp).
-std::vector<Sketch> gpu_sketches(const te::Workload& workload);
+std::vector<Sketch> gpu_sketches(const te::Workload& workload, const GpuShape& gpu);
 
 /// A GPU stage without data reuse: its data-parallel axes fused and split over blocks and
 /// threads, any reduction run by each thread alone (sketch/gpu.cpp).
-PlanRef make_gpu_generic_plan(const StageInfo& stage, KnobTable& knobs);
+PlanRef make_gpu_generic_plan(const StageInfo& stage, const GpuShape& gpu, KnobTable& knobs);
 
 /// The GPU sketch whose reductions without data reuse over at least 32 elements run across the
 /// threads of a block (a `<stage>.threads` knob of [threads along the reduction, rows per block]
 /// and a `<stage>.unroll` knob each), other stages as gpu_sketches' generic plan; nullopt when
 /// there is no such reduction or some stage reuses data across more than one output element
 /// (sketch/gpu_reduce.cpp).
-std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag);
+std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag, const GpuShape& gpu);
 
 /// Every sketch of `workload` for `target`: for a CPU the rules' combinations of tiling variants,
 /// vectorized axes and optional inlining (at most kMaxSketches); for a GPU target, gpu_sketches().

@@ -415,6 +415,37 @@ TEST(Compiler, TheGpuDefaultBindsEveryStageToBlocksAndThreads) {
   EXPECT_EQ(std::get<schedule::Split>(steps[1]).factor, 256);
 }
 
+// A shipped GPU record serves builds for its own target on any machine (GPU code runs on every
+// device of its architecture), names the device it was tuned on, and serves no other target.
+TEST(Compiler, ShippedGpuRecordsServeTheirTargetOnly) {
+  TempDir dir("shipped_gpu");
+  database::Database shipped = database::Database::open(dir.file("shipped.db"));
+  const char* spec = "matmul:M=8,N=300,K=4";
+  te::Workload w = put_workload(shipped, spec);
+  const std::vector<Step> steps = schedule::default_gpu_steps(w);
+  const database::TargetKey h200{"cuda -arch=sm_90", "gpu=NVIDIA H200; cc=9.0; sms=132"};
+  const int64_t id = add(shipped, record(w, h200, steps, 2e-5));
+  add(shipped, record(w, {"cuda -arch=sm_80", "gpu=NVIDIA A100; cc=8.0; sms=108"}, steps, 1e-6));
+  Compiler compiler(nullptr, target::Target::parse("cuda -arch=sm_90"));
+  compiler.set_shipped(&shipped);
+  Compiled compiled = compiler.lower_kernel(w, spec);
+  ASSERT_EQ(compiled.lookup.source, Source::Shipped) << compiled.lookup.describe();
+  EXPECT_EQ(compiled.lookup.record_id, id);
+  EXPECT_EQ(compiled.lookup.describe(),
+            "shipped record #" + std::to_string(id) + " (NVIDIA H200, cc 9.0)");
+  HostBuffers buffers(w);
+  buffers.fill_inputs(4);
+  ir::eval(compiled.func, buffers.args());
+  EXPECT_TRUE(outputs_match_reference(w, buffers));
+  // Neither another architecture nor a CPU takes them.
+  Compiler other(nullptr, target::Target::parse("cuda -arch=sm_86"));
+  other.set_shipped(&shipped);
+  EXPECT_EQ(other.lookup(w).source, Source::Default);
+  Compiler host(nullptr, cpu());
+  host.set_shipped(&shipped);
+  EXPECT_NE(host.lookup(w).source, Source::Shipped);
+}
+
 TEST(TargetKey, IsTheWrittenTargetAndTheDeviceFingerprint) {
   database::TargetKey key = target_key(target::Target::parse("native"));
   EXPECT_EQ(key.target, "llvm");
