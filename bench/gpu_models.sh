@@ -57,6 +57,11 @@ g = run["gpu"]
 ours = g["device_resident_seconds"] * 1e3
 line = f"{m}: ours {ours:.3f} ms device resident ({g['host_to_host_seconds']*1e3:.3f} ms host " \
        f"to host), {g['device_bytes']/2**20:.1f} MiB; rel err {err:.2e}"
+if "cuda_graph" in g:
+    line += "; one CUDA graph" if g["cuda_graph"] else "; launch by launch"
+    if "cuda_graph_seconds" in g:
+        line += f" (at open: graph {g['cuda_graph_seconds']*1e3:.3f} ms, launches " \
+                f"{g['launch_by_launch_seconds']*1e3:.3f} ms)"
 tpath = out / f"{m}.torch.json"
 if tpath.exists() and tpath.read_text().strip():
     t = json.loads(tpath.read_text())

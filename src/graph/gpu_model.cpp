@@ -154,6 +154,11 @@ std::string cuda_model_header(const RunPlan& plan, const std::string& target) {
      << "int32_t tt_model_cuda_time(void* model, int32_t runs, double* host_to_host,\n"
      << "                           double* device_resident, double* call_seconds);\n"
      << "int64_t tt_model_cuda_device_bytes(void* model);\n"
+     << "/* How runs queue their launches: mode 0 one by one, 1 one CUDA graph, 2 the faster (the\n"
+     << " * default at open; TT_CUDA_GRAPH=0/1 forces one), -1 only reports. Returns 1 for the\n"
+     << " * graph, 0 one by one, -1 on failure; each/graph get mode 2's timed seconds per run. */\n"
+     << "int32_t tt_model_cuda_launches(void* model, int32_t mode, double* each_seconds,\n"
+     << "                               double* graph_seconds);\n"
      << "const char* tt_model_cuda_error(void* model);\n"
      << "void tt_model_cuda_close(void* model);\n"
      << "const char* tt_model_cuda_image(int64_t* bytes);\n"
@@ -238,12 +243,14 @@ struct LoadedModel::CudaEntry {
   using Run = int32_t (*)(void*, const void* const*, void* const*);
   using Time = int32_t (*)(void*, int32_t, double*, double*, double*);
   using Bytes = int64_t (*)(void*);
+  using Launches = int32_t (*)(void*, int32_t, double*, double*);
   using Error = const char* (*)(void*);
   using Close = void (*)(void*);
   Open open = nullptr;
   Run run = nullptr;
   Time time = nullptr;
   Bytes device_bytes = nullptr;
+  Launches launches = nullptr;  ///< null in libraries built before CUDA graphs
   Error error = nullptr;
   Close close = nullptr;
 };
@@ -272,6 +279,7 @@ LoadedModel LoadedModel::load_gpu(const std::string& dir,
   e->run = cuda_symbol<CudaEntry::Run>(handle, lib_path, codegen::kModelCudaRun);
   e->time = cuda_symbol<CudaEntry::Time>(handle, lib_path, codegen::kModelCudaTime);
   e->device_bytes = cuda_symbol<CudaEntry::Bytes>(handle, lib_path, codegen::kModelCudaDeviceBytes);
+  e->launches = reinterpret_cast<CudaEntry::Launches>(::dlsym(handle, codegen::kModelCudaLaunches));
   e->error = cuda_symbol<CudaEntry::Error>(handle, lib_path, codegen::kModelCudaError);
   e->close = cuda_symbol<CudaEntry::Close>(handle, lib_path, codegen::kModelCudaClose);
   // The image the library embeds must be the plan's: same sizes and the same number of calls.
@@ -320,7 +328,20 @@ LoadedModel::GpuTimes LoadedModel::gpu_times(int runs) const {
       cuda_->time(gpu_.get(), runs, &t.host_to_host, &t.device_resident, t.calls.data());
   TT_CHECK(rc == 0) << "timing the GPU model failed: " << cuda_->error(gpu_.get());
   t.device_bytes = cuda_->device_bytes(gpu_.get());
+  if (cuda_->launches != nullptr) {
+    t.cuda_graph = cuda_->launches(gpu_.get(), -1, &t.each_seconds, &t.graph_seconds);
+  }
   return t;
+}
+
+void LoadedModel::set_gpu_launches(int mode) const {
+  TT_USER_CHECK(gpu_ != nullptr) << "set_gpu_launches: the model was compiled for a CPU";
+  TT_USER_CHECK(mode >= 0 && mode <= 2)
+      << "set_gpu_launches: mode " << mode << " (0 one by one, 1 a CUDA graph, 2 the faster)";
+  TT_USER_CHECK(cuda_->launches != nullptr)
+      << "this GPU model library predates CUDA graphs: compile the model again";
+  const int32_t rc = cuda_->launches(gpu_.get(), mode, nullptr, nullptr);
+  TT_CHECK(rc >= 0) << "choosing the GPU model's launches failed: " << cuda_->error(gpu_.get());
 }
 
 }  // namespace tensortune::graph

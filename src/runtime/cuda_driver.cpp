@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tensortune::runtime {
@@ -18,6 +19,8 @@ using detail::CuDevice;
 using detail::CuDeviceptr;
 using detail::CuEvent;
 using detail::CuFunction;
+using detail::CuGraph;
+using detail::CuGraphExec;
 using detail::CuModule;
 using detail::CuResult;
 using detail::CuStream;
@@ -58,6 +61,8 @@ struct CudaDevice::Impl {
   CuStream stream = nullptr;
   std::vector<CuModule> modules;    ///< load_module() handles index this; null once unloaded
   std::vector<Function> functions;  ///< function() handles index this
+  /// capture_graph() handles index this; null once destroyed.
+  std::vector<std::pair<CuGraph, CuGraphExec>> graphs;
   CudaDeviceInfo info;
 
   /// Makes the context current on the calling thread (the measurer may call from any thread).
@@ -204,6 +209,12 @@ CudaDevice::~CudaDevice() {
   // Errors are ignored: after a sticky kernel fault every call fails, and releasing the primary
   // context is what recovers the device for the next CudaDevice.
   api.ctx_set_current(impl_->context);
+  for (const auto& [graph, exec] : impl_->graphs) {
+    if (exec != nullptr) {
+      api.graph_exec_destroy(exec);
+      api.graph_destroy(graph);
+    }
+  }
   for (CuModule module : impl_->modules) {
     if (module != nullptr) {
       api.module_unload(module);
@@ -376,6 +387,63 @@ double CudaDevice::time_events(int calls, const std::function<void()>& body) {
   float milliseconds = 0.0F;
   check(api, api.event_elapsed_time(&milliseconds, events[0], events[1]), "cuEventElapsedTime");
   return static_cast<double>(milliseconds) * 1e-3 / calls;
+}
+
+bool CudaDevice::supports_graphs() const {
+  return impl_->api.stream_begin_capture != nullptr;
+}
+
+uint64_t CudaDevice::capture_graph(const std::function<void()>& body) {
+  const DriverApi& api = impl_->api;
+  if (!supports_graphs()) {
+    throw CudaError("cuStreamBeginCapture", "CUDA_ERROR_NOT_SUPPORTED",
+                    "this CUDA driver has no graphs (CUDA 11.4 or later needed)");
+  }
+  impl_->bind();
+  check(api, api.stream_begin_capture(impl_->stream, detail::kCaptureModeThreadLocal),
+        "cuStreamBeginCapture");
+  CuGraph graph = nullptr;
+  try {
+    body();
+  } catch (...) {
+    // Ends the capture, so the stream runs launches again.
+    if (api.stream_end_capture(impl_->stream, &graph) == detail::kCudaSuccess && graph != nullptr) {
+      api.graph_destroy(graph);
+    }
+    throw;
+  }
+  check(api, api.stream_end_capture(impl_->stream, &graph), "cuStreamEndCapture");
+  CuGraphExec exec = nullptr;
+  const CuResult result = api.graph_instantiate(&exec, graph, 0);
+  if (result != detail::kCudaSuccess) {
+    api.graph_destroy(graph);
+    check(api, result, "cuGraphInstantiate");
+  }
+  impl_->graphs.emplace_back(graph, exec);
+  return impl_->graphs.size();  // 0 is no graph
+}
+
+void CudaDevice::launch_graph(uint64_t graph) {
+  impl_->bind();
+  if (graph == 0 || graph > impl_->graphs.size() || impl_->graphs[graph - 1].second == nullptr) {
+    throw CudaError("cuGraphLaunch", "CUDA_ERROR_INVALID_HANDLE",
+                    "no graph " + std::to_string(graph));
+  }
+  check(impl_->api, impl_->api.graph_launch(impl_->graphs[graph - 1].second, impl_->stream),
+        "cuGraphLaunch");
+}
+
+void CudaDevice::destroy_graph(uint64_t graph) {
+  if (graph == 0 || graph > impl_->graphs.size() || impl_->graphs[graph - 1].second == nullptr) {
+    throw CudaError("cuGraphExecDestroy", "CUDA_ERROR_INVALID_HANDLE",
+                    "no graph " + std::to_string(graph));
+  }
+  impl_->bind();
+  auto& [g, exec] = impl_->graphs[graph - 1];
+  impl_->api.graph_exec_destroy(exec);
+  impl_->api.graph_destroy(g);
+  g = nullptr;
+  exec = nullptr;
 }
 
 void* CudaDevice::native_stream() const {

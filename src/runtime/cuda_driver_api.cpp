@@ -50,6 +50,17 @@ std::string resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuEventRecord", api.event_record, missing);
   resolve(handle, "cuEventSynchronize", api.event_synchronize, missing);
   resolve(handle, "cuEventDestroy_v2", api.event_destroy, missing);
+  // Graphs are optional: a driver without them runs every launch one by one.
+  std::string no_graphs;
+  resolve(handle, "cuStreamBeginCapture_v2", api.stream_begin_capture, no_graphs);
+  resolve(handle, "cuStreamEndCapture", api.stream_end_capture, no_graphs);
+  resolve(handle, "cuGraphInstantiateWithFlags", api.graph_instantiate, no_graphs);
+  resolve(handle, "cuGraphLaunch", api.graph_launch, no_graphs);
+  resolve(handle, "cuGraphExecDestroy", api.graph_exec_destroy, no_graphs);
+  resolve(handle, "cuGraphDestroy", api.graph_destroy, no_graphs);
+  if (!no_graphs.empty()) {
+    api.stream_begin_capture = nullptr;
+  }
   std::string no_v2;
   resolve(handle, "cuEventElapsedTime_v2", api.event_elapsed_time, no_v2);
   if (api.event_elapsed_time == nullptr) {

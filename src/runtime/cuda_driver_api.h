@@ -16,11 +16,15 @@ struct CuStreamOpaque;
 struct CuModuleOpaque;
 struct CuFunctionOpaque;
 struct CuEventOpaque;
+struct CuGraphOpaque;
+struct CuGraphExecOpaque;
 using CuContext = CuContextOpaque*;
 using CuStream = CuStreamOpaque*;
 using CuModule = CuModuleOpaque*;
 using CuFunction = CuFunctionOpaque*;
 using CuEvent = CuEventOpaque*;
+using CuGraph = CuGraphOpaque*;
+using CuGraphExec = CuGraphExecOpaque*;
 
 constexpr CuResult kCudaSuccess = 0;
 
@@ -39,6 +43,9 @@ constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kFuncAttrMaxThreadsPerBlock = 0;
 constexpr int kFuncAttrSharedSizeBytes = 1;
 constexpr int kFuncAttrNumRegs = 4;
+
+// CUstreamCaptureMode: only the capturing thread's unsafe calls are refused during a capture.
+constexpr int kCaptureModeThreadLocal = 1;
 
 // CUjit_option
 constexpr int kJitErrorLogBuffer = 5;
@@ -87,6 +94,13 @@ struct DriverApi {
   CuResult (*event_synchronize)(CuEvent) = nullptr;
   CuResult (*event_elapsed_time)(float*, CuEvent, CuEvent) = nullptr;
   CuResult (*event_destroy)(CuEvent) = nullptr;
+  // CUDA graphs (stream capture), optional: null where the driver predates CUDA 11.4.
+  CuResult (*stream_begin_capture)(CuStream, int) = nullptr;
+  CuResult (*stream_end_capture)(CuStream, CuGraph*) = nullptr;
+  CuResult (*graph_instantiate)(CuGraphExec*, CuGraph, unsigned long long) = nullptr;
+  CuResult (*graph_launch)(CuGraphExec, CuStream) = nullptr;
+  CuResult (*graph_exec_destroy)(CuGraphExec) = nullptr;
+  CuResult (*graph_destroy)(CuGraph) = nullptr;
 
   /// "CUDA_ERROR_ILLEGAL_ADDRESS" for a result (or "CUDA error <n>" when the driver has none).
   std::string error_name(CuResult result) const;

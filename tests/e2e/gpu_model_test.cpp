@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -264,6 +265,26 @@ TEST(GpuModelLoad, RunsOnADeviceOrRefusesCleanlyWithoutOne) {
   EXPECT_GT(t.device_resident, 0);
   EXPECT_GT(t.device_bytes, 0);
   EXPECT_EQ(t.calls.size(), model.plan().calls.size());
+  // Opening chose between one CUDA graph and the launches one by one by timing both.
+  ASSERT_GE(t.cuda_graph, 0);
+  EXPECT_GT(t.each_seconds, 0);
+  EXPECT_GT(t.graph_seconds, 0);
+  EXPECT_EQ(t.cuda_graph == 1, t.graph_seconds < t.each_seconds);
+  // Either way, forced, computes the same outputs, and gpu_times reports what runs.
+  for (int mode : {1, 0, 2}) {
+    SCOPED_TRACE(mode);
+    model.set_gpu_launches(mode);
+    std::fill(got.begin(), got.end(), std::nanf(""));
+    model.run({in.data()}, {got.data()});
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+    const graph::LoadedModel::GpuTimes again = model.gpu_times(3);
+    if (mode < 2) {
+      EXPECT_EQ(again.cuda_graph, mode);
+    }
+    EXPECT_GT(again.device_resident, 0);
+  }
+  EXPECT_THROW(model.set_gpu_launches(3), UserError);
 }
 
 // The image's text form round-trips, and a damaged image is refused naming what is wrong.

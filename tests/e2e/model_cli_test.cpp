@@ -254,15 +254,33 @@ TEST(ModelCli, ACudaTargetBuildsAGpuModelThatRunModelRunsOrRefusesClearly) {
   for (const char* file : {"libmodel.so", "model.h", "model.json", "weights.bin"})
     EXPECT_TRUE(std::filesystem::exists(gpu_dir + "/" + file)) << file;
   EXPECT_TRUE(std::filesystem::exists(gpu_dir + "/kernels/kernel_0.cu"));
+  // No database: every kernel is a zero-shot pick, ranked by the GPU prior.
+  for (const support::Json& f : out.at("functions").as_array())
+    EXPECT_EQ(f.at("provenance").as_string(), "zero-shot (GPU sketch prior)") << gpu.out;
   CliResult run = run_cli("run-model " + gpu_dir);
   if (run.exit_code == 0) {
     EXPECT_NE(run.out.find("CUDA events"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("launches: "), std::string::npos) << run.out;
+    // Forced to one CUDA graph, the model says so.
+    CliResult graph = run_cli("run-model " + gpu_dir + " --cuda-graph on --json");
+    ASSERT_EQ(graph.exit_code, 0) << graph.err;
+    EXPECT_TRUE(support::Json::parse(graph.out).at("gpu").at("cuda_graph").as_bool()) << graph.out;
   } else {
     EXPECT_EQ(run.exit_code, 1);
     EXPECT_NE(run.err.find("is a model for a CUDA device and cannot run here"), std::string::npos)
         << run.err;
   }
   std::filesystem::remove_all(gpu_dir);
+  // --cuda-graph is for GPU models, and takes on, off or auto.
+  const std::string cpu_dir = temp_path("cpu_model");
+  ASSERT_EQ(
+      run_cli("compile-model " + model("mlp.onnx") + " --target native --out " + cpu_dir).exit_code,
+      0);
+  CliResult cpu = run_cli("run-model " + cpu_dir + " --cuda-graph on");
+  EXPECT_EQ(cpu.exit_code, 1);
+  EXPECT_NE(cpu.err.find("--cuda-graph is for a model compiled for a GPU"), std::string::npos)
+      << cpu.err;
+  EXPECT_EQ(run_cli("run-model " + cpu_dir + " --cuda-graph sometimes").exit_code, 2);
 }
 
 }  // namespace

@@ -37,6 +37,10 @@ ArgParser run_model_parser() {
               "digits, '_', '-', '.' become '_'; names that then collide get '_1', '_2', ...)")
       .option("seed", "S", "seed of the random inputs (default 0)")
       .option("repeat", "N", "timed repeats (default 5)")
+      .option("cuda-graph", "MODE",
+              "a GPU model's whole runs as one CUDA graph (on), launch by launch (off), or the "
+              "faster of the two as timed when the model opens (auto, the default)",
+              {"on", "off", "auto"})
       .flag("profile",
             "also time each kernel call over the repeats (median) and show where the time goes, "
             "each call's GFLOP/s and where its schedule came from")
@@ -92,6 +96,12 @@ int run_run_model(const std::vector<std::string>& in_args) {
   const ArgParser::Parsed& p = *parsed;
   const std::string dir = p.positionals().at(0);
   graph::LoadedModel model = graph::LoadedModel::load(dir);
+  if (p.has("cuda-graph")) {
+    TT_USER_CHECK(model.is_gpu()) << "run-model: --cuda-graph is for a model compiled for a GPU; '"
+                                  << dir << "' is a CPU model";
+    const std::string mode = p.get("cuda-graph");
+    model.set_gpu_launches(mode == "off" ? 0 : mode == "on" ? 1 : 2);
+  }
   const graph::RunPlan& plan = model.plan();
   std::map<std::string, std::string> files;
   for (const std::string& a : p.get_all("input")) {
@@ -203,6 +213,13 @@ int run_run_model(const std::vector<std::string>& in_args) {
       g["host_to_host_seconds"] = gpu->host_to_host;
       g["device_resident_seconds"] = gpu->device_resident;
       g["device_bytes"] = gpu->device_bytes;
+      if (gpu->cuda_graph >= 0) {
+        g["cuda_graph"] = gpu->cuda_graph == 1;
+        if (gpu->each_seconds > 0) {  // the automatic choice's comparison
+          g["launch_by_launch_seconds"] = gpu->each_seconds;
+          g["cuda_graph_seconds"] = gpu->graph_seconds;
+        }
+      }
       out["gpu"] = std::move(g);
     }
     if (p.has("profile")) {
@@ -230,6 +247,15 @@ int run_run_model(const std::vector<std::string>& in_args) {
         "  CUDA events: {:.3f} ms device resident, {:.3f} ms host to host; device memory "
         "{:.1f} MiB\n",
         gpu->device_resident * 1e3, gpu->host_to_host * 1e3, gpu->device_bytes / 1048576.0);
+    if (gpu->cuda_graph >= 0) {
+      std::cout << "  launches: " << (gpu->cuda_graph == 1 ? "one CUDA graph" : "one by one");
+      if (gpu->each_seconds > 0)
+        std::cout << fmt::format(
+            " (timed at open: {:.3f} ms launch by launch, {:.3f} ms as a "
+            "graph)",
+            gpu->each_seconds * 1e3, gpu->graph_seconds * 1e3);
+      std::cout << "\n";
+    }
   }
   for (size_t i = 0; i < out_list.size(); ++i) {
     const support::Json& j = out_list.as_array()[i];

@@ -35,6 +35,7 @@ inline constexpr const char* kModelCallsHash = "tt_model_calls_hash";
 ///   int32_t tt_model_cuda_time(void* model, int32_t runs, double* host_to_host,
 ///                              double* device_resident, double* call_seconds);
 ///   int64_t tt_model_cuda_device_bytes(void* model);
+///   int32_t tt_model_cuda_launches(void* model, int32_t mode, double* each, double* graph);
 ///   const char* tt_model_cuda_error(void* model);   void tt_model_cuda_close(void* model);
 ///   const char* tt_model_cuda_image(int64_t* bytes);  (the embedded runtime::CudaModelImage)
 /// each forwarding to the runtime's tt_cuda_model_* (runtime/cuda_model.h).
@@ -43,6 +44,7 @@ inline constexpr const char* kModelCudaRun = "tt_model_cuda_run";
 inline constexpr const char* kModelCudaRunDevice = "tt_model_cuda_run_device";
 inline constexpr const char* kModelCudaTime = "tt_model_cuda_time";
 inline constexpr const char* kModelCudaDeviceBytes = "tt_model_cuda_device_bytes";
+inline constexpr const char* kModelCudaLaunches = "tt_model_cuda_launches";
 inline constexpr const char* kModelCudaError = "tt_model_cuda_error";
 inline constexpr const char* kModelCudaClose = "tt_model_cuda_close";
 inline constexpr const char* kModelCudaImage = "tt_model_cuda_image";

@@ -95,8 +95,16 @@ class LoadedModel {
     double host_to_host = 0, device_resident = 0;
     std::vector<double> calls;
     int64_t device_bytes = 0;
+    /// Whether whole runs go as one CUDA graph (1) or launch by launch (0); -1 for a library
+    /// built before graphs. With the automatic choice, each way's seconds per run as timed then.
+    int cuda_graph = -1;
+    double each_seconds = 0, graph_seconds = 0;
   };
   GpuTimes gpu_times(int runs) const;
+  /// How a GPU model's runs queue their launches: 0 one by one, 1 one CUDA graph, 2 the faster
+  /// of the two (what opening the model chose, unless TT_CUDA_GRAPH said). UserError for a CPU
+  /// model or a library built before graphs.
+  void set_gpu_launches(int mode) const;
 
  private:
   /// load() for a folder whose model.json says "device": "cuda", with weights.bin's contents;

@@ -81,6 +81,16 @@ class CudaDevice {
   /// Records an event before and after `calls` runs of `body` and returns the elapsed seconds
   /// per call as the events measured.
   double time_events(int calls, const std::function<void()>& body);
+  /// Whether the driver offers CUDA graphs (stream capture, CUDA 11.4 and later).
+  bool supports_graphs() const;
+  /// Records the launches `body` queues on the stream into a CUDA graph instead of running them,
+  /// and instantiates it: a handle for launch_graph(), valid until destroy_graph() or the
+  /// destructor. The launches keep the arguments they were queued with. CudaError when the driver
+  /// has no graphs or the capture fails; the stream is usable again either way.
+  uint64_t capture_graph(const std::function<void()>& body);
+  /// Queues every launch of a captured graph on the stream, as one; does not wait.
+  void launch_graph(uint64_t graph);
+  void destroy_graph(uint64_t graph);
   /// The driver handle (CUstream) of the stream launch() and time_events() use, for libraries
   /// that take a cudaStream_t (the same handle): work they queue on it is timed by time_events().
   void* native_stream() const;

@@ -92,6 +92,22 @@ class CudaModel {
   /// Device memory this model allocated: arena, weights, input and output buffers.
   int64_t device_bytes() const;
 
+  /// How a whole run on the model's own buffers (run_host, time) queues its launches: one by
+  /// one, or as one CUDA graph captured once (launch overhead paid once per run). Runs on the
+  /// caller's device pointers (run_device) and single calls always go one by one.
+  enum class LaunchMode : uint8_t { Each, Graph, Auto };
+  struct LaunchChoice {
+    bool graph = false;
+    /// Auto: median device-resident seconds per run of each way, timed at the choice.
+    double each_seconds = 0, graph_seconds = 0;
+    std::string note;  ///< why: "the graph ran faster", "the CUDA driver has no graphs", ...
+  };
+  /// Made when the model opens, from TT_CUDA_GRAPH ("0"/"off": Each, "1"/"on": Graph, else
+  /// Auto: the faster of the two); Graph falls back to Each where the driver cannot capture.
+  /// CudaError when the device fails.
+  void choose_launches(LaunchMode mode);
+  LaunchChoice launch_choice() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -113,6 +129,13 @@ int32_t tt_cuda_model_run_device(void* model, const uint64_t* inputs, const uint
 int32_t tt_cuda_model_time(
     void* model, int32_t runs, double* host_to_host, double* device_resident, double* call_seconds);
 int64_t tt_cuda_model_device_bytes(void* model);
+/// Chooses how runs queue their launches again (0 one by one, 1 a CUDA graph, 2 the faster), then
+/// reports the choice: 1 graph, 0 one by one, -1 on failure; `each_seconds` and `graph_seconds`
+/// (either may be null) get the timed comparison of mode 2, else 0. A `mode` < 0 only reports.
+int32_t tt_cuda_model_launches(void* model,
+                               int32_t mode,
+                               double* each_seconds,
+                               double* graph_seconds);
 const char* tt_cuda_model_error(void* model);
 void tt_cuda_model_close(void* model);
 }

@@ -312,6 +312,8 @@ void export_cuda_model_library(const runtime::CudaModelImage& image,
                 llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr, ptr}, false));
   add_forwarder(*module, t, kModelCudaDeviceBytes, "tt_cuda_model_device_bytes",
                 llvm::FunctionType::get(i64, {ptr}, false));
+  add_forwarder(*module, t, kModelCudaLaunches, "tt_cuda_model_launches",
+                llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr}, false));
   add_forwarder(*module, t, kModelCudaError, "tt_cuda_model_error",
                 llvm::FunctionType::get(ptr, {ptr}, false));
   add_forwarder(*module, t, kModelCudaClose, "tt_cuda_model_close",
