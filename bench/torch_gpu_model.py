@@ -28,10 +28,7 @@ def build(folder, name):
         torch.manual_seed(0)  # as make_models.make_superres
         model = make_models.SuperResolutionNet()
     elif name == "resnet18":
-        import torchvision
-        torch.manual_seed(0)  # as make_models.make_resnet18
-        model = torchvision.models.resnet18(weights=None)
-        make_models.randomize_bn(model)
+        model = make_models.resnet18_module()  # as make_models.make_resnet18
     else:
         sys.exit(f"torch_gpu_model.py: unknown model '{name}' (resnet18, superres)")
     model.eval()

@@ -11,12 +11,15 @@ Usage (Debian's Python, which has torch; CPU only, deterministic, nothing is dow
   /usr/bin/python3 scripts/make_models.py --family DIR [--only a,b]  # one model per family
 
 Tiny models: mlp, cnn (BatchNormalization kept), encoder (opset 17, LayerNormalization),
-ln_decomposed (LayerNorm written out) and superres (the super-resolution network on 12x12), plus the bad models unsupported, dynamic, truncated and
-not_onnx. Every model is checked with onnx.checker, must have static shapes, and may use only the
-ops in SUPPORTED. Needs python3-torch and python3-onnx (and python3-torchvision for --resnet18 and
---family). The family models (FAMILIES: torchvision's MobileNet v2/v3, EfficientNet, SqueezeNet,
-ShuffleNet, RegNet, and a PyTorch transformer encoder) have random weights; an op outside SUPPORTED
-is reported, not fatal, so the benchmark can name what the importer still lacks.
+ln_decomposed (LayerNorm written out) and superres (the super-resolution network on 12x12),
+plus the bad models unsupported, dynamic, truncated and not_onnx. Every model is checked with
+onnx.checker, must have static shapes, and may use only the ops in SUPPORTED. Needs
+python3-torch and python3-onnx, and python3-torchvision for --family (--resnet18 writes the
+network out without it; --resnet18 and --superres export unchecked without onnx, as on a GPU
+machine with PyTorch alone). The family models (FAMILIES: torchvision's MobileNet
+v2/v3, EfficientNet, SqueezeNet, ShuffleNet, RegNet, and a PyTorch transformer encoder) have random
+weights; an op outside SUPPORTED is reported, not fatal, so the benchmark can name what the
+importer still lacks.
 """
 
 import argparse
@@ -28,14 +31,17 @@ import warnings
 
 try:
     import numpy as np
-    import onnx
     import torch
-    from onnx import TensorProto, helper
     from torch import nn
 except ImportError:
     print("make_models.py: needs python3-torch and python3-onnx "
           "(apt-get install python3-torch python3-onnx python3-numpy)", file=sys.stderr)
     sys.exit(1)
+try:
+    import onnx
+    from onnx import TensorProto, helper
+except ImportError:  # a GPU machine with PyTorch alone: --resnet18 and --superres still export
+    onnx = None
 
 # The op set tensortune's ONNX importer supports.
 SUPPORTED = set("""Abs Add And AveragePool BatchNormalization Cast Clip Concat Constant
@@ -163,7 +169,13 @@ def static_dims(vi):
 
 def check_model(path, require=(), strict=True):
     """Checks the model, its static shapes and its op set; returns the sorted op types. With
-    strict=False an op outside SUPPORTED is only reported."""
+    strict=False an op outside SUPPORTED is only reported. Without the onnx package (only the
+    big models are made then) nothing is checked and no op is listed."""
+    if onnx is None:
+        if strict:
+            sys.exit("make_models.py: the tiny models need python3-onnx")
+        print(f"{path.name}: not checked (no onnx package)")
+        return []
     model = onnx.load(str(path))
     onnx.checker.check_model(model)
     ops = sorted({n.op_type for n in model.graph.node})
@@ -276,15 +288,70 @@ def make_bad(out):
     }
 
 
-def make_resnet18(out):
+class BasicBlock(nn.Module):
+    """torchvision's ResNet BasicBlock: two 3x3 convs with batch norm, a 1x1 stride-s shortcut
+    with batch norm where the shape changes."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                            nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return torch.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet18(nn.Module):
+    """torchvision's resnet18 architecture written out, for a machine without torchvision (a GPU
+    machine with PyTorch alone): the same layers, so the same ONNX ops and kernel shapes."""
+
+    def __init__(self, classes=1000):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        blocks, cin = [], 64
+        for cout, stride in ((64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2),
+                             (512, 1)):
+            blocks.append(BasicBlock(cin, cout, stride))
+            cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(512, classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+    def forward(self, x):
+        x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
+        x = torch.flatten(self.avgpool(self.blocks(x)), 1)
+        return self.fc(x)
+
+
+def resnet18_module():
+    """ResNet-18 with random weights (seed 0) and randomized batch norms: torchvision's, or the
+    same network written out where torchvision is missing."""
+    torch.manual_seed(0)
     try:
         import torchvision
+        model = torchvision.models.resnet18(weights=None)
     except ImportError:
-        sys.exit("make_models.py: --resnet18 needs python3-torchvision "
-                 "(apt-get install python3-torchvision)")
-    torch.manual_seed(0)
-    model = torchvision.models.resnet18(weights=None)
+        print("make_models.py: no torchvision, ResNet-18 written out (other random weights)")
+        model = ResNet18()
     randomize_bn(model)
+    return model
+
+
+def make_resnet18(out):
+    model = resnet18_module()
     entry = export("resnet18", model, [random_input(200, (1, 3, 224, 224))], out, 13, True,
                    ("BatchNormalization", "Conv", "Gemm"), big=True)
     path = out / "models.json"

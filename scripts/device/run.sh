@@ -2,11 +2,13 @@
 # Runs the GPU checks on a machine with an NVIDIA GPU, from the repository root, with the binaries
 # and libraries that scripts/device/pack.sh put into .devpack/: the device tests (each operator's
 # kernels verified on the GPU, the driver, the measurer, `tune --target cuda`, whole GPU models),
-# the super-resolution model against PyTorch (bench/gpu_models.sh), then bench/vs_vendor_gpu
+# the super-resolution model and ResNet-18 against PyTorch (bench/gpu_models.sh; zero-shot, then
+# the default schedules; ResNet-18 is made there by make_models.py), then bench/vs_vendor_gpu
 # against cuBLAS/cuDNN. Logs and the database go to $OUT (default /tmp/devout).
 # Usage: bash scripts/device/run.sh [TRIALS] [ONLY]
 #   TRIALS  vs_vendor_gpu --tune-trials (default 32); ONLY its --only filter (default: every case)
 #   QUICK=1 skips the device tests but vs_vendor_gpu's own; VVG_S caps vs_vendor_gpu's seconds (240)
+#   GPU_MODELS: the models bench/gpu_models.sh runs (default superres,resnet18)
 #   .devpack/seed.db, when present, is the database vs_vendor_gpu resumes from.
 # The binaries hold their build folder's absolute paths (/work/main/build...): a checkout elsewhere
 # is linked there.
@@ -61,6 +63,13 @@ if [ -z "${QUICK:-}" ]; then
   t 120 tests/e2e/model_cli_test --gtest_filter='*Cuda*'
 fi
 # Whole models against PyTorch (bench/gpu_models.sh); GPU_MODEL_TRIALS > 0 tunes them first.
+# ResNet-18 is too large to pack: it is made here (PyTorch alone is enough) unless GPU_MODELS
+# leaves it out.
+MODELS=${GPU_MODELS:-superres,resnet18}
+if [ -d "$R/.devpack/models" ] && [[ $MODELS == *resnet18* ]] &&
+  [ ! -f "$R/.devpack/models/resnet18.onnx" ]; then
+  (cd "$R" && t 180 python3 scripts/make_models.py --resnet18 .devpack/models)
+fi
 if [ -d "$R/.devpack/models" ]; then
   dbarg=()
   if [ "${GPU_MODEL_TRIALS:-0}" -gt 0 ]; then
@@ -68,10 +77,10 @@ if [ -d "$R/.devpack/models" ]; then
     t "${GPU_MODEL_S:-300}" tools/tensortune/tensortune tune-model "$R/.devpack/models/superres.onnx" \
       --target "cuda -arch=sm_90" --trials "$GPU_MODEL_TRIALS" --db "$OUT/models.db"
   fi
-  (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models superres \
+  (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models "$MODELS" \
     --tt /work/main/build/tools/tensortune/tensortune --out "$OUT/models" "${dbarg[@]}")
   # Untuned, the default GPU schedules against the zero-shot picks above.
-  (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models superres \
+  (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models "$MODELS" \
     --tt /work/main/build/tools/tensortune/tensortune --out "$OUT/models-default" \
     --compile-args --no-zero-shot "${dbarg[@]}")
 fi
