@@ -232,13 +232,41 @@ std::vector<Task> built_tasks(const Graph& graph,
     return compiler.shipped_best_seconds(w);
   };
   // The user's records choose a kernel's form; without any, the shipped logs do (their records
-  // are what the kernel will be built from), so a shipped Winograd record is used too.
+  // are what the kernel will be built from), so a shipped Winograd record is used too; without
+  // those, zero-shot's rule (zero_shot_form).
   for (Task& t : tasks) {
     double own_seconds = 0;
     const te::Workload& own = fastest_form(t, stored, &own_seconds);
-    t.workload = own_seconds > 0 ? own : fastest_form(t, shipped);
+    if (own_seconds > 0) {
+      t.workload = own;
+      continue;
+    }
+    double shipped_seconds = 0;
+    const te::Workload& from_shipped = fastest_form(t, shipped, &shipped_seconds);
+    if (shipped_seconds > 0) {
+      t.workload = from_shipped;
+    } else if (compiler.zero_shot_enabled() && !compiler.target().is_gpu()) {
+      t.workload = zero_shot_form(t);
+    }
   }
   return tasks;
+}
+
+const te::Workload& zero_shot_form(const Task& task) {
+  // The Winograd form's transformed product is a batch of GEMMs with one row per output tile: with
+  // few tiles its rows fill no register tile, and the transforms cost more than the quarter of
+  // the multiplications saved. Zero-shot picks inside ResNet-18 on a Zen 5: Winograd 0.44-0.46
+  // against 0.51-0.52 ms direct on 56x56 maps (196 tiles), 0.54-0.67 against 0.49-0.56 on 28x28
+  // (49), and slower still on 14x14 and 7x7.
+  constexpr int64_t kMinTiles = 196;
+  if (task.alternatives.empty() || task.winograd_tile <= 0)
+    return task.workload;
+  const std::vector<int64_t>& shape = task.workload.outputs().at(0).shape();
+  if (shape.size() != 4)
+    return task.workload;
+  const int64_t m = task.winograd_tile;
+  const int64_t tiles = shape[0] * ((shape[2] + m - 1) / m) * ((shape[3] + m - 1) / m);
+  return tiles >= kMinTiles ? task.alternatives.front() : task.workload;
 }
 
 Executable Executable::build(Graph graph, driver::Compiler& compiler) {

@@ -209,8 +209,9 @@ std::vector<Task> extract_tasks(const Graph& graph, const Partition& partition) 
     }
     by_key[w.key()] = tasks.size();
     tasks.push_back(Task{w, {i}, {}});
-    if (kernel_winograd_tile(graph, partition.kernels[i]) > 0) {
+    if (const int64_t tile = kernel_winograd_tile(graph, partition.kernels[i]); tile > 0) {
       tasks.back().alternatives.push_back(kernel_workload(graph, partition.kernels[i], true));
+      tasks.back().winograd_tile = tile;
     }
   }
   if (problems.size() == 1)

@@ -174,6 +174,7 @@ class Compiler {
   /// schedule before the default one; a choice that does not replay or lower falls through to
   /// the default with a warning (for a GPU target, default_gpu_steps).
   void set_zero_shot(ZeroShotFn zero_shot) { zero_shot_ = std::move(zero_shot); }
+  bool zero_shot_enabled() const { return static_cast<bool>(zero_shot_); }
 
   /// The resolved target code is generated for.
   const target::Target& target() const { return resolved_; }

@@ -67,6 +67,9 @@ struct Task {
   /// Other workloads computing the same kernels (the Winograd form of a 3x3 stride-1 conv):
   /// tuned beside `workload`, and compile-model builds whichever has the faster stored best.
   std::vector<te::Workload> alternatives;
+  /// The output tile of the Winograd alternative (4 for F(4x4, 3x3), 2 for F(2x2, 3x3)); 0 when
+  /// there is none.
+  int64_t winograd_tile = 0;
   /// How often the workload runs in the model: the task scheduler's weight.
   int weight() const { return static_cast<int>(kernels.size()); }
 };

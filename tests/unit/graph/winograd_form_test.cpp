@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace tensortune::graph {
 namespace {
@@ -133,6 +134,43 @@ TEST(WinogradForm, WithoutOwnRecordsTheShippedLogsChooseTheForm) {
   store_record(user, compiler, direct, 2e-3);
   EXPECT_EQ(Executable::build(m.b.g, compiler).run_plan().calls.at(0).workload, direct.name())
       << "the user's records choose the form";
+}
+
+// With no record of either form, zero-shot builds the Winograd form of a conv with at least 196
+// output tiles (56x56 at F(4x4, 3x3)) and the direct form of smaller ones; without zero-shot, or
+// for a GPU, the direct form. Either computes what the direct form computes.
+TEST(WinogradForm, ZeroShotBuildsWinogradOnLargeMapsOnly) {
+  const auto zero_shot = [](const te::Workload&,
+                            const target::Target&) -> std::optional<driver::ZeroShotChoice> {
+    return std::nullopt;  // no pick: the default schedule, so only the form is under test
+  };
+  for (int64_t hw : {16, 52, 56}) {
+    SCOPED_TRACE(hw);
+    Builder b = two_convs(hw);
+    const std::vector<Task> tasks = extract_tasks(b.g, partition(b.g));
+    EXPECT_EQ(tasks.at(0).winograd_tile, 4);
+    const bool large = (hw + 3) / 4 * ((hw + 3) / 4) >= 196;
+    EXPECT_EQ(zero_shot_form(tasks.at(0)).name(),
+              (large ? tasks.at(0).alternatives.at(0) : tasks.at(0).workload).name());
+    driver::Compiler compiler(nullptr, target::Target::parse("llvm"));
+    compiler.set_zero_shot(zero_shot);
+    const std::vector<Task> built = built_tasks(b.g, partition(b.g), compiler);
+    EXPECT_EQ(built.at(0).workload.name(), zero_shot_form(tasks.at(0)).name());
+    EXPECT_EQ(built.at(1).workload.name(), tasks.at(1).workload.name()) << "no Winograd form";
+    driver::Compiler plain(nullptr, target::Target::parse("llvm"));
+    EXPECT_EQ(built_tasks(b.g, partition(b.g), plain).at(0).workload.name(),
+              tasks.at(0).workload.name());
+    driver::Compiler gpu(nullptr, target::Target::parse("cuda -arch=sm_90"));
+    gpu.set_zero_shot(zero_shot);
+    EXPECT_EQ(built_tasks(b.g, partition(b.g), gpu).at(0).workload.name(),
+              tasks.at(0).workload.name());
+    if (large) {
+      compiler.set_zero_shot(zero_shot);
+      const std::vector<float> x = testing::wave(4 * hw * hw);
+      expect_close(Executable::build(b.g, compiler).run({x}).at(0),
+                   Executable::build(b.g, plain).run({x}).at(0));
+    }
+  }
 }
 
 }  // namespace
