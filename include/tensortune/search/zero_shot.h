@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Zero-shot schedules: a schedule for a workload nobody tuned, picked from its own generated space
-// by a cost model trained beforehand on other workloads (the shipped model), without measuring
-// anything. Deterministic: the same workload, target, model and options give the same steps.
+// by a cost model trained beforehand on other workloads (the shipped model; for a GPU target, the
+// GPU sketch rules' prior), without measuring anything. Deterministic: the same workload, target,
+// model and options give the same steps.
 #pragma once
 
 #include "tensortune/cost_model/cost_model.h"
