@@ -22,10 +22,9 @@ struct CudaModel::Impl {
   uint64_t arena = 0, weights = 0;
   std::vector<uint64_t> inputs, outputs;  // the model's own device buffers
   int64_t device_bytes = 0;
-  /// The launches on the model's own buffers as one CUDA graph (0: none), whether runs use it,
-  /// and what the choice was made on.
+  /// The launches on the model's own buffers as one CUDA graph (0: none), and whether runs use
+  /// it (choice.graph) and why.
   uint64_t graph = 0;
-  bool use_graph = false;
   CudaModel::LaunchChoice choice;
 
   Impl(CudaModelImage i, int ordinal) : image(std::move(i)), device(ordinal) {}
@@ -40,7 +39,7 @@ struct CudaModel::Impl {
   /// Every launch (or call `only_call`'s), on `in` and `out`: the whole model on its own
   /// buffers runs as the captured graph when that was chosen.
   void launch_all(const uint64_t* in, const uint64_t* out, int32_t only_call = -1) {
-    if (use_graph && only_call < 0 && std::equal(inputs.begin(), inputs.end(), in) &&
+    if (choice.graph && only_call < 0 && std::equal(inputs.begin(), inputs.end(), in) &&
         std::equal(outputs.begin(), outputs.end(), out)) {
       device.launch_graph(graph);
       return;
@@ -100,7 +99,6 @@ CudaModel::LaunchMode launch_mode_from_environment() {
 
 void CudaModel::choose_launches(LaunchMode mode) {
   Impl& d = *impl_;
-  d.use_graph = false;
   d.choice = LaunchChoice{};
   if (mode == LaunchMode::Each)
     return;
@@ -139,13 +137,12 @@ void CudaModel::choose_launches(LaunchMode mode) {
     }
     d.choice.each_seconds = median_of(each);
     d.choice.graph_seconds = median_of(graph);
-    d.use_graph = d.choice.graph_seconds < d.choice.each_seconds;
-    d.choice.note = d.use_graph ? "the graph ran faster" : "the launches one by one ran faster";
+    d.choice.graph = d.choice.graph_seconds < d.choice.each_seconds;
+    d.choice.note = d.choice.graph ? "the graph ran faster" : "the launches one by one ran faster";
   } else {
-    d.use_graph = true;
+    d.choice.graph = true;
     d.choice.note = "asked for";
   }
-  d.choice.graph = d.use_graph;
 }
 
 CudaModel::LaunchChoice CudaModel::launch_choice() const {

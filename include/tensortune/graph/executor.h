@@ -60,14 +60,14 @@ RunPlan make_run_plan(const Graph& graph,
                       const std::vector<std::string>& workload_names,
                       const std::vector<KernelPrepack>& prepacks = {});
 
-/// extract_tasks() with each task's workload replaced by the form to build: fastest_form() by
-/// the stored bests of `compiler`'s database; for a task with no form stored there, by the
-/// shipped logs' bests; without either, zero_shot_form() when the compiler builds zero-shot
-/// schedules for a CPU, else the workload itself.
 /// The form zero-shot builds of a task no record covers: the Winograd alternative of a 3x3 conv
 /// with at least 196 output tiles (a 56x56 map at F(4x4, 3x3)), else the workload.
 const te::Workload& zero_shot_form(const Task& task);
 
+/// extract_tasks() with each task's workload replaced by the form to build: fastest_form() by
+/// the stored bests of `compiler`'s database; for a task with no form stored there, by the
+/// shipped logs' bests; without either, zero_shot_form() when the compiler builds zero-shot
+/// schedules for a CPU, else the workload itself.
 std::vector<Task> built_tasks(const Graph& graph,
                               const Partition& partition,
                               const driver::Compiler& compiler);

@@ -201,6 +201,24 @@ std::vector<std::string> placeholder_copy_names(size_t ndim) {
 
 }  // namespace
 
+std::vector<size_t> data_axes_read(const StageInfo& stage, const std::string& input) {
+  std::vector<size_t> out;
+  const std::vector<Read> reads = reads_of(*stage.op);
+  for (size_t d = 0; d < stage.data_axes.size() && d < stage.op->axes.size(); ++d) {
+    const ir::ExprNode* var = stage.op->axes[d].var.get();
+    bool used = false;
+    for (const Read& read : reads) {
+      if (producer_name(*stage.op, read.buffer) != input)
+        continue;
+      for (const std::set<const ir::ExprNode*>& vars : read.vars)
+        used = used || vars.count(var) != 0;
+    }
+    if (used)
+      out.push_back(d);
+  }
+  return out;
+}
+
 const StageInfo* DagInfo::find(const std::string& name) const {
   for (const StageInfo& s : stages) {
     if (s.name == name) {

@@ -7,7 +7,6 @@
 // axes and binds them to blocks and threads, its reduction running inside each thread.
 #include "search/sketch/rules.h"
 #include "search/sketch/split_factors.h"
-#include "tensortune/ir/ir_visitor.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
@@ -186,28 +185,6 @@ class GpuTilePlan final : public StagePlan {
   KnobSlot unroll_{-1, {0}};
 };
 
-/// The data axes of `stage` (indices into its data_axes) that some index of its loads of `input`
-/// uses.
-std::vector<size_t> data_axes_read(const StageInfo& stage, const te::Operation& input) {
-  std::set<size_t> used;
-  ir::post_order_visit(stage.op->body, [&](const ir::Expr& e) {
-    const auto* load = e.as<ir::Load>();
-    if (load == nullptr || !load->buffer.same_as(input.output)) {
-      return;
-    }
-    for (const ir::Expr& index : load->indices) {
-      ir::post_order_visit(index, [&](const ir::Expr& x) {
-        for (size_t d = 0; d < stage.data_axes.size() && d < stage.op->axes.size(); ++d) {
-          if (x.same_as(stage.op->axes[d].var)) {
-            used.insert(d);
-          }
-        }
-      });
-    }
-  });
-  return {used.begin(), used.end()};
-}
-
 /// The thread indices, innermost first: the last data axes of a tiled stage bind to them.
 constexpr ir::ForKind kThreadKinds[] = {ir::ForKind::ThreadX, ir::ForKind::ThreadY,
                                         ir::ForKind::ThreadZ};
@@ -289,7 +266,7 @@ class GpuSharedTilePlan final : public StagePlan {
       if (std::find(inputs_.begin(), inputs_.end(), input->name) == inputs_.end()) {
         inputs_.push_back(input->name);
         input_axes_.push_back(dag.copy_axis_names(input->name));
-        input_uses_.push_back(data_axes_read(stage, *input));
+        input_uses_.push_back(data_axes_read(stage, input->name));
       }
     }
     unroll_ = knobs.add_values(stage_ + ".local.unroll", KnobKind::Unroll, {0, 16, 64, 512});

@@ -37,14 +37,13 @@ class GpuReducePlan final : public StagePlan {
         reduce_(axis_names(stage.reduce_axes)),
         gpu_(gpu),
         rows_(extent_of(stage.data_axes)) {
-    const int64_t rows = rows_;
     const int64_t extent = extent_of(stage.reduce_axes);
     // At most the reduction's extent: a wider split would leave threads idle, and lowering
     // shrinks the thread loop to the extent, which makes the block no multiple of a warp.
     std::vector<std::vector<int64_t>> choices;
     for (int64_t threads : kReduceThreads) {
       for (int64_t per_block : kRowsPerBlock) {
-        if (threads <= extent && rows % per_block == 0 &&
+        if (threads <= extent && rows_ % per_block == 0 &&
             threads * per_block <= kMaxThreadsPerBlock) {
           choices.push_back({threads, per_block});
         }

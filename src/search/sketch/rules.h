@@ -87,6 +87,10 @@ struct DagInfo {
 /// Analyses `workload`'s compute DAG.
 DagInfo analyse(const te::Workload& workload);
 
+/// The data axes of `stage` (indices into its data_axes) that some index of its reads of the
+/// stage `input` uses.
+std::vector<size_t> data_axes_read(const StageInfo& stage, const std::string& input);
+
 /// The element-wise stages after reuse stage `stage` up to the output: E1 (its sole consumer,
 /// reading it element-wise), E2 (E1's sole consumer, reading E1 element-wise), ..., En (an
 /// output). Empty when the stage has no such chain (or is itself an output).
