@@ -24,24 +24,43 @@
 namespace tensortune::search {
 namespace {
 
+double elements(const te::Tensor& t) {
+  double n = 1;
+  for (int64_t d : t.shape())
+    n *= static_cast<double>(d);
+  return n;
+}
+
+double output_elements(const te::Workload& workload) {
+  double total = 0;
+  for (const te::Tensor& t : workload.outputs())
+    total += elements(t);
+  return total;
+}
+
+double input_bytes(const te::Workload& workload) {
+  double total = 0;
+  for (const te::Tensor& t : workload.inputs())
+    total += elements(t) * static_cast<double>(t.dtype().bytes());
+  return total;
+}
+
 /// Below about a quarter million operations (or output elements, for data movement) a kernel
 /// runs in tens of microseconds, about what waking the thread pool costs: measured zero-shot
 /// picks of relu 100x1000 and pad 256x14x14 ran 2x and 7x slower parallel than the serial
 /// default. PyTorch's parallel_for grain (32768 elements per thread) is of the same order.
-double output_elements(const te::Workload& workload) {
-  double elements = 0;
-  for (const te::Tensor& t : workload.outputs()) {
-    double n = 1;
-    for (int64_t d : t.shape())
-      n *= static_cast<double>(d);
-    elements += n;
-  }
-  return elements;
-}
-
+/// A reduction that reads more than an L1 cache is the exception: in a model its input was just
+/// written by every thread, and one thread alone waits on the other cores' caches. ResNet-18's
+/// global average pool (512x7x7, 100 KB) took 17-19 us serial and 8-10 us parallel inside the
+/// model (timed alone, on the same input each call, the two tie at 4-7 us).
 bool too_small_for_threads(const te::Workload& workload) {
   constexpr double kMinParallelWork = 1 << 18;
-  return std::max(workload.flop_count(), output_elements(workload)) < kMinParallelWork;
+  constexpr double kL1Bytes = 32 << 10;
+  if (std::max(workload.flop_count(), output_elements(workload)) >= kMinParallelWork)
+    return false;
+  const bool reduces = std::any_of(workload.outputs().begin(), workload.outputs().end(),
+                                   [](const te::Tensor& t) { return t.op()->reduce() != nullptr; });
+  return !reduces || input_bytes(workload) < kL1Bytes;
 }
 
 /// Whether the loop nest as written may compete with the tiled draws: only for workloads of

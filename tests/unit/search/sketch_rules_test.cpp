@@ -453,6 +453,26 @@ TEST(SketchRules, DenseIsVectorizedOverOutputColumnsWithTheWeightBlocked) {
   }
 }
 
+TEST(SketchRules, AnInputNoAxisReusesIsNotBlockedForAVectorAxis) {
+  // A global average pool reads x[0, c, r, s]: vectors over c would need x blocked by channels, a
+  // copy made on every call and as large as the pool's whole work.
+  const te::Tensor x = te::placeholder({1, 64, 7, 7}, ir::DataType::float32(), "x");
+  const ir::IterVar r = te::reduce_axis(7, "r");
+  const ir::IterVar s = te::reduce_axis(7, "s");
+  const te::Tensor gap = te::compute(
+      {1, 64, 1, 1},
+      [&](const std::vector<ir::Var>& v) {
+        return te::sum(x(v[0], v[1], r.var, s.var), {r, s});
+      },
+      "gap");
+  const std::vector<std::string> names =
+      sketch_names(avx512_space(te::Workload("gap", {x}, {gap})));
+  ASSERT_FALSE(names.empty());
+  for (const std::string& name : names) {
+    EXPECT_EQ(name.find("vec("), std::string::npos) << name;
+  }
+}
+
 /// The values each tiled stage's order knob offers, over every sketch of `w`'s space.
 std::set<int64_t> order_values(const te::Workload& w) {
   std::set<int64_t> values;

@@ -10,11 +10,13 @@
 #include "tensortune/cost_model/xgboost_model.h"
 #include "tensortune/database/database.h"
 #include "tensortune/ir/eval.h"
+#include "tensortune/ir/ops.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/support/error.h"
+#include "tensortune/te/compute.h"
 #include "tensortune/te/operators.h"
 
 #include <gtest/gtest.h>
@@ -195,6 +197,42 @@ TEST(ZeroShot, AWorkloadOfManyProductsPerOutputNeverGetsTheLoopNestAsWritten) {
   ASSERT_TRUE(pick.has_value());
   EXPECT_EQ(pick->config.find("default loop nests"), std::string::npos) << pick->config;
   EXPECT_TRUE(has_annotation(pick->steps, ir::ForKind::Vectorized)) << describe(pick->steps);
+}
+
+/// ONNX's GlobalAveragePool as the importer writes it: [1, C, 7, 7] -> [1, C, 1, 1].
+te::Workload global_average_pool(int64_t channels) {
+  const te::Tensor x = te::placeholder({1, channels, 7, 7}, ir::DataType::float32(), "x");
+  const ir::IterVar r = te::reduce_axis(7, "r");
+  const ir::IterVar s = te::reduce_axis(7, "s");
+  const te::Tensor gap = te::compute(
+      {1, channels, 1, 1},
+      [&](const std::vector<ir::Var>& v) {
+        return te::sum(
+            x(v[0], v[1], r.var, s.var) * ir::make_const(ir::DataType::float32(), 1.0 / 49),
+            {r, s});
+      },
+      "gap");
+  return te::Workload("gap", {x}, {gap});
+}
+
+TEST(ZeroShot, ASmallReductionOverMoreThanAnL1CacheStaysParallel) {
+  // Below 2^18 operations a kernel runs serial, except a reduction whose input outgrows an L1
+  // cache: inside a model that input was just written by every thread.
+  const ZeroShot zero_shot(cost_model::XGBoostModel::load(shipped_model_path()));
+  const te::Workload large = global_average_pool(512);  // 100 KB read, 50k operations
+  const std::optional<ZeroShotPick> pick = zero_shot.pick(large, host());
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_TRUE(has_annotation(pick->steps, ir::ForKind::Parallel)) << pick->config;
+  EXPECT_EQ(pick->config.find("serial"), std::string::npos) << pick->config;
+  EXPECT_TRUE(computes_reference(large, pick->steps, 5)) << pick->config;
+  for (const te::Workload& w : {global_average_pool(64),
+                                te::make_workload("relu:M=100,N=1000")}) {  // 12.5 KB; no reduction
+    SCOPED_TRACE(w.name());
+    const std::optional<ZeroShotPick> small = zero_shot.pick(w, host());
+    ASSERT_TRUE(small.has_value());
+    EXPECT_FALSE(has_annotation(small->steps, ir::ForKind::Parallel)) << small->config;
+    EXPECT_TRUE(computes_reference(w, small->steps, 5)) << small->config;
+  }
 }
 
 TEST(ZeroShot, AModelOfAnotherFeatureVersionIsRefused) {
