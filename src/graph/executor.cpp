@@ -254,19 +254,17 @@ std::vector<Task> built_tasks(const Graph& graph,
 
 const te::Workload& zero_shot_form(const Task& task) {
   // The Winograd form's transformed product is a batch of GEMMs with one row per output tile: with
-  // few tiles its rows fill no register tile, and the transforms cost more than the quarter of
-  // the multiplications saved. Zero-shot picks inside ResNet-18 on a Zen 5: Winograd 0.44-0.46
-  // against 0.51-0.52 ms direct on 56x56 maps (196 tiles), 0.54-0.67 against 0.49-0.56 on 28x28
-  // (49), and slower still on 14x14 and 7x7.
-  constexpr int64_t kMinTiles = 196;
-  if (task.alternatives.empty() || task.winograd_tile <= 0)
+  // few tiles its rows fill no register tile, and the transforms cost more than the multiplications
+  // saved. Zero-shot picks inside ResNet-18 on a Zen 5, against each layer's tuned best: F(4x4,
+  // 3x3) 1.0-1.1x on 56x56 maps, 1.3-1.5x on 28x28 and 1.4-1.6x on 14x14, where the direct picks
+  // run 1.6-2.2x; F(2x2, 3x3) on 7x7 maps 1.3-2.1x, direct 1.1-1.6x.
+  constexpr int64_t kMinPixels = 14 * 14;
+  if (task.alternatives.empty() || task.winograd_tile != 4)
     return task.workload;
   const std::vector<int64_t>& shape = task.workload.outputs().at(0).shape();
   if (shape.size() != 4)
     return task.workload;
-  const int64_t m = task.winograd_tile;
-  const int64_t tiles = shape[0] * ((shape[2] + m - 1) / m) * ((shape[3] + m - 1) / m);
-  return tiles >= kMinTiles ? task.alternatives.front() : task.workload;
+  return shape[0] * shape[2] * shape[3] >= kMinPixels ? task.alternatives.front() : task.workload;
 }
 
 Executable Executable::build(Graph graph, driver::Compiler& compiler) {

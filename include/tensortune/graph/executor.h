@@ -60,8 +60,8 @@ RunPlan make_run_plan(const Graph& graph,
                       const std::vector<std::string>& workload_names,
                       const std::vector<KernelPrepack>& prepacks = {});
 
-/// The form zero-shot builds of a task no record covers: the Winograd alternative of a 3x3 conv
-/// with at least 196 output tiles (a 56x56 map at F(4x4, 3x3)), else the workload.
+/// The form zero-shot builds of a task no record covers: the F(4x4, 3x3) Winograd alternative of
+/// a 3x3 conv with at least 196 output pixels (a 14x14 map), else the workload.
 const te::Workload& zero_shot_form(const Task& task);
 
 /// extract_tasks() with each task's workload replaced by the form to build: fastest_form() by

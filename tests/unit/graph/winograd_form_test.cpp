@@ -144,12 +144,12 @@ TEST(WinogradForm, ZeroShotBuildsWinogradOnLargeMapsOnly) {
                             const target::Target&) -> std::optional<driver::ZeroShotChoice> {
     return std::nullopt;  // no pick: the default schedule, so only the form is under test
   };
-  for (int64_t hw : {16, 52, 56}) {
+  for (int64_t hw : {8, 13, 14, 56}) {
     SCOPED_TRACE(hw);
     Builder b = two_convs(hw);
     const std::vector<Task> tasks = extract_tasks(b.g, partition(b.g));
     EXPECT_EQ(tasks.at(0).winograd_tile, 4);
-    const bool large = (hw + 3) / 4 * ((hw + 3) / 4) >= 196;
+    const bool large = hw * hw >= 196;  // F(4x4, 3x3) from 14x14 maps up
     EXPECT_EQ(zero_shot_form(tasks.at(0)).name(),
               (large ? tasks.at(0).alternatives.at(0) : tasks.at(0).workload).name());
     driver::Compiler compiler(nullptr, target::Target::parse("llvm"));

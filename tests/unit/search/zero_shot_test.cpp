@@ -23,6 +23,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -38,6 +39,10 @@ std::string shipped_model_path() {
   const char* root = std::getenv("TT_SOURCE_DIR");
   return std::string(root != nullptr ? root : ".") + "/tuning_logs/zero_shot/cpu.v" +
          std::to_string(cost_model::kFeatureVersion) + ".json";
+}
+
+std::shared_ptr<const cost_model::CostModel> shipped_model() {
+  return cost_model::XGBoostModel::load(shipped_model_path());
 }
 
 bool has_annotation(const std::vector<schedule::Step>& steps, ir::ForKind kind) {
@@ -132,8 +137,7 @@ TEST(ZeroShot, APickIsDeterministicVectorizedAndParallel) {
 }
 
 TEST(ZeroShot, TheShippedModelLoadsAndRanks) {
-  std::shared_ptr<const cost_model::CostModel> model =
-      cost_model::XGBoostModel::load(shipped_model_path());
+  std::shared_ptr<const cost_model::CostModel> model = shipped_model();
   ASSERT_TRUE(model->trained());
   const te::Workload w = te::make_workload("conv2d:N=1,C=32,H=28,W=28,K=64,R=3,S=3,pad=1");
   const target::Target target = host();
@@ -158,8 +162,7 @@ TEST(ZeroShot, TheShippedModelLoadsAndRanks) {
 TEST(ZeroShot, AnnealedPicksUnderTheShippedModelComputeTheReferenceAndRepeat) {
   // The annealing walks past the drawn configurations: what it keeps must still be a valid
   // point of the space, and the same one every time (the build is reproducible).
-  const std::shared_ptr<const cost_model::CostModel> model =
-      cost_model::XGBoostModel::load(shipped_model_path());
+  const std::shared_ptr<const cost_model::CostModel> model = shipped_model();
   ZeroShotOptions options;
   options.samples = 32;
   const ZeroShot annealed(model, options);
@@ -190,13 +193,48 @@ TEST(ZeroShot, AWorkloadOfManyProductsPerOutputNeverGetsTheLoopNestAsWritten) {
   // The shipped model has seen no Winograd convolution and ranked its loop nests first: 7.6 ms
   // against 0.53 ms for the best tiled draw. Only workloads of little arithmetic per output
   // element (element-wise, pools, depthwise) let the default compete.
-  const ZeroShot zero_shot(cost_model::XGBoostModel::load(shipped_model_path()));
+  const ZeroShot zero_shot(shipped_model());
   const te::Workload w = te::make_workload(
       "conv2d_winograd:N=1,C=64,H=56,W=56,K=64,pad=1,tile=4,bias=1,epilogue=relu");
   const std::optional<ZeroShotPick> pick = zero_shot.pick(w, host());
   ASSERT_TRUE(pick.has_value());
   EXPECT_EQ(pick->config.find("default loop nests"), std::string::npos) << pick->config;
   EXPECT_TRUE(has_annotation(pick->steps, ir::ForKind::Vectorized)) << describe(pick->steps);
+}
+
+TEST(ZeroShot, TheClimbEndsWhereTheModelScoresAtLeastAsHighAndRepeats) {
+  // The greedy ascent adds points to the draws and the annealing's; the pick is then the best of
+  // all under the model, never worse than without it, and the same every time.
+  const std::shared_ptr<const cost_model::CostModel> model = shipped_model();
+  ZeroShotOptions options;
+  options.samples = 64;
+  const ZeroShot climbing(model, options);
+  options.climb_starts = 0;
+  const ZeroShot without(model, options);
+  const target::Target target = host();
+  const auto predicted = [&](const te::Workload& w, const ZeroShotPick& pick) {
+    const std::optional<std::vector<float>> f = feature_vector(w, pick.steps, target);
+    return f ? model->predict({*f}).at(0) : -std::numeric_limits<float>::infinity();
+  };
+  int higher = 0;
+  for (const char* spec : {"conv2d:N=1,C=16,H=14,W=14,K=32,R=3,S=3,pad=1",
+                           "conv2d_winograd:N=1,C=16,H=12,W=12,K=16,pad=1,tile=4",
+                           "matmul:M=64,N=96,K=80", "dense:M=1,N=1000,K=128"}) {
+    SCOPED_TRACE(spec);
+    const te::Workload w = te::make_workload(spec);
+    const std::optional<ZeroShotPick> a = climbing.pick(w, target);
+    const std::optional<ZeroShotPick> b = climbing.pick(w, target);
+    const std::optional<ZeroShotPick> c = without.pick(w, target);
+    ASSERT_TRUE(a && b && c);
+    EXPECT_EQ(a->config, b->config);
+    // Equal priors compare by prediction alone (the prior scales a batch's spread otherwise).
+    if (a->prior == c->prior) {
+      EXPECT_GE(predicted(w, *a), predicted(w, *c)) << a->config << " against " << c->config;
+      higher += predicted(w, *a) > predicted(w, *c) ? 1 : 0;
+    }
+    EXPECT_TRUE(computes_reference(w, a->steps, 3)) << a->config;
+  }
+  EXPECT_GT(higher, 0) << "the climb never found a better-scored point";
 }
 
 /// ONNX's GlobalAveragePool as the importer writes it: [1, C, 7, 7] -> [1, C, 1, 1].
@@ -218,7 +256,7 @@ te::Workload global_average_pool(int64_t channels) {
 TEST(ZeroShot, ASmallReductionOverMoreThanAnL1CacheStaysParallel) {
   // Below 2^18 operations a kernel runs serial, except a reduction whose input outgrows an L1
   // cache: inside a model that input was just written by every thread.
-  const ZeroShot zero_shot(cost_model::XGBoostModel::load(shipped_model_path()));
+  const ZeroShot zero_shot(shipped_model());
   const te::Workload large = global_average_pool(512);  // 100 KB read, 50k operations
   const std::optional<ZeroShotPick> pick = zero_shot.pick(large, host());
   ASSERT_TRUE(pick.has_value());
