@@ -90,7 +90,8 @@ bool offer_all(const SearchSpace& space,
   return changed;
 }
 
-/// The spread of the finite scores (at least a small positive number).
+}  // namespace
+
 float score_spread(const std::vector<float>& scores) {
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (float s : scores) {
@@ -102,18 +103,23 @@ float score_spread(const std::vector<float>& scores) {
   return hi > lo ? hi - lo : 1.0f;
 }
 
-}  // namespace
+void weigh_by_prior(const SearchSpace& space,
+                    const std::vector<Config>& configs,
+                    double weight,
+                    std::vector<float>& scores) {
+  weigh_by_prior(space, configs, weight, score_spread(scores), scores);
+}
 
 void weigh_by_prior(const SearchSpace& space,
                     const std::vector<Config>& configs,
                     double weight,
+                    double range,
                     std::vector<float>& scores) {
   TT_CHECK(scores.size() == configs.size())
       << scores.size() << " scores for " << configs.size() << " configurations";
   if (weight <= 0) {
     return;
   }
-  const double range = score_spread(scores);
   for (size_t i = 0; i < scores.size(); ++i) {
     if (std::isfinite(scores[i])) {
       scores[i] +=

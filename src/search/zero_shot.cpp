@@ -24,24 +24,17 @@
 namespace tensortune::search {
 namespace {
 
-double elements(const te::Tensor& t) {
-  double n = 1;
-  for (int64_t d : t.shape())
-    n *= static_cast<double>(d);
-  return n;
-}
-
 double output_elements(const te::Workload& workload) {
   double total = 0;
   for (const te::Tensor& t : workload.outputs())
-    total += elements(t);
+    total += static_cast<double>(t.op()->output.num_elements());
   return total;
 }
 
 double input_bytes(const te::Workload& workload) {
   double total = 0;
   for (const te::Tensor& t : workload.inputs())
-    total += elements(t) * static_cast<double>(t.dtype().bytes());
+    total += static_cast<double>(t.op()->output.num_elements() * t.dtype().bytes());
   return total;
 }
 
@@ -268,32 +261,24 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
   const auto climb = [&](const ScoreFn& predict, const ScoreFn& score) {
     if (options_.climb_starts == 0)
       return;
-    const std::vector<float> predicted = predict(configs);
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    for (float p : predicted) {
-      if (std::isfinite(p)) {
-        lo = std::min(lo, p);
-        hi = std::max(hi, p);
-      }
-    }
-    const double spread = hi > lo ? hi - lo : 1.0;
-    const auto value = [&](const Config& c, float p) {
-      return p + options_.prior_weight * spread * std::log2(std::max(1e-9, space.prior(c)));
-    };
+    std::vector<float> valued = predict(configs);
+    const double spread = score_spread(valued);
+    weigh_by_prior(space, configs, options_.prior_weight, spread, valued);
     const std::vector<size_t> order = best_first(scores);
     std::vector<Config> found;
     for (size_t i = 0; i < order.size() && found.size() < options_.climb_starts; ++i) {
-      if (!std::isfinite(predicted[order[i]]))
+      if (!std::isfinite(valued[order[i]]))
         continue;
       Config at = configs[order[i]];
-      double here = value(at, predicted[order[i]]);
+      float here = valued[order[i]];
       for (int step = 0; step < options_.climb_steps; ++step) {
         const std::vector<Config> next = space.neighbours(at);
-        const std::vector<float> p = predict(next);
+        std::vector<float> p = predict(next);
+        weigh_by_prior(space, next, options_.prior_weight, spread, p);
         size_t up = next.size();
         for (size_t k = 0; k < next.size(); ++k) {
-          if (std::isfinite(p[k]) && value(next[k], p[k]) > here) {
-            here = value(next[k], p[k]);
+          if (std::isfinite(p[k]) && p[k] > here) {
+            here = p[k];
             up = k;
           }
         }

@@ -86,6 +86,15 @@ void weigh_by_prior(const SearchSpace& space,
                     const std::vector<Config>& configs,
                     double weight,
                     std::vector<float>& scores);
+/// The same with a given `range` instead of the scores' own, so that scores of several batches
+/// compare on one scale.
+void weigh_by_prior(const SearchSpace& space,
+                    const std::vector<Config>& configs,
+                    double weight,
+                    double range,
+                    std::vector<float>& scores);
+/// The spread of the finite scores (1 when they do not differ).
+float score_spread(const std::vector<float>& scores);
 /// True when the configuration (by SearchSpace::key) was already measured.
 using MeasuredFn = std::function<bool(const std::string& key)>;
 
