@@ -92,17 +92,24 @@ std::vector<int64_t> prime_factors(int64_t n) {
 
 std::vector<std::vector<int64_t>> split_choices(int64_t extent,
                                                 int inner_levels,
-                                                int64_t max_innermost) {
+                                                int64_t max_innermost,
+                                                int64_t lanes) {
   TT_CHECK(extent >= 1 && inner_levels >= 0)
       << "split_choices(" << extent << ", " << inner_levels << ")";
   std::set<Tuple> own = factorizations(extent, inner_levels, max_innermost);
-  std::set<Tuple> extra;
+  std::vector<int64_t> paddings;
   if (extent > 16 && extent % 16 != 0) {
-    for (int64_t padded : {round_up(extent, 16), round_up(extent, 64)}) {
-      for (const Tuple& t : factorizations(padded, inner_levels, max_innermost)) {
-        if (own.count(t) == 0) {
-          extra.insert(t);
-        }
+    paddings = {round_up(extent, 16), round_up(extent, 64)};
+  } else if (lanes > 0 && extent > 2 * lanes && extent % (2 * lanes) != 0) {
+    // An odd number of vectors (208 = 13 x 16) splits into whole vectors one at a time only, and
+    // a register tile one vector wide loads more values than it does FMAs.
+    paddings = {round_up(extent, 4 * lanes)};
+  }
+  std::set<Tuple> extra;
+  for (int64_t padded : paddings) {
+    for (const Tuple& t : factorizations(padded, inner_levels, max_innermost)) {
+      if (own.count(t) == 0) {
+        extra.insert(t);
       }
     }
   }

@@ -26,11 +26,14 @@ std::vector<int64_t> prime_factors(int64_t n);
 /// factors, outermost first (the outer extent is implied, ceil(extent / product)). Every ordered
 /// factorization whose product divides `extent` (innermost factor <= `max_innermost`); when
 /// `extent` is not a multiple of 16 (and above 16), also those of `extent` rounded up to a multiple
-/// of 16 and of 64, which split with a guarded tail. Sorted, unique, at most kMaxSplitChoices
-/// (thinned evenly, always keeping the all-ones tuple and the dividing ones first).
+/// of 16 and of 64, which split with a guarded tail; for the vector axis of blocked inputs
+/// (`lanes` > 0) holding an odd number of vectors, also those of `extent` rounded up to four
+/// vectors. Sorted, unique, at most kMaxSplitChoices (thinned evenly, always keeping the all-ones
+/// tuple and the dividing ones first).
 std::vector<std::vector<int64_t>> split_choices(int64_t extent,
                                                 int inner_levels,
-                                                int64_t max_innermost = kMaxInnermostFactor);
+                                                int64_t max_innermost = kMaxInnermostFactor,
+                                                int64_t lanes = 0);
 
 /// Vector lengths for an innermost axis of `extent`: 1 (scalar) and the powers of two from 2 to
 /// 64 that are not more than twice the extent.

@@ -128,10 +128,14 @@ class TilePlan final : public StagePlan {
     }
     for (size_t d = 0; d < c.data_axes.size(); ++d) {
       const schedule::Axis& it = c.data_axes[d];
-      std::vector<std::vector<int64_t>> choices = split_choices(it.extent, 3);
-      if (d == vec_) {
-        choices =
-            spec.vector_axis ? whole_vectors(choices, spec.cpu.lanes) : vector_friendly(choices);
+      std::vector<std::vector<int64_t>> choices;
+      if (d == vec_ && spec.vector_axis) {
+        choices = whole_vectors(split_choices(it.extent, 3, kMaxInnermostFactor, spec.cpu.lanes),
+                                spec.cpu.lanes);
+      } else {
+        choices = split_choices(it.extent, 3);
+        if (d == vec_)
+          choices = vector_friendly(choices);
       }
       int64_t widest = 1;
       for (const std::vector<int64_t>& choice : choices) {

@@ -365,6 +365,34 @@ TEST(SplitFactors, AwkwardExtentsAlsoGetNonDividingVectorFriendlyFactors) {
   }
 }
 
+TEST(SplitFactors, AVectorAxisOfAnOddNumberOfVectorsAlsoGetsWiderTiles) {
+  // 208 = 13 x 16: its own divisors hold one 16-lane vector (16) or all thirteen (208, past the
+  // innermost bound). As the vector axis of blocked inputs it also splits by 32 and 64 with a
+  // guarded tail, as if it were 256.
+  auto innermost = [](const std::vector<std::vector<int64_t>>& choices) {
+    std::set<int64_t> out;
+    for (const auto& c : choices)
+      out.insert(c.back());
+    return out;
+  };
+  const auto plain = innermost(detail::split_choices(208, 3));
+  EXPECT_EQ(plain.count(32), 0u);
+  const auto vector = detail::split_choices(208, 3, detail::kMaxInnermostFactor, 16);
+  const auto widths = innermost(vector);
+  EXPECT_EQ(widths.count(16), 1u);
+  EXPECT_EQ(widths.count(32), 1u);
+  EXPECT_EQ(widths.count(64), 1u);
+  for (const auto& c : vector)
+    EXPECT_TRUE(208 % (c[0] * c[1] * c[2]) == 0 || 256 % (c[0] * c[1] * c[2]) == 0);
+  // An even number of vectors, or a vector axis narrower than two vectors, is left alone.
+  EXPECT_EQ(detail::split_choices(256, 3, detail::kMaxInnermostFactor, 16),
+            detail::split_choices(256, 3));
+  EXPECT_EQ(detail::split_choices(208, 3, detail::kMaxInnermostFactor, 8),
+            detail::split_choices(208, 3));
+  EXPECT_EQ(detail::split_choices(16, 3, detail::kMaxInnermostFactor, 16),
+            detail::split_choices(16, 3));
+}
+
 TEST(SplitFactors, ChoiceListsStayBounded) {
   auto choices = detail::split_choices(int64_t{1} << 20, 3);
   EXPECT_LE(choices.size(), detail::kMaxSplitChoices);

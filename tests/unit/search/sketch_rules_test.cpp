@@ -412,6 +412,27 @@ TEST(SketchRules, ConvolutionOverANarrowWidthIsAlsoVectorizedOverOutputChannels)
   }
 }
 
+TEST(SketchRules, OutputChannelsOfAnOddNumberOfVectorsTileTwoAtATimeWithATail) {
+  // 48 = 3 x 16 channels: a register tile of two vectors over f leaves half a tile at the edge.
+  // RegNet's 1x1 conv of 208 = 13 x 16 channels ran 327 us with the one-vector tiles alone on
+  // offer (the model preferred 2-lane vectors over 14-wide rows) and 52 us with two.
+  te::Workload w = te::make_workload("conv2d:N=1,C=8,H=4,W=5,K=48,R=1,S=1,bias=1,epilogue=relu");
+  SearchSpace space = avx512_space(w);
+  const std::string sketch = "conv:tile+cache_write@S2+vec(f)";
+  std::vector<std::string> names = sketch_names(space);
+  ASSERT_TRUE(has(names, sketch)) << ::testing::PrintToString(names);
+  const size_t s =
+      static_cast<size_t>(std::find(names.begin(), names.end(), sketch) - names.begin());
+  const Knob* f = find_knob(space.sketches()[s], "conv.f.split");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(std::find(f->choices.begin(), f->choices.end(), std::vector<int64_t>{1, 1, 32}),
+            f->choices.end());
+  SampleStats stats;
+  check_config(w, space, with_knob(space, sketch, "conv.f.split", {1, 1, 32}), stats);
+  check_config(w, space, with_knob(space, sketch, "conv.f.split", {1, 1, 64}), stats);
+  EXPECT_EQ(stats.lowered, 2) << stats.first_refusal;
+}
+
 TEST(SketchRules, AStridedConvolutionIsAlsoVectorizedOverOutputChannels) {
   // Width 16 fills a vector, but the input is read at x * 2 + rx: vectors over x would gather.
   te::Workload w = te::make_workload("conv2d:N=1,C=3,H=32,W=32,K=32,R=3,S=3,stride=2,pad=1");

@@ -273,6 +273,45 @@ TEST(ZeroShot, ASmallReductionOverMoreThanAnL1CacheStaysParallel) {
   }
 }
 
+/// A squeeze-and-excitation scale as RegNet's importer fuses it: a 1x1 conv of the pooled
+/// [1, 26] vector, a sigmoid, and the product with the [1, C, 28, 28] map.
+te::Workload excitation(int64_t channels) {
+  const ir::DataType f32 = ir::DataType::float32();
+  const te::Tensor x = te::placeholder({1, channels, 28, 28}, f32, "x");
+  const te::Tensor v = te::placeholder({1, 26}, f32, "v");
+  const te::Tensor w = te::placeholder({channels, 26}, f32, "w");
+  const ir::IterVar k = te::reduce_axis(26, "k");
+  const te::Tensor s = te::compute(
+      {1, channels},
+      [&](const std::vector<ir::Var>& i) { return te::sum(v(i[0], k.var) * w(i[1], k.var), {k}); },
+      "s");
+  const te::Tensor out = te::compute(
+      {1, channels, 28, 28},
+      [&](const std::vector<ir::Var>& i) {
+        const ir::Expr one = ir::make_const(f32, 1.0);
+        return x(i[0], i[1], i[2], i[3]) *
+               (one / (one + ir::exp(ir::make_const(f32, 0.0) - s(i[0], i[1]))));
+      },
+      "scale");
+  return te::Workload("excitation", {x, v, w}, {out});
+}
+
+TEST(ZeroShot, AReductionInsideAnElementWiseKernelOverMoreThanAnL1CacheStaysParallel) {
+  // 104x28x28: 82k outputs, under 2^18 operations, reading 326 KB just written by every thread.
+  const ZeroShot zero_shot(shipped_model());
+  const te::Workload se = excitation(104);
+  const std::optional<ZeroShotPick> pick = zero_shot.pick(se, host());
+  ASSERT_TRUE(pick.has_value());
+  EXPECT_TRUE(has_annotation(pick->steps, ir::ForKind::Parallel)) << pick->config;
+  EXPECT_TRUE(computes_reference(se, pick->steps, 5)) << pick->config;
+  // Data movement of as many bytes has no reduction: it stays serial.
+  const te::Workload move = te::make_workload("transpose:M=256,N=320");
+  const std::optional<ZeroShotPick> serial = zero_shot.pick(move, host());
+  ASSERT_TRUE(serial.has_value());
+  EXPECT_FALSE(has_annotation(serial->steps, ir::ForKind::Parallel)) << serial->config;
+  EXPECT_TRUE(computes_reference(move, serial->steps, 5)) << serial->config;
+}
+
 TEST(ZeroShot, AModelOfAnotherFeatureVersionIsRefused) {
   std::ifstream in(shipped_model_path());
   std::stringstream text;
