@@ -58,9 +58,20 @@ TEST(ModelCli, TuneCompileAndRunAModel) {
   EXPECT_EQ(tj.at("tasks").size(), 8u);
   EXPECT_GT(tj.at("estimated_seconds").as_double(), 0.0);
   EXPECT_NE(t.err.find("model estimate"), std::string::npos) << t.err;
+  // compile-model only reads the database: a file in rollback-journal mode (as the shipped logs
+  // are) is left as it was, byte for byte, with no WAL beside it.
+  ASSERT_EQ(run_cli("db vacuum --db " + db).exit_code, 0);
+  auto bytes = [](const std::string& path) {
+    std::stringstream text;
+    text << std::ifstream(path, std::ios::binary).rdbuf();
+    return text.str();
+  };
+  const std::string stored = bytes(db);
   CliResult c = run_cli("compile-model " + model("cnn.onnx") + " --target native --db " + db +
                         " --out " + dir + " --json");
   ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_TRUE(bytes(db) == stored) << "compile-model changed " << db;
+  EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
   support::Json cj = support::Json::parse(c.out);
   EXPECT_EQ(cj.at("kernels").as_int(), 8);
   EXPECT_LT(cj.at("untuned").size(), 8u);  // the tuned tasks come from records

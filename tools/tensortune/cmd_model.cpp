@@ -225,7 +225,9 @@ int run_compile_model(const std::vector<std::string>& in_args) {
   std::optional<database::Database> db;
   if (has_database(p)) {
     check_database_exists(database_path(p), "compile-model");
-    db.emplace(database::Database::open(database_path(p)));
+    // Read only: opened for writing, a file in rollback-journal mode (the shipped logs, a copy
+    // made for distribution) would be switched to WAL.
+    db.emplace(database::Database::open(database_path(p), true));
   }
   driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));
   enable_zero_shot(p, compiler);
