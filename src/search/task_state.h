@@ -77,6 +77,7 @@ struct TaskState {
   std::map<int, std::pair<double, Config>>
       sketch_best;                      ///< per sketch: its fastest (seconds, config)
   std::vector<Config> transfer_starts;  ///< good configs of other shapes
+  bool zero_shot_started = false;       ///< the initial model's zero-shot pick is among them
   std::vector<Config> peer_starts;  ///< the best of this run's other tasks, mapped to this space
   std::shared_ptr<const measure::Reference> reference;
   TaskResult result;

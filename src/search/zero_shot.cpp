@@ -362,7 +362,7 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
     return ZeroShotPick{fused_default_steps(workload),
                         "the default loop nests, fused and parallel (the model ranks the default "
                         "first)",
-                        1.0};
+                        1.0, support::Json()};
   if (best == configs.size())
     return std::nullopt;
   std::vector<schedule::Step> steps = space.steps(configs[best]);
@@ -377,7 +377,8 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
                 steps.end());
     config += " (serial: too little work for threads)";
   }
-  return ZeroShotPick{std::move(steps), std::move(config), space.prior(configs[best])};
+  return ZeroShotPick{std::move(steps), std::move(config), space.prior(configs[best]),
+                      space.to_json(configs[best])};
 }
 
 std::vector<cost_model::Sample> corpus_samples(const database::Database& db,

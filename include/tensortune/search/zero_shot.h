@@ -8,6 +8,7 @@
 #include "tensortune/cost_model/cost_model.h"
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/step.h"
+#include "tensortune/support/json.h"
 #include "tensortune/target/target.h"
 #include "tensortune/te/workload.h"
 
@@ -51,6 +52,9 @@ struct ZeroShotPick {
   /// One readable line: the sketch and knob values (SearchSpace::describe).
   std::string config;
   double prior = 0;  ///< the configuration's sketch prior, in (0, 1]
+  /// The configuration of the workload's space, as SearchSpace::to_json writes it (null when the
+  /// pick is the default loop nest): where a tuning job starts.
+  support::Json configuration;
 };
 
 /// The default loop nests made cheaper without a search: element-wise stages feeding element-wise

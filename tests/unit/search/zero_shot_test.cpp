@@ -12,9 +12,11 @@
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/lower/lower.h"
+#include "tensortune/measure/measurer.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/schedule/serialize.h"
 #include "tensortune/search/evolutionary_search.h"
+#include "tensortune/search/tuner.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/compute.h"
 #include "tensortune/te/operators.h"
@@ -271,6 +273,37 @@ TEST(ZeroShot, ASmallReductionOverMoreThanAnL1CacheStaysParallel) {
     EXPECT_FALSE(has_annotation(small->steps, ir::ForKind::Parallel)) << small->config;
     EXPECT_TRUE(computes_reference(w, small->steps, 5)) << small->config;
   }
+}
+
+TEST(ZeroShot, ATuningJobGuidedByTheShippedModelMeasuresItsPickFirst) {
+  // No tuned record may end slower than the zero-shot pick it replaces at compile time.
+  const std::string path = ::testing::TempDir() + "zero_shot_start.db";
+  std::remove(path.c_str());
+  database::Database db = database::Database::open(path);
+  const target::Target target = codegen::resolve_host(target::Target::parse("llvm -cores=1"));
+  const database::TargetKey key{target.to_string(), "test-machine"};
+  measure::MeasurerOptions mo;
+  mo.run.threads = 1;
+  mo.run.timing.repeat = 3;
+  mo.run.timing.min_repeat_ms = 2;
+  measure::Measurer measurer(target, mo);
+  const std::vector<TuneTask> tasks{TuneTask::from_spec("matmul:M=64,N=96,K=48")};
+  TuneOptions options;
+  options.tuner = TunerKind::Xgb;
+  options.trials = 4;
+  options.batch_size = 4;
+  options.xgb.threads = 1;
+  options.initial_model = shipped_model();
+  tune(tasks, target, key, db, measurer, options);
+  const std::optional<ZeroShotPick> pick =
+      ZeroShot(shipped_model()).pick(tasks[0].workload, target);
+  ASSERT_TRUE(pick.has_value());
+  ASSERT_FALSE(pick->configuration.is_null()) << pick->config;
+  bool measured = false;
+  for (const database::Record& r : db.history(tasks[0].workload.key(), key))
+    measured = measured || support::Json::parse(r.knobs).dump() == pick->configuration.dump();
+  EXPECT_TRUE(measured) << pick->config;
+  std::remove(path.c_str());
 }
 
 /// A squeeze-and-excitation scale as RegNet's importer fuses it: a 1x1 conv of the pooled
