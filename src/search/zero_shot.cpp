@@ -57,9 +57,8 @@ bool too_small_for_threads(const te::Workload& workload) {
     return false;
   if (input_bytes(workload) < kL1Bytes)
     return true;
-  const detail::DagInfo dag = detail::analyse(workload);
-  return std::none_of(dag.stages.begin(), dag.stages.end(),
-                      [](const detail::StageInfo& s) { return s.is_reduction; });
+  return std::none_of(workload.ops().begin(), workload.ops().end(),
+                      [](const te::OperationRef& op) { return op->reduce() != nullptr; });
 }
 
 /// Indices of `scores`, highest first (ties in index order).
