@@ -7,6 +7,7 @@
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/search/search_space.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
 #include "tensortune/support/rng.h"
 #include "tensortune/te/operators.h"
 
@@ -19,8 +20,12 @@ namespace {
 
 using emulation::expect_emulation_matches_eval;
 
-/// Runs `count` sampled configurations of each shared-memory sketch of `spec` that lower.
-void check_shared_sketches(const std::string& spec, int count, uint64_t seed) {
+/// Runs `count` sampled configurations of each shared-memory sketch of `spec` that lower (and
+/// whose description holds `must`).
+void check_shared_sketches(const std::string& spec,
+                           int count,
+                           uint64_t seed,
+                           const std::string& must = "") {
   const target::Target target = target::Target::parse("cuda -arch=sm_90");
   const te::Workload workload = te::make_workload(spec);
   const search::SearchSpace space = search::SearchSpace::generate(workload, target);
@@ -34,7 +39,8 @@ void check_shared_sketches(const std::string& spec, int count, uint64_t seed) {
     int ran = 0;
     for (int n = 0; n < 3000 && ran < count; ++n) {
       const search::Config config = space.sample(rng);
-      if (config.sketch != static_cast<int>(sketch)) {
+      if (config.sketch != static_cast<int>(sketch) ||
+          space.describe(config).find(must) == std::string::npos) {
         continue;
       }
       schedule::Schedule schedule{workload.key(), space.steps(config)};
@@ -74,6 +80,27 @@ TEST(CudaEmulationTile, SharedDenseWithFusedBiasAndRelu) {
 
 TEST(CudaEmulationTile, SharedConvWithFusedBiasAndRelu) {
   check_shared_sketches("conv2d:N=1,C=3,H=5,W=5,K=4,R=3,S=3,pad=1,bias=1,epilogue=relu", 2, 7);
+}
+
+// Inputs staged blocked by the block's tile of a threaded axis ([k][tile of i]): the copy reads
+// in the input's order and stores transposed, zero past a tile that does not divide.
+TEST(CudaEmulationTile, SharedCopiesBlockedAlongTheThreadsTile) {
+  check_shared_sketches("matmul:M=24,N=20,K=12", 3, 8, ".shared.layout=1");
+  check_shared_sketches("batch_matmul:B=2,M=8,N=12,K=6", 2, 9, ".shared.layout=1");
+  check_shared_sketches("dense:M=6,N=20,K=10,bias=1,epilogue=relu", 2, 10, ".shared.layout=1");
+  check_shared_sketches("conv2d:N=1,C=4,H=6,W=6,K=8,R=3,S=3,pad=1", 2, 11, ".shared.layout=1");
+}
+
+// Accumulators [2][128 threads][8] of one thread squeezed to 16 registers.
+TEST(CudaEmulationTile, InterleavedAccumulatorsSqueezedAroundTheThreadIndex) {
+  const std::string spec = "matmul:M=256,N=16,K=16";
+  const search::SearchSpace space = search::SearchSpace::generate(
+      te::make_workload(spec), target::Target::parse("cuda -arch=sm_90"));
+  const search::Config config = space.from_json(support::Json::parse(
+      R"({"sketch": "C:gpu-tile+shared+vthread", "knobs": {"C.i.split": [2,128],
+          "C.j.split": [8,1], "C.local.k.split": [8], "A.shared.layout": [1],
+          "C.local.unroll": [512], "C.shared.vector": [4]}})"));
+  expect_emulation_matches_eval(spec, space.steps(config));
 }
 
 }  // namespace

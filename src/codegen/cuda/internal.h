@@ -158,6 +158,7 @@ class KernelPrinter {
   void vector_store(const ir::Store* op, const std::string& guard);
   // Vector memory accesses (cuda/vector.cpp).
   bool vector_memory_store(const ir::Store* op, const std::string& guard);
+  bool strided_store_of_vector_loads(const ir::Store* op, const std::string& guard);
   std::string vector_load_lane(const ir::Load* op, const std::string& lane) const;
   void allocate(const ir::Allocate* op, bool sole_in_scope);
   void let(const ir::LetStmt* op, bool sole_in_scope);

@@ -4,8 +4,10 @@
 // thread touches only the elements at offset c.x*threadIdx.x + c.y*threadIdx.y + c.z*threadIdx.z.
 // When every access has that same thread part (and the bound loops start at 0), subtracting it
 // maps each thread's elements one to one onto a much smaller array, often a single register.
-// What is left may still be strided (interleaved per-thread tiles: element v * T + thread); when
-// every index left is a multiple of one stride, it is divided by it, so the slice is dense.
+// What is left may still have holes where the other threads' elements were: a layout
+// [v][threads][inner] leaves v * threads * inner + i, which becomes v * inner + i (each thread
+// index's span squeezed out, outermost first); then, when every index left is a multiple of one
+// stride (interleaved tiles: v * T + thread), it is divided by it, so the slice is dense.
 #include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
@@ -14,16 +16,24 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 namespace tensortune::codegen::cuda {
 namespace {
+
+/// A thread index's place in a local buffer's index: coefficient `stride`, `extent` threads.
+struct ThreadSpan {
+  int64_t stride = 1;
+  int64_t extent = 1;
+};
 
 /// What the accesses of one local buffer allow so far.
 struct LocalUse {
   bool ok = true;
   bool seen = false;
   std::map<ir::ForKind, int64_t> thread_part;  // coefficient per threadIdx dimension
+  std::vector<ThreadSpan> squeezed;            // thread spans removed from the index, in order
   int64_t size = 0;                            // elements the reduced index needs
   int64_t stride = 0;  // gcd of the reduced indices' terms (0: all of them are 0)
   /// Each access's index without its thread part, with the loop ranges around it.
@@ -76,6 +86,67 @@ ir::Expr divide_exactly(const ir::Expr& e, int64_t d) {
   return divide_exactly(x, d / g) * ir::make_const(e.type(), c / g);
 }
 
+/// `e` as constant-coefficient terms plus a constant (a term that is no such sum has
+/// coefficient 1).
+void affine_terms(const ir::Expr& e,
+                  int64_t scale,
+                  std::vector<std::pair<int64_t, ir::Expr>>* terms,
+                  int64_t* constant) {
+  const auto* add = e.as<ir::Add>();
+  const auto* sub = e.as<ir::Sub>();
+  const auto* mul = e.as<ir::Mul>();
+  if (const int64_t* c = ir::as_const_int(e)) {
+    *constant += scale * *c;
+  } else if (add != nullptr) {
+    affine_terms(add->a, scale, terms, constant);
+    affine_terms(add->b, scale, terms, constant);
+  } else if (sub != nullptr) {
+    affine_terms(sub->a, scale, terms, constant);
+    affine_terms(sub->b, -scale, terms, constant);
+  } else if (mul != nullptr && ir::as_const_int(mul->b) != nullptr) {
+    affine_terms(mul->a, scale * *ir::as_const_int(mul->b), terms, constant);
+  } else if (mul != nullptr && ir::as_const_int(mul->a) != nullptr) {
+    affine_terms(mul->b, scale * *ir::as_const_int(mul->a), terms, constant);
+  } else {
+    terms->emplace_back(scale, e);
+  }
+}
+
+/// An index left without its thread part is `low + high * span.stride * span.extent` where the
+/// thread's own place was `thread * span.stride`: a layout [high][threads][low]. Each thread
+/// keeps `low + high * span.stride`, one to one, when `low` stays in [0, span.stride) (checked
+/// over `ranges` when given). Interleaved accumulators (v * threads + thread) become dense this
+/// way. Nothing when the index has no such form.
+std::optional<ir::Expr> squeeze_thread_span(const ir::Expr& rest,
+                                            const ThreadSpan& span,
+                                            const ir::VarRanges* ranges) {
+  const int64_t period = span.stride * span.extent;
+  std::vector<std::pair<int64_t, ir::Expr>> terms;
+  int64_t constant = 0;
+  affine_terms(rest, 1, &terms, &constant);
+  int64_t q = constant / period;
+  if (constant % period < 0) {
+    --q;
+  }
+  ir::Expr high = ir::make_const(rest.type(), q * span.stride);
+  ir::Expr low = ir::make_const(rest.type(), constant - q * period);
+  for (const auto& [coeff, term] : terms) {
+    if (coeff % period == 0) {
+      high = high + term * ir::make_const(rest.type(), coeff / span.extent);
+    } else {
+      low = low + term * ir::make_const(rest.type(), coeff);
+    }
+  }
+  if (ranges != nullptr) {
+    const std::optional<ir::ConstBound> bound =
+        ir::const_bound(ir::simplify(low, *ranges), *ranges);
+    if (!bound || bound->min < 0 || bound->max >= span.stride) {
+      return std::nullopt;
+    }
+  }
+  return ir::simplify(high + low);
+}
+
 class Analysis : public ir::IRVisitor {
  public:
   using ir::IRVisitor::visit;
@@ -90,6 +161,9 @@ class Analysis : public ir::IRVisitor {
     if (thread) {
       thread_vars_[op->var.get()] = op->for_kind;
       zero[op->var.get()] = ir::make_const(op->var.type(), int64_t{0});
+      const int64_t* threads = ir::as_const_int(op->extent);
+      int64_t& largest = thread_extents_[op->for_kind];
+      largest = threads != nullptr && largest >= 0 ? std::max(largest, *threads) : -1;
       if (!ir::is_const_int(op->min, 0)) {
         offset_vars_.insert(op->var.get());
       }
@@ -148,7 +222,6 @@ class Analysis : public ir::IRVisitor {
     // Simplified as Shrink::reduced does, so the stride found here divides what it divides.
     ir::Expr rest = ir::simplify(ir::substitute(indices[0], zero));
     use.ok = ir::const_bound(rest, ranges_).has_value();
-    use.stride = std::gcd(use.stride, common_stride(rest));
     use.rests.emplace_back(rest, ranges_);
   }
 
@@ -158,6 +231,11 @@ class Analysis : public ir::IRVisitor {
     for (auto& [node, use] : uses) {
       if (!use.ok || !use.seen) {
         continue;
+      }
+      squeeze(use);
+      use.stride = 0;
+      for (const auto& [rest, ranges] : use.rests) {
+        use.stride = std::gcd(use.stride, common_stride(rest));
       }
       use.stride = use.stride == 0 ? 1 : use.stride;
       for (const auto& [rest, ranges] : use.rests) {
@@ -203,7 +281,35 @@ class Analysis : public ir::IRVisitor {
     return !mentions;
   }
 
+  /// Removes each thread index's span from the indices left, outermost span first.
+  void squeeze(LocalUse& use) const {
+    std::vector<ThreadSpan> spans;
+    for (const auto& [kind, stride] : use.thread_part) {
+      const auto threads = thread_extents_.find(kind);
+      if (stride > 0 && threads != thread_extents_.end() && threads->second > 1) {
+        spans.push_back(ThreadSpan{stride, threads->second});
+      }
+    }
+    std::sort(spans.begin(), spans.end(),
+              [](const ThreadSpan& a, const ThreadSpan& b) { return a.stride > b.stride; });
+    for (const ThreadSpan& span : spans) {
+      std::vector<std::pair<ir::Expr, ir::VarRanges>> squeezed;
+      for (const auto& [rest, ranges] : use.rests) {
+        std::optional<ir::Expr> e = squeeze_thread_span(rest, span, &ranges);
+        if (!e) {
+          break;
+        }
+        squeezed.emplace_back(*e, ranges);
+      }
+      if (squeezed.size() == use.rests.size()) {
+        use.rests = std::move(squeezed);
+        use.squeezed.push_back(span);
+      }
+    }
+  }
+
   std::unordered_map<const ir::VarNode*, ir::ForKind> thread_vars_;
+  std::map<ir::ForKind, int64_t> thread_extents_;  // the largest loop per index; -1: unknown
   std::set<const ir::VarNode*> offset_vars_;
   ir::VarRanges ranges_;
   int thread_depth_ = 0;
@@ -213,6 +319,7 @@ class Shrink : public ir::IRMutator {
  public:
   struct Replacement {
     ir::Buffer buffer;
+    std::vector<ThreadSpan> squeezed;
     int64_t stride = 1;
   };
   Shrink(std::map<const ir::BufferNode*, Replacement> replacements, ir::VarMap zero)
@@ -226,7 +333,7 @@ class Shrink : public ir::IRMutator {
     if (it == replacements_.end()) {
       return ir::IRMutator::visit(op, e);
     }
-    return ir::Load::make(it->second.buffer, {reduced(op->indices[0], it->second.stride)},
+    return ir::Load::make(it->second.buffer, {reduced(op->indices[0], it->second)},
                           mutate(op->predicate));
   }
   ir::Stmt visit(const ir::Store* op, const ir::Stmt& s) override {
@@ -235,7 +342,7 @@ class Shrink : public ir::IRMutator {
       return ir::IRMutator::visit(op, s);
     }
     return ir::Store::make(it->second.buffer, mutate(op->value),
-                           {reduced(op->indices[0], it->second.stride)}, mutate(op->predicate));
+                           {reduced(op->indices[0], it->second)}, mutate(op->predicate));
   }
   ir::Stmt visit(const ir::Allocate* op, const ir::Stmt& s) override {
     auto it = replacements_.find(op->buffer.get());
@@ -246,8 +353,14 @@ class Shrink : public ir::IRMutator {
   }
 
  private:
-  ir::Expr reduced(const ir::Expr& index, int64_t stride) {
-    return mutate(ir::simplify(divide_exactly(ir::simplify(ir::substitute(index, zero_)), stride)));
+  ir::Expr reduced(const ir::Expr& index, const Replacement& r) {
+    ir::Expr rest = ir::simplify(ir::substitute(index, zero_));
+    for (const ThreadSpan& span : r.squeezed) {
+      std::optional<ir::Expr> e = squeeze_thread_span(rest, span, nullptr);
+      TT_CHECK(e.has_value()) << "shrink_local_buffers: an index lost its checked form";
+      rest = *e;
+    }
+    return mutate(ir::simplify(divide_exactly(rest, r.stride)));
   }
 
   std::map<const ir::BufferNode*, Replacement> replacements_;
@@ -269,7 +382,7 @@ ir::Stmt shrink_local_buffers(const ir::Stmt& kernel) {
     if (use.ok && use.seen && !use.thread_part.empty() && use.size < elements) {
       replacements.emplace(
           node, Shrink::Replacement{ir::Buffer(node->name, node->dtype, {use.size}, node->scope),
-                                    use.stride});
+                                    use.squeezed, use.stride});
     }
   }
   if (replacements.empty()) {

@@ -10,6 +10,7 @@
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <numeric>
@@ -269,7 +270,7 @@ bool KernelPrinter::vector_memory_store(const ir::Store* op, const std::string& 
   const int width =
       vector_access_width(op->value.type(), op->indices[0], op->predicate, ctx_.bindings);
   if (width == 0) {
-    return false;
+    return strided_store_of_vector_loads(op, guard);
   }
   // The value's contiguous aligned loads become one vector read each (a lane is `tt_vN.x`).
   UnconditionalLoads candidates;
@@ -327,6 +328,53 @@ bool KernelPrinter::vector_memory_store(const ir::Store* op, const std::string& 
   if (block) {
     close();
   }
+  if (!guard.empty()) {
+    close();
+  }
+  vector_loads_.clear();
+  return true;
+}
+
+// A strided or unaligned store of contiguous aligned loads (a shared-memory copy transposed
+// on the way in): the loads are still float4/float2 reads, then each lane is stored alone.
+bool KernelPrinter::strided_store_of_vector_loads(const ir::Store* op, const std::string& guard) {
+  if (op->predicate.defined() || reads_buffer(op->value, op->buffer)) {
+    return false;
+  }
+  UnconditionalLoads candidates;
+  candidates.visit(op->value);
+  std::vector<std::pair<const ir::Load*, int>> loads;
+  for (const ir::Load* load : candidates.loads) {
+    const int w = vector_access_width(load->type, load->indices[0], load->predicate, ctx_.bindings);
+    const bool seen =
+        std::any_of(loads.begin(), loads.end(), [&](const auto& l) { return l.first == load; });
+    if (w != 0 && !seen) {
+      loads.emplace_back(load, w);
+    }
+  }
+  if (loads.empty()) {
+    return false;
+  }
+  if (!guard.empty()) {
+    open("if (" + guard + ")");
+  }
+  open("");
+  int next = 0;
+  for (const auto& [load, w] : loads) {
+    const std::string type = vector_type_name(w);
+    const std::string base = expr(load->indices[0].as<ir::Ramp>()->base);
+    vector_loads_[load] = VectorLoad{next, w};
+    for (int chunk = 0; chunk < load->type.lanes() / w; ++chunk) {
+      line("const " + type + " tt_v" + std::to_string(next++) + " = *reinterpret_cast<const " +
+           type + "*>(&" + buffer_name(load->buffer) + "[" + offset(base, chunk * w) + "]);");
+    }
+  }
+  const std::string buffer = buffer_name(op->buffer);
+  for (int l = 0; l < op->value.type().lanes(); ++l) {
+    const std::string lane = std::to_string(l);
+    line(buffer + "[" + expr(op->indices[0], lane) + "] = " + expr(op->value, lane) + ";");
+  }
+  close();
   if (!guard.empty()) {
     close();
   }

@@ -242,6 +242,23 @@ std::vector<size_t> data_axes_read(const StageInfo& stage, const std::string& in
   return out;
 }
 
+std::optional<size_t> last_index_data_axis(const StageInfo& stage, const std::string& input) {
+  std::optional<size_t> axis;
+  for (const Read& read : reads_of(*stage.op)) {
+    if (producer_name(*stage.op, read.buffer) != input || read.indices.empty())
+      continue;
+    std::optional<size_t> found;
+    for (size_t d = 0; d < stage.data_axes.size() && d < stage.op->axes.size(); ++d) {
+      if (read.indices.back().same_as(stage.op->axes[d].var))
+        found = d;
+    }
+    if (!found || (axis && *axis != *found))
+      return std::nullopt;
+    axis = found;
+  }
+  return axis;
+}
+
 const StageInfo* DagInfo::find(const std::string& name) const {
   for (const StageInfo& s : stages) {
     if (s.name == name) {

@@ -91,6 +91,10 @@ DagInfo analyse(const te::Workload& workload);
 /// stage `input` uses.
 std::vector<size_t> data_axes_read(const StageInfo& stage, const std::string& input);
 
+/// The data axis of `stage` that every read of `input` has as its last index, exactly (B [K, N]
+/// at [k, j]: j); none when an index mixes it with others or no such axis exists.
+std::optional<size_t> last_index_data_axis(const StageInfo& stage, const std::string& input);
+
 /// The element-wise stages after reuse stage `stage` up to the output: E1 (its sole consumer,
 /// reading it element-wise), E2 (E1's sole consumer, reading E1 element-wise), ..., En (an
 /// output). Empty when the stage has no such chain (or is itself an output).
@@ -312,6 +316,19 @@ GpuShape gpu_shape(const target::Target& target);
 /// give every multiprocessor 8 warps or more (fewer hide the latency of memory poorly), and many
 /// blocks should fill their last wave.
 double gpu_fill_prior(double blocks, int64_t threads, const GpuShape& gpu);
+
+/// Priors of a GPU stage's threads per block and accumulators per thread (sketch/gpu.cpp).
+double gpu_threads_prior(int64_t threads);
+double gpu_accumulators_prior(int64_t accumulators);
+
+/// The shared-memory tiling of reuse stage `stage`, with virtual threads or not, fusing its
+/// element-wise epilogue ending at `epilogue_output` when not null (sketch/gpu_shared.cpp).
+PlanRef make_gpu_shared_tile_plan(const StageInfo& stage,
+                                  const StageInfo* epilogue_output,
+                                  const DagInfo& dag,
+                                  bool vthread,
+                                  const GpuShape& gpu,
+                                  KnobTable& knobs);
 
 /// The sketch of `workload` for a GPU target (sketch/gpu.cpp).
 std::vector<Sketch> gpu_sketches(const te::Workload& workload, const GpuShape& gpu);

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU shared-memory tiling plan ("gpu-tile+shared", "+vthread"): blocks, threads and
+// per-thread accumulator tiles, every input staged through shared memory at each outer
+// reduction step, optionally blocked so that a thread's elements are contiguous there.
+#include "search/sketch/rules.h"
+#include "search/sketch/split_factors.h"
+#include "tensortune/support/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace tensortune::search::detail {
+namespace {
+
+/// The thread indices, innermost first: the last data axes of a tiled stage bind to them.
+constexpr ir::ForKind kThreadKinds[] = {ir::ForKind::ThreadX, ir::ForKind::ThreadY,
+                                        ir::ForKind::ThreadZ};
+/// Largest per-thread tile of one axis.
+constexpr int64_t kMaxPerThread = 16;
+/// Largest reduction step staged through shared memory per axis.
+constexpr int64_t kMaxSharedReduction = 32;
+
+int64_t thread_limit(ir::ForKind kind) {
+  return kind == ir::ForKind::ThreadZ ? 64 : 1024;
+}
+
+/// Shared-memory tiling (Ansor's GPU "S S S R R S R S" reduced to S S S R S R S): the output
+/// stage C is split per data axis into blocks, threads and a per-thread tile; its accumulator
+/// C.local is computed per block (at the fused block loop) over the same threads, with the
+/// reduction split in two; every input C reads is copied into shared memory at C.local's outer
+/// reduction loop by all threads of the block (the fused copy loop split over the same thread
+/// indices, its innermost piece optionally vectorized). The accumulator's layout is blocked so
+/// that each thread's elements are dense (the CUDA generator then keeps them in registers).
+///
+/// Without virtual threads, a thread owns a contiguous sub-tile (axis = thread * P + p); with
+/// them the sub-tiles interleave (axis = v * T + thread), so neighbouring threads touch
+/// neighbouring elements: coalesced global stores and conflict-free shared reads.
+///
+/// With an element-wise epilogue (C -> E1 -> ... -> En, the output: bias, relu, gelu), the
+/// epilogue is fused: C becomes a copy of C.local and is inlined, E1..En-1 are inlined by their
+/// own plans, and En takes C's place as the tiled outer stage, so the kernel writes the output
+/// from registers once.
+class GpuSharedTilePlan final : public StagePlan {
+ public:
+  GpuSharedTilePlan(const StageInfo& stage,
+                    const StageInfo* epilogue_output,
+                    const DagInfo& dag,
+                    bool vthread,
+                    const GpuShape& gpu,
+                    KnobTable& knobs)
+      : stage_(stage.name),
+        outer_(epilogue_output != nullptr ? epilogue_output->name : stage.name),
+        vthread_(vthread),
+        gpu_(gpu) {
+    TT_CHECK(epilogue_output == nullptr ||
+             epilogue_output->data_axes.size() == stage.data_axes.size())
+        << "epilogue '" << outer_ << "' of '" << stage_ << "' has another shape";
+    // The last (up to) three data axes longer than 1 get threads, the innermost threadIdx.x.
+    std::vector<ir::ForKind> kinds(stage.data_axes.size(), ir::ForKind::Serial);
+    size_t bound = 0;
+    for (size_t d = stage.data_axes.size(); d-- > 0 && bound < 3;) {
+      if (stage.data_axes[d].extent > 1) {
+        kinds[d] = kThreadKinds[bound++];
+      }
+    }
+    for (size_t d = 0; d < stage.data_axes.size(); ++d) {
+      const schedule::Axis& it = stage.data_axes[d];
+      const bool threaded = kinds[d] != ir::ForKind::Serial;
+      // (outer, inner) factors: (threads, per-thread) or, with virtual threads, (per-thread,
+      // threads).
+      const int64_t max_inner = vthread_ ? thread_limit(kinds[d]) : kMaxPerThread;
+      std::vector<std::vector<int64_t>> choices;
+      for (const std::vector<int64_t>& c : split_choices(it.extent, 2, max_inner)) {
+        const int64_t threads = vthread_ ? c[1] : c[0];
+        const int64_t per_thread = vthread_ ? c[0] : c[1];
+        if (per_thread <= kMaxPerThread &&
+            (threaded ? threads <= thread_limit(kinds[d]) : threads == 1)) {
+          choices.push_back(c);
+        }
+      }
+      const std::string outer_name =
+          epilogue_output != nullptr ? epilogue_output->data_axes[d].name : it.name;
+      data_.push_back(
+          Axis{it.name, outer_name, it.extent, kinds[d],
+               knobs.add(stage_ + "." + it.name + ".split", KnobKind::Split, std::move(choices))});
+    }
+    for (const schedule::Axis& it : stage.reduce_axes) {
+      reduce_.push_back(
+          {it.name, knobs.add(stage_ + ".local." + it.name + ".split", KnobKind::Split,
+                              split_choices(it.extent, 1, kMaxSharedReduction))});
+    }
+    for (const te::OperationRef& input : stage.op->inputs) {
+      if (std::find(inputs_.begin(), inputs_.end(), input->name) == inputs_.end()) {
+        inputs_.push_back(input->name);
+        input_axes_.push_back(dag.copy_axis_names(input->name));
+        input_uses_.push_back(data_axes_read(stage, input->name));
+        last_index_axis_.push_back(last_index_data_axis(stage, input->name));
+      }
+    }
+    // An input read with a threaded data axis at another dimension than its last (A [M, K] at
+    // [i, k]) holds a thread's elements of that axis a reduction step apart in shared memory:
+    // scalar reads, and a warp's rows in one bank. Its copy may instead be blocked by the
+    // block's tile of that axis ([K][tile of i], CUTLASS's k-major A): a thread's elements are
+    // then contiguous (float4 reads), neighbouring threads' rows in neighbouring banks. The
+    // innermost such axis is taken; choice 0 is the natural layout.
+    layouts_.resize(inputs_.size());
+    for (const StageInfo::VectorAxis& va : stage.vector_axes) {
+      if (va.axis >= kinds.size() || kinds[va.axis] == ir::ForKind::Serial) {
+        continue;
+      }
+      for (const auto& [input, dim] : va.blocks) {
+        const auto at = std::find(inputs_.begin(), inputs_.end(), input);
+        if (at == inputs_.end()) {
+          continue;
+        }
+        Layout& layout = layouts_[static_cast<size_t>(at - inputs_.begin())];
+        if (layout.axis < 0 || static_cast<int64_t>(va.axis) > layout.axis) {
+          layout.axis = static_cast<int64_t>(va.axis);
+          layout.dim = dim;
+        }
+      }
+    }
+    for (size_t n = 0; n < inputs_.size(); ++n) {
+      if (layouts_[n].axis >= 0) {
+        layouts_[n].slot =
+            knobs.add_values(inputs_[n] + ".shared.layout", KnobKind::Choice, {0, 1});
+      }
+    }
+    unroll_ = knobs.add_values(stage_ + ".local.unroll", KnobKind::Unroll, {0, 16, 64, 512});
+    fetch_vector_ = knobs.add_values(stage_ + ".shared.vector", KnobKind::VectorLength, {1, 2, 4});
+  }
+
+  void emit(Phase phase, const Values& v, Steps& out) const override {
+    const std::string local = stage_ + ".local";
+    if (phase == Phase::CacheWrite) {
+      std::vector<schedule::LayoutBlock> blocks;
+      for (size_t d = 0; d < data_.size(); ++d) {
+        const int64_t f = block_factor(data_[d], v);
+        if (f > 1 && data_[d].extent % f == 0) {
+          blocks.push_back(schedule::LayoutBlock{static_cast<int64_t>(d), f});
+        }
+      }
+      out.emplace_back(schedule::CacheWrite{stage_, ir::MemoryScope::Local, blocks});
+      return;
+    }
+    if (phase == Phase::CacheRead) {
+      for (size_t n = 0; n < inputs_.size(); ++n) {
+        out.emplace_back(
+            schedule::CacheRead{inputs_[n], ir::MemoryScope::Shared, {local}, layout_blocks(n, v)});
+      }
+      return;
+    }
+    if (phase == Phase::Inline && outer_ != stage_) {
+      out.emplace_back(schedule::ComputeInline{stage_});  // now a copy of C.local
+      return;
+    }
+    if (phase != Phase::Loops) {
+      return;
+    }
+    // C (or the epilogue's output): blocks (fused, blockIdx.x), threads, per-thread tile.
+    std::vector<std::string> blocks, threads, inner;
+    for (const Axis& a : data_) {
+      emit_split_chain(outer_, a.outer_name, a.slot.of(v), out);
+      const std::vector<std::string> names = level_names(a.outer_name, 2);
+      blocks.push_back(names[0]);
+      threads.push_back(vthread_ ? names[2] : names[1]);
+      inner.push_back(vthread_ ? names[1] : names[2]);
+    }
+    std::vector<std::string> order = blocks;
+    order.insert(order.end(), threads.begin(), threads.end());
+    order.insert(order.end(), inner.begin(), inner.end());
+    out.emplace_back(schedule::Reorder{outer_, order});
+    const std::string block = emit_fuse(outer_, blocks, out);
+    out.emplace_back(schedule::Annotate{outer_, block, ir::ForKind::BlockX});
+    bind_threads(outer_, threads, v, out);
+
+    // C.local at the block: outer reduction, threads, inner reduction, per-thread tile.
+    out.emplace_back(schedule::ComputeAt{local, outer_, block});
+    std::vector<std::string> local_threads, local_inner, outer_reduce, inner_reduce;
+    for (const Axis& a : data_) {
+      const int64_t f = block_factor(a, v);
+      std::string outer = a.name, in;
+      if (f > 1 && a.extent % f == 0) {
+        in = a.name + ".b";  // the blocked layout's own axis
+      } else if (f > 1) {
+        out.emplace_back(schedule::Split{local, a.name, f, false});
+        outer = a.name + ".o";
+        in = a.name + ".i";
+      }
+      // Without virtual threads the block is the per-thread tile, with them the threads.
+      const bool thread_inside = vthread_ && threads_of(a, v) > 1;
+      local_threads.push_back(thread_inside ? in : outer);
+      if (!in.empty() || thread_inside) {
+        local_inner.push_back(thread_inside ? outer : in);
+      }
+    }
+    for (const auto& [axis, slot] : reduce_) {
+      emit_split_chain(local, axis, slot.of(v), out);
+      outer_reduce.push_back(axis + ".o");
+      inner_reduce.push_back(axis + ".i");
+    }
+    std::vector<std::string> local_order = outer_reduce;
+    local_order.insert(local_order.end(), local_threads.begin(), local_threads.end());
+    local_order.insert(local_order.end(), inner_reduce.begin(), inner_reduce.end());
+    local_order.insert(local_order.end(), local_inner.begin(), local_inner.end());
+    out.emplace_back(schedule::Reorder{local, local_order});
+    bind_threads(local, local_threads, v, out);
+    const size_t compute = outer_reduce.size() + local_threads.size();
+    if (unroll_.one(v) > 0 && compute < local_order.size()) {
+      out.emplace_back(schedule::PragmaUnroll{local, local_order[compute], unroll_.one(v)});
+    }
+
+    // Each input copied into shared memory at the last outer reduction loop, by every thread.
+    if (outer_reduce.empty()) {
+      return;  // nothing to stage per step (a reduction always has an axis; kept for safety)
+    }
+    for (size_t n = 0; n < inputs_.size(); ++n) {
+      const std::string shared = inputs_[n] + ".shared";
+      out.emplace_back(schedule::ComputeAt{shared, local, outer_reduce.back()});
+      // A blocked copy still walks the input in its own order (the block's axis right after
+      // the blocked one), so that neighbouring threads read neighbouring global addresses.
+      std::vector<std::string> copy_axes = input_axes_[n];
+      if (!layout_blocks(n, v).empty()) {
+        const auto dim = static_cast<size_t>(layouts_[n].dim);
+        copy_axes.insert(copy_axes.begin() + static_cast<std::ptrdiff_t>(dim) + 1,
+                         copy_axes[dim] + ".b");
+        out.emplace_back(schedule::Reorder{shared, copy_axes});
+      }
+      std::string loop = emit_fuse(shared, copy_axes, out);
+      if (fetch_vector_.one(v) > 1) {
+        out.emplace_back(schedule::Split{shared, loop, fetch_vector_.one(v), false});
+        out.emplace_back(schedule::Annotate{shared, loop + ".i", ir::ForKind::Vectorized});
+        loop += ".o";
+      }
+      for (size_t d = data_.size(); d-- > 0;) {
+        const int64_t t = threads_of(data_[d], v);
+        if (data_[d].kind == ir::ForKind::Serial || t <= 1) {
+          continue;
+        }
+        out.emplace_back(schedule::Split{shared, loop, t, false});
+        out.emplace_back(schedule::Annotate{shared, loop + ".i", data_[d].kind});
+        loop += ".o";
+      }
+    }
+  }
+
+  double prior(const Values& v) const override {
+    int64_t threads = 1, accumulators = 1;
+    double blocks = 1;
+    for (const Axis& a : data_) {
+      threads *= threads_of(a, v);
+      accumulators *= per_thread(a, v);
+      blocks *= std::ceil(static_cast<double>(a.extent) /
+                          static_cast<double>(threads_of(a, v) * per_thread(a, v)));
+    }
+    double p = gpu_threads_prior(threads) * gpu_accumulators_prior(accumulators);
+    // Shared-memory loads per FMA: per reduction element a thread reads, of each input, the
+    // elements its tile spans along the data axes that input's index uses (a GEMM's 8x8 tile: 8
+    // of A, 8 of B for 64 FMAs). Below 4 FMAs a load, shared-memory issue bounds the kernel
+    // before the FMA pipe does.
+    // A thread's elements contiguous in shared memory along its own tile are read 4 at a time.
+    // Elements a row apart are read one by one, and a warp's rows fall in one bank.
+    constexpr double kStridedReads = 0.8;
+    double loads = 0;
+    for (size_t n = 0; n < input_uses_.size(); ++n) {
+      double count = 1;
+      for (size_t d : input_uses_[n])
+        count *= static_cast<double>(per_thread(data_[d], v));
+      const std::optional<size_t> inner = contiguous_axis(n, v);
+      if (inner && !vthread_ && per_thread(data_[*inner], v) % 4 == 0) {
+        count /= 4;
+      }
+      if (layouts_[n].axis >= 0 && layouts_[n].slot.one(v) == 0 &&
+          tile_of(data_[static_cast<size_t>(layouts_[n].axis)], v) > 1) {
+        p *= kStridedReads;
+      }
+      loads += count;
+    }
+    if (loads > 0) {
+      p *= std::sqrt(std::min(1.0, static_cast<double>(accumulators) / loads / 4));
+    }
+    // A short reduction step pays a pair of barriers for little work.
+    int64_t step = 1;
+    for (const auto& [axis, slot] : reduce_)
+      step *= slot.of(v).back();
+    p *= step >= 8 ? 1.0 : step >= 4 ? 0.8 : step >= 2 ? 0.6 : 0.4;
+    p *= fetch_vector_.one(v) >= 4 ? 1.0 : fetch_vector_.one(v) == 2 ? 0.9 : 0.8;
+    return p * gpu_fill_prior(blocks, threads, gpu_);
+  }
+
+ private:
+  struct Axis {
+    std::string name;
+    std::string outer_name;  ///< the same axis of the outer stage (the epilogue's output)
+    int64_t extent = 1;
+    ir::ForKind kind = ir::ForKind::Serial;  ///< the thread index, Serial for none
+    KnobSlot slot;
+  };
+
+  int64_t threads_of(const Axis& a, const Values& v) const {
+    return a.slot.of(v)[vthread_ ? 1 : 0];
+  }
+  int64_t per_thread(const Axis& a, const Values& v) const {
+    return a.slot.of(v)[vthread_ ? 0 : 1];
+  }
+  /// The block's extent along axis `a`.
+  int64_t tile_of(const Axis& a, const Values& v) const {
+    return threads_of(a, v) * per_thread(a, v);
+  }
+  /// The accumulator's block of axis `a`: what varies fastest inside one thread's elements.
+  int64_t block_factor(const Axis& a, const Values& v) const {
+    if (vthread_ && threads_of(a, v) > 1) {
+      return threads_of(a, v);
+    }
+    return per_thread(a, v);
+  }
+  /// The layout block of input `n`'s shared copy (none for the natural layout).
+  std::vector<schedule::LayoutBlock> layout_blocks(size_t n, const Values& v) const {
+    const Layout& layout = layouts_[n];
+    if (layout.axis < 0 || layout.slot.one(v) == 0) {
+      return {};
+    }
+    const Axis& a = data_[static_cast<size_t>(layout.axis)];
+    const int64_t tile = tile_of(a, v);
+    if (tile <= 1) {
+      return {};
+    }
+    return {schedule::LayoutBlock{layout.dim, tile, false, a.extent % tile != 0}};
+  }
+  /// The data axis along which input `n`'s shared copy is contiguous: the blocked one, or the
+  /// one its last index is, if any.
+  std::optional<size_t> contiguous_axis(size_t n, const Values& v) const {
+    if (!layout_blocks(n, v).empty()) {
+      return static_cast<size_t>(layouts_[n].axis);
+    }
+    return last_index_axis_[n];
+  }
+  /// Binds each data axis's thread loop in `loops` (one per data axis) that has threads.
+  void bind_threads(const std::string& stage,
+                    const std::vector<std::string>& loops,
+                    const Values& v,
+                    Steps& out) const {
+    for (size_t d = 0; d < data_.size(); ++d) {
+      if (data_[d].kind != ir::ForKind::Serial && threads_of(data_[d], v) > 1) {
+        out.emplace_back(schedule::Annotate{stage, loops[d], data_[d].kind});
+      }
+    }
+  }
+
+  std::string stage_, outer_;
+  bool vthread_ = false;
+  GpuShape gpu_;
+  std::vector<Axis> data_;
+  std::vector<std::pair<std::string, KnobSlot>> reduce_;
+  std::vector<std::string> inputs_;
+  std::vector<std::vector<std::string>> input_axes_;
+  std::vector<std::vector<size_t>> input_uses_;  ///< per input: the data axes its index reads
+  /// Per input: the data axis its last index is exactly, if any.
+  std::vector<std::optional<size_t>> last_index_axis_;
+  struct Layout {
+    int64_t axis = -1;  ///< the data axis a blocked copy makes contiguous; -1: none offered
+    int64_t dim = 0;    ///< the input's dimension it indexes
+    KnobSlot slot{-1, {0}};
+  };
+  std::vector<Layout> layouts_;
+  KnobSlot unroll_{-1, {0}}, fetch_vector_{-1, {1}};
+};
+
+}  // namespace
+
+PlanRef make_gpu_shared_tile_plan(const StageInfo& stage,
+                                  const StageInfo* epilogue_output,
+                                  const DagInfo& dag,
+                                  bool vthread,
+                                  const GpuShape& gpu,
+                                  KnobTable& knobs) {
+  return std::make_shared<GpuSharedTilePlan>(stage, epilogue_output, dag, vthread, gpu, knobs);
+}
+
+}  // namespace tensortune::search::detail
