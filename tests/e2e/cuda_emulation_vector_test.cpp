@@ -174,8 +174,9 @@ std::string vector_fetch_matmul_steps(int tile, int lanes) {
 TEST(CudaEmulationVector, SharedMatmulWithVectorizedCooperativeFetch) {
   const std::string steps = vector_fetch_matmul_steps(8, 4);
   std::string s = source_of("matmul:M=32,N=32,K=64", steps);
-  EXPECT_TRUE(contains(s, "*reinterpret_cast<float4*>(&A_shared[")) << s;
-  EXPECT_TRUE(contains(s, "*reinterpret_cast<const float4*>(&B[")) << s;
+  // sm_90: the fetches are double-buffered, each float4 one 16-byte cp.async copy.
+  EXPECT_TRUE(contains(s, "tt_cp_async16(&A_shared[")) << s;
+  EXPECT_TRUE(contains(s, "tt_cp_async16(&B_shared[")) << s;
   expect_runs_and_compiles("matmul:M=32,N=32,K=64", steps);
 }
 

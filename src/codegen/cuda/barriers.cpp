@@ -181,18 +181,32 @@ class DisjointWrites : public ir::IRVisitor {
 
 class Planner {
  public:
+  explicit Planner(const Pipelines& pipelines) : pipelines_(pipelines) {
+    for (const auto& [loop, first] : pipelines.loops) {
+      step_starts_.insert(first);
+    }
+  }
+
   std::set<const ir::StmtNode*> before;
 
   /// The accesses since the last barrier after `s`, given those before it.
-  Access plan(const ir::Stmt& s, const Access& in) {
+  Access plan(const ir::Stmt& s, const Access& given) {
     if (!s.defined()) {
-      return in;
+      return given;
+    }
+    Access in = given;
+    if (step_starts_.count(s.get()) != 0) {
+      before.insert(s.get());  // a pipelined step starts with a barrier
+      in = Access();
     }
     switch (s.kind()) {
       case ir::StmtKind::For: {
         const auto* op = s.as<ir::For>();
         if (ir::is_thread_kind(op->for_kind)) {
           return unit(s, in);
+        }
+        if (ir::is_gpu_kind(op->for_kind)) {
+          return plan(op->body, in);  // one block each: nothing carries from one to the next
         }
         SingleThreadNest nest;
         nest.visit(s);
@@ -226,6 +240,10 @@ class Planner {
   Access unit(const ir::Stmt& s, Access in) {
     SharedAccess collector;
     collector.visit(s);
+    for (const ir::BufferNode* b : ignored_) {
+      collector.access.reads.erase(b);
+      collector.access.writes.erase(b);
+    }
     if (collector.access.empty()) {
       return in;
     }
@@ -240,6 +258,16 @@ class Planner {
   // An iteration starts with what preceded the loop or what the previous iteration left; the
   // barriers only grow, so this reaches a fixed point.
   Access loop(const ir::For* op, const Access& in) {
+    if (pipelines_.loops.count(op) != 0) {
+      // Each step starts with a barrier; inside, a step's fetch and compute use different halves.
+      const std::set<const ir::BufferNode*> outer = ignored_;
+      ignored_.insert(pipelines_.doubled.begin(), pipelines_.doubled.end());
+      Access out = plan(op->body, in);
+      ignored_ = outer;
+      out.reads.insert(pipelines_.doubled.begin(), pipelines_.doubled.end());
+      out.writes.insert(pipelines_.doubled.begin(), pipelines_.doubled.end());
+      return out;
+    }
     const std::set<const ir::BufferNode*> disjoint = DisjointWrites(op).result();
     Access state = in;
     for (int round = 0; round < 64; ++round) {
@@ -261,12 +289,16 @@ class Planner {
                     << op->var.name() << "'";
     return in;
   }
+
+  const Pipelines& pipelines_;
+  std::set<const ir::StmtNode*> step_starts_;
+  std::set<const ir::BufferNode*> ignored_;  ///< doubled buffers, inside their loops
 };
 
 }  // namespace
 
-std::set<const ir::StmtNode*> plan_barriers(const ir::Stmt& kernel) {
-  Planner planner;
+std::set<const ir::StmtNode*> plan_barriers(const ir::Stmt& kernel, const Pipelines& pipelines) {
+  Planner planner(pipelines);
   planner.plan(kernel, Access());
   return planner.before;
 }

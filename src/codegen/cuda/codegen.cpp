@@ -124,7 +124,9 @@ CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& targ
   for (size_t k = 0; k < kernels.size(); ++k) {
     CudaKernel kernel;
     kernel.name = func_name + "_kernel" + std::to_string(k);
-    const ir::Stmt body = cuda::shrink_local_buffers(kernels[k]);
+    cuda::Pipelines pipelines;
+    const ir::Stmt body =
+        cuda::pipeline_shared_fetches(cuda::shrink_local_buffers(kernels[k]), target, &pipelines);
     LaunchShape shape(kernel.name);
     shape.visit(body);
     kernel.grid = shape.grid;
@@ -135,10 +137,11 @@ CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& targ
     context.grid = kernel.grid;
     context.block = kernel.block;
     context.module_buffers = &index;
-    context.barriers = cuda::plan_barriers(body);
+    context.barriers = cuda::plan_barriers(body, pipelines);
     context.cross_thread = cuda::plan_cross_thread_reductions(kernels[k], kernel.name);
     context.helpers = &helpers;
     context.bindings = cuda::collect_bindings(body);
+    context.pipelines = std::move(pipelines);
     cuda::KernelPrinter printer(std::move(context), names);
     printer.print_kernel(body);
     kernel.shared_bytes = printer.shared_bytes();

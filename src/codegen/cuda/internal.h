@@ -27,6 +27,7 @@ struct Helpers {
   bool min = false;
   bool max = false;
   bool abs = false;
+  bool cp_async = false;
 };
 
 /// The definitions of the used helpers (empty when none is used).
@@ -52,10 +53,35 @@ std::string c_type(ir::DataType t, const std::string& what);
 /// An identifier made of [A-Za-z0-9_] that is no C++/CUDA keyword or builtin.
 std::string sanitize(const std::string& hint);
 
+/// The serial loops pipeline_shared_fetches double-buffered.
+struct Pipelines {
+  /// Each pipelined loop -> its body's first statement (the next step's fetch), before which
+  /// every step waits for its own copies and then for the block.
+  std::map<const ir::StmtNode*, const ir::StmtNode*> loops;
+  /// The fetches' stores into the doubled buffers: cp.async copies where their form allows.
+  std::set<const ir::Store*> async_stores;
+  /// The doubled shared buffers.
+  std::set<const ir::BufferNode*> doubled;
+};
+
+/// Whether kernels for `target` get double-buffered fetches: sm_80 and newer (cp.async), unless
+/// the environment sets TT_CUDA_PIPELINE=0.
+bool pipelines_fetches(const target::Target& target);
+
+/// The kernel with each serial loop (outside the thread loops) whose body fetches shared tiles
+/// and then computes from them double-buffered, as far as the target's shared memory allows
+/// (cuda/pipeline.cpp); `out` says which. Run after shrink_local_buffers: the printer finds the
+/// loops and stores by address.
+ir::Stmt pipeline_shared_fetches(const ir::Stmt& kernel,
+                                 const target::Target& target,
+                                 Pipelines* out);
+
 /// The statements before which a kernel needs __syncthreads(): a shared buffer written by one
 /// statement and read (or overwritten) by a later one, at the level where both are siblings
 /// outside every thread-bound loop, including from one iteration of a serial loop to the next.
-std::set<const ir::StmtNode*> plan_barriers(const ir::Stmt& kernel);
+/// A pipelined loop has one barrier at the top of each step, and its doubled buffers are ignored
+/// inside it.
+std::set<const ir::StmtNode*> plan_barriers(const ir::Stmt& kernel, const Pipelines& pipelines);
 
 /// The kernel with each local buffer that is allocated outside the threadIdx loops, and whose
 /// accesses all add the same linear function of the thread indices, reduced to the slice one
@@ -129,6 +155,8 @@ struct KernelContext {
   std::set<const ir::VarNode*> cross_thread;
   /// For the alignment proofs of vector memory accesses (collect_bindings of the kernel).
   VarBindings bindings;
+  /// pipeline_shared_fetches of the kernel.
+  Pipelines pipelines;
 };
 
 /// Prints one kernel's body; the names of module buffers are given in `names`.
@@ -159,6 +187,7 @@ class KernelPrinter {
   // Vector memory accesses (cuda/vector.cpp).
   bool vector_memory_store(const ir::Store* op, const std::string& guard);
   bool strided_store_of_vector_loads(const ir::Store* op, const std::string& guard);
+  bool async_copy(const ir::Store* op, const std::string& guard);
   std::string vector_load_lane(const ir::Load* op, const std::string& lane) const;
   void allocate(const ir::Allocate* op, bool sole_in_scope);
   void let(const ir::LetStmt* op, bool sole_in_scope);

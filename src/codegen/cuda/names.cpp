@@ -141,6 +141,34 @@ std::string helper_source(const Helpers& h) {
   if (h.abs) {
     out += std::string(prefix) + "tt_abs(T a) { return a < 0 ? -a : a; }\n";
   }
+  // Asynchronous global -> shared copies (sm_80); elsewhere (and under the CPU emulation) plain
+  // copies, which the wait then has nothing to wait for.
+  if (h.cp_async) {
+    out +=
+        "__device__ __forceinline__ void tt_cp_async4(float* dst, const float* src, bool valid) {\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+        "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4, %2;\\n\"\n"
+        "               :: \"r\"(static_cast<unsigned>(__cvta_generic_to_shared(dst))), "
+        "\"l\"(src), \"r\"(valid ? 4 : 0));\n"
+        "#else\n"
+        "  *dst = valid ? *src : 0.0f;\n"
+        "#endif\n"
+        "}\n"
+        "__device__ __forceinline__ void tt_cp_async16(float* dst, const float* src) {\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+        "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\"\n"
+        "               :: \"r\"(static_cast<unsigned>(__cvta_generic_to_shared(dst))), "
+        "\"l\"(src));\n"
+        "#else\n"
+        "  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);\n"
+        "#endif\n"
+        "}\n"
+        "__device__ __forceinline__ void tt_cp_async_wait_all() {\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+        "  asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n"
+        "#endif\n"
+        "}\n";
+  }
   return out;
 }
 

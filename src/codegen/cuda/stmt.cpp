@@ -79,6 +79,12 @@ void KernelPrinter::stmt(const ir::Stmt& s, bool sole_in_scope) {
     return;
   }
   if (thread_depth_ == 0 && ctx_.barriers.count(s.get()) != 0) {
+    for (const auto& [loop, first] : ctx_.pipelines.loops) {
+      if (first == s.get()) {
+        line("tt_cp_async_wait_all();");  // this thread's copies of the step's tiles
+        ctx_.helpers->cp_async = true;
+      }
+    }
     line("__syncthreads();");
   }
   switch (s.kind()) {
@@ -237,6 +243,9 @@ void KernelPrinter::store(const ir::Store* op) {
   TT_CHECK(op->indices.size() == 1) << "cuda codegen: store to '" << op->buffer.name()
                                     << "' is not flattened (lower the function fully first)";
   std::string guard = single_writer_guard(op->buffer);
+  if (ctx_.pipelines.async_stores.count(op) != 0 && async_copy(op, guard)) {
+    return;
+  }
   if (op->value.type().is_vector()) {
     vector_store(op, guard);
     return;

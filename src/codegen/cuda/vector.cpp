@@ -382,6 +382,76 @@ bool KernelPrinter::strided_store_of_vector_loads(const ir::Store* op, const std
   return true;
 }
 
+namespace {
+
+bool is_zero(const ir::Expr& e) {
+  if (const auto* b = e.as<ir::Broadcast>()) {
+    return is_zero(b->value);
+  }
+  const auto* f = e.as<ir::FloatImm>();
+  return f != nullptr && f->value == 0.0;
+}
+
+}  // namespace
+
+// A fetch's store into a double-buffered shared tile (cuda/pipeline.cpp) as cp.async copies: one
+// of 16 bytes per aligned float4 where both sides are proven aligned, else one of 4 bytes per
+// lane; a padded read (select(inside, load, 0)) copies zero bytes outside, which fills the element
+// with zero (and reads from the buffer's start, never outside it). Other forms stay plain stores.
+bool KernelPrinter::async_copy(const ir::Store* op, const std::string& guard) {
+  if (op->predicate.defined() || op->value.type().element_of() != ir::DataType::float32()) {
+    return false;
+  }
+  const ir::Load* load = op->value.as<ir::Load>();
+  ir::Expr inside;
+  if (const auto* select = op->value.as<ir::Select>();
+      select != nullptr && is_zero(select->false_value)) {
+    load = select->true_value.as<ir::Load>();
+    inside = select->condition;
+  }
+  if (load == nullptr || load->predicate.defined() ||
+      load->buffer.scope() != ir::MemoryScope::Global || load->type != op->value.type()) {
+    return false;
+  }
+  ctx_.helpers->cp_async = true;
+  if (!guard.empty()) {
+    open("if (" + guard + ")");
+  }
+  const std::string target = buffer_name(op->buffer);
+  const std::string source = buffer_name(load->buffer);
+  const int lanes = op->value.type().lanes();
+  const int to =
+      vector_access_width(op->value.type(), op->indices[0], op->predicate, ctx_.bindings);
+  const int from =
+      vector_access_width(load->type, load->indices[0], load->predicate, ctx_.bindings);
+  if (lanes > 1 && !inside.defined() && to == 4 && from == 4) {
+    const std::string base = expr(op->indices[0].as<ir::Ramp>()->base);
+    const std::string load_base = expr(load->indices[0].as<ir::Ramp>()->base);
+    for (int chunk = 0; chunk < lanes / 4; ++chunk) {
+      line("tt_cp_async16(&" + target + "[" + offset(base, chunk * 4) + "], &" + source + "[" +
+           offset(load_base, chunk * 4) + "]);");
+    }
+  } else {
+    for (int l = 0; l < lanes; ++l) {
+      const std::string lane = lanes > 1 ? std::to_string(l) : "";
+      const std::string dst = "&" + target + "[" + expr(op->indices[0], lane) + "]";
+      const std::string src = "&" + source + "[" + expr(load->indices[0], lane) + "]";
+      if (!inside.defined()) {
+        line("tt_cp_async4(" + dst + ", " + src + ", true);");
+        continue;
+      }
+      open("");
+      line("const bool tt_inside = " + expr(inside, lane) + ";");
+      line("tt_cp_async4(" + dst + ", tt_inside ? " + src + " : " + source + ", tt_inside);");
+      close();
+    }
+  }
+  if (!guard.empty()) {
+    close();
+  }
+  return true;
+}
+
 std::string KernelPrinter::vector_load_lane(const ir::Load* op, const std::string& lane) const {
   auto it = vector_loads_.find(op);
   if (it == vector_loads_.end()) {

@@ -97,13 +97,19 @@ TEST(GpuSharedLayout, ABlockedCopyIsContiguousAlongTheThreadsTileAndReadInFloat4
   }
   EXPECT_TRUE(blocked);
   const ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, space.steps(config)), gpu(), "f");
-  const std::string source = codegen::generate_cuda(f, gpu()).source;
   // [k step][128 rows]: 8 x 128 floats; the fetch reads A a float4 at a time and stores its lanes
-  // 128 apart; a thread's 8 rows are adjacent, so its reads of them are two aligned float4s.
+  // 128 apart (on sm_75: no cp.async, no double buffer); a thread's 8 rows are adjacent, so its
+  // reads of them are two aligned float4s.
+  const std::string source =
+      codegen::generate_cuda(f, target::Target::parse("cuda -arch=sm_75")).source;
   EXPECT_NE(source.find("float A_shared[1024];"), std::string::npos) << source;
   EXPECT_NE(source.find("*reinterpret_cast<const float4*>(&A["), std::string::npos) << source;
   EXPECT_NE(source.find("= tt_v0.w;"), std::string::npos) << source;
   EXPECT_NE(source.find("float C_local[64];"), std::string::npos) << source;
+  // On sm_80 each lane is a 4-byte cp.async into one half of the doubled tile.
+  const std::string ampere = codegen::generate_cuda(f, gpu()).source;
+  EXPECT_NE(ampere.find("float A_shared[2048];"), std::string::npos) << ampere;
+  EXPECT_NE(ampere.find("tt_cp_async4(&A_shared["), std::string::npos) << ampere;
 }
 
 TEST(GpuSharedLayout, ThePriorPrefersTheBlockedCopyOfAStridedInput) {

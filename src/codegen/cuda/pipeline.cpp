@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+// Double-buffered shared-memory fetches (software pipelining of depth 2). A serial loop outside
+// the thread loops whose body first fills shared buffers from global memory and then only reads
+// them (a GEMM's k steps: fetch A and B tiles, then the block's FMAs) becomes:
+//
+//   fetch(min) into half 0
+//   for k: [cp.async.wait_all; __syncthreads()]
+//          if (k + 1 < end) fetch(k + 1) into half (k + 1 - min) % 2
+//          compute(k) from half (k - min) % 2
+//
+// Each buffer is doubled (both halves in one array); the fetch's stores become cp.async copies
+// (sm_80 and newer), so the next tile's loads are in flight while this one is computed. One
+// barrier per step suffices: the barrier at the top of step k follows every thread's compute(k-1)
+// (so fetch(k+1) may overwrite its half) and every thread's wait for fetch(k) (so compute(k) may
+// read it). The barrier planner is told so: inside the loop it ignores the doubled buffers.
+#include "codegen/cuda/internal.h"
+#include "tensortune/ir/ir_mutator.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/ir/simplify.h"
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+namespace tensortune::codegen::cuda {
+namespace {
+
+/// The shared buffers a statement reads and writes, and whether every store writes one of
+/// `targets` with a plain scalar or contiguous vector index.
+class Accesses : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  std::set<const ir::BufferNode*> shared_reads, shared_writes;
+  bool stores_only_targets = true;
+  bool any_thread_loop = false;
+  const std::set<const ir::BufferNode*>* targets = nullptr;
+
+ protected:
+  void visit(const ir::For* op) override {
+    any_thread_loop = any_thread_loop || ir::is_thread_kind(op->for_kind);
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::LetStmt* op) override {
+    stores_only_targets = false;  // kept simple: a fetch is loops and stores
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::Load* op) override {
+    if (op->buffer.scope() == ir::MemoryScope::Shared) {
+      shared_reads.insert(op->buffer.get());
+    }
+    ir::IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    if (op->buffer.scope() == ir::MemoryScope::Shared) {
+      shared_writes.insert(op->buffer.get());
+    }
+    const bool plain_index = op->indices.size() == 1 && (op->indices[0].type().is_scalar() ||
+                                                         op->indices[0].as<ir::Ramp>() != nullptr);
+    stores_only_targets = stores_only_targets && targets != nullptr &&
+                          targets->count(op->buffer.get()) != 0 && plain_index;
+    ir::IRVisitor::visit(op);
+  }
+};
+
+/// Loads and stores of the original buffers moved to a half of the doubled ones.
+class ToHalf : public ir::IRMutator {
+ public:
+  ToHalf(const std::map<const ir::BufferNode*, ir::Buffer>& doubled, ir::Expr half)
+      : doubled_(doubled), half_(std::move(half)) {}
+  using ir::IRMutator::visit;
+
+ protected:
+  ir::Expr visit(const ir::Load* op, const ir::Expr& e) override {
+    auto it = doubled_.find(op->buffer.get());
+    if (it == doubled_.end()) {
+      return ir::IRMutator::visit(op, e);
+    }
+    return ir::Load::make(it->second, {moved(op->indices[0], op->buffer)}, mutate(op->predicate));
+  }
+  ir::Stmt visit(const ir::Store* op, const ir::Stmt& s) override {
+    auto it = doubled_.find(op->buffer.get());
+    if (it == doubled_.end()) {
+      return ir::IRMutator::visit(op, s);
+    }
+    return ir::Store::make(it->second, mutate(op->value), {moved(op->indices[0], op->buffer)},
+                           mutate(op->predicate));
+  }
+
+ private:
+  ir::Expr moved(const ir::Expr& index, const ir::Buffer& buffer) {
+    const ir::Expr offset = half_ * ir::make_const(half_.type(), buffer.num_elements());
+    const ir::Expr i = mutate(index);
+    if (const auto* ramp = i.as<ir::Ramp>()) {
+      return ir::Ramp::make(ir::simplify(ramp->base + ir::cast(ramp->base.type(), offset)),
+                            ramp->stride, ramp->lanes);
+    }
+    return ir::simplify(i + ir::cast(i.type(), offset));
+  }
+
+  const std::map<const ir::BufferNode*, ir::Buffer>& doubled_;
+  ir::Expr half_;
+};
+
+/// The stores to the doubled buffers (emitted as cp.async copies).
+class CollectStores : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  explicit CollectStores(Pipelines* out) : out_(out) {}
+
+ protected:
+  void visit(const ir::Store* op) override {
+    if (out_->doubled.count(op->buffer.get()) != 0) {
+      out_->async_stores.insert(op);
+    }
+    ir::IRVisitor::visit(op);
+  }
+
+ private:
+  Pipelines* out_;
+};
+
+/// The shared allocations of a loop body's chain of allocations and sequences, hoisted, and the
+/// statements left in order.
+void flatten(const ir::Stmt& s, std::vector<ir::Buffer>* shared, std::vector<ir::Stmt>* stmts) {
+  if (const auto* alloc = s.as<ir::Allocate>();
+      alloc != nullptr && alloc->buffer.scope() == ir::MemoryScope::Shared) {
+    shared->push_back(alloc->buffer);
+    flatten(alloc->body, shared, stmts);
+  } else if (const auto* seq = s.as<ir::Seq>()) {
+    for (const ir::Stmt& child : seq->stmts) {
+      flatten(child, shared, stmts);
+    }
+  } else if (s.defined()) {
+    stmts->push_back(s);
+  }
+}
+
+/// The bytes of the shared buffers a kernel allocates.
+class SharedBytes : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+  int64_t bytes = 0;
+
+ protected:
+  void visit(const ir::Allocate* op) override {
+    if (op->buffer.scope() == ir::MemoryScope::Shared) {
+      bytes += op->buffer.num_elements() * op->buffer.dtype().bytes();
+    }
+    ir::IRVisitor::visit(op);
+  }
+};
+
+class Pipeliner : public ir::IRMutator {
+ public:
+  Pipeliner(int64_t spare_bytes, Pipelines* out) : spare_bytes_(spare_bytes), out_(out) {}
+  using ir::IRMutator::visit;
+
+ protected:
+  ir::Stmt visit(const ir::For* op, const ir::Stmt& s) override {
+    if (ir::is_thread_kind(op->for_kind)) {
+      return s;  // a barrier-free region: nothing to pipeline inside
+    }
+    if (op->for_kind == ir::ForKind::Serial) {
+      if (std::optional<ir::Stmt> done = pipeline(op)) {
+        return *done;
+      }
+    }
+    return ir::IRMutator::visit(op, s);
+  }
+
+ private:
+  std::optional<ir::Stmt> pipeline(const ir::For* op) {
+    const int64_t* min = ir::as_const_int(op->min);
+    const int64_t* extent = ir::as_const_int(op->extent);
+    if (min == nullptr || extent == nullptr || *extent < 2) {
+      return std::nullopt;
+    }
+    std::vector<ir::Buffer> shared;
+    std::vector<ir::Stmt> stmts;
+    flatten(op->body, &shared, &stmts);
+    std::set<const ir::BufferNode*> targets;
+    int64_t bytes = 0;
+    for (const ir::Buffer& b : shared) {
+      targets.insert(b.get());
+      bytes += b.num_elements() * b.dtype().bytes();
+    }
+    if (shared.empty() || bytes > spare_bytes_) {
+      return std::nullopt;
+    }
+    // A prefix of fetches (stores to the body's shared buffers only, reading no shared memory),
+    // then the rest, which reads them and writes none of them.
+    size_t fetches = 0;
+    std::set<const ir::BufferNode*> filled;
+    for (const ir::Stmt& st : stmts) {
+      Accesses a;
+      a.targets = &targets;
+      a.visit(st);
+      const bool fetch = a.shared_reads.empty() && !a.shared_writes.empty() &&
+                         a.stores_only_targets && a.any_thread_loop;
+      if (fetch && fetches < stmts.size() && st.same_as(stmts[fetches])) {
+        ++fetches;
+        filled.insert(a.shared_writes.begin(), a.shared_writes.end());
+        continue;
+      }
+      for (const ir::BufferNode* b : a.shared_writes) {
+        if (targets.count(b) != 0) {
+          return std::nullopt;  // the compute writes a fetched buffer
+        }
+      }
+    }
+    if (fetches == 0 || fetches == stmts.size() || filled != targets) {
+      return std::nullopt;
+    }
+    std::map<const ir::BufferNode*, ir::Buffer> doubled;
+    for (const ir::Buffer& b : shared) {
+      doubled.emplace(b.get(), ir::Buffer(b.name(), b.dtype(), {2 * b.num_elements()},
+                                          ir::MemoryScope::Shared));
+    }
+    const ir::Var& k = op->var;
+    const ir::DataType t = k.type();
+    const auto fetch_at = [&](const ir::Expr& step, const ir::Expr& half) {
+      std::vector<ir::Stmt> out;
+      for (size_t n = 0; n < fetches; ++n) {
+        ir::Stmt st = ir::substitute(stmts[n], {{k.get(), step}});
+        out.push_back(ir::simplify(ToHalf(doubled, half).mutate(st)));
+      }
+      return ir::Seq::make(std::move(out));
+    };
+    const ir::Expr first = ir::make_const(t, *min);
+    const ir::Expr two = ir::make_const(t, int64_t{2});
+    ir::Stmt prologue = fetch_at(first, ir::make_const(t, int64_t{0}));
+    const ir::Expr next = k + ir::make_const(t, int64_t{1});
+    ir::Stmt next_fetch = ir::IfThenElse::make(k < ir::make_const(t, *min + *extent - 1),
+                                               fetch_at(next, (next - first) % two));
+    std::vector<ir::Stmt> body = {next_fetch};
+    ToHalf current(doubled, (ir::Expr(k) - first) % two);
+    for (size_t n = fetches; n < stmts.size(); ++n) {
+      body.push_back(current.mutate(stmts[n]));  // no pipeline nested in a pipelined loop
+    }
+    ir::Stmt loop = ir::For::make(k, op->min, op->extent, op->for_kind, ir::Seq::make(body),
+                                  op->auto_unroll_max_step);
+    ir::Stmt result = ir::Seq::make({prologue, loop});
+    for (auto it = shared.rbegin(); it != shared.rend(); ++it) {
+      result = ir::Allocate::make(doubled.at(it->get()), result);
+    }
+    spare_bytes_ -= bytes;
+    for (const auto& [node, buffer] : doubled) {
+      out_->doubled.insert(buffer.get());
+    }
+    out_->loops[loop.get()] = next_fetch.get();
+    CollectStores(out_).visit(prologue);
+    CollectStores(out_).visit(next_fetch);
+    return result;
+  }
+
+  int64_t spare_bytes_;
+  Pipelines* out_;
+};
+
+}  // namespace
+
+bool pipelines_fetches(const target::Target& target) {
+  const char* env = std::getenv("TT_CUDA_PIPELINE");
+  if (env != nullptr && std::string(env) == "0") {
+    return false;
+  }
+  // cp.async needs sm_80; before it the copies would stall as plain loads and stores.
+  return target.arch.size() > 3 && target.arch.compare(0, 3, "sm_") == 0 &&
+         std::atoi(target.arch.c_str() + 3) >= 80;
+}
+
+ir::Stmt pipeline_shared_fetches(const ir::Stmt& kernel,
+                                 const target::Target& target,
+                                 Pipelines* out) {
+  if (!pipelines_fetches(target)) {
+    return kernel;
+  }
+  SharedBytes used;
+  used.visit(kernel);
+  const int64_t spare = target.max_shared_memory_bytes - used.bytes;
+  Pipeliner pipeliner(spare, out);
+  return pipeliner.mutate(kernel);
+}
+
+}  // namespace tensortune::codegen::cuda

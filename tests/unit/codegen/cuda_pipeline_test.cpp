@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// Double-buffered shared fetches (cuda/pipeline.cpp): a serial loop that fills a shared tile and
+// then reads it gets a prologue fetch, the next step's fetch as cp.async copies into the other
+// half, and one wait and barrier at the top of each step; kernels without room for the second
+// half, targets before sm_80 and TT_CUDA_PIPELINE=0 keep the plain fetch.
+#include "codegen_test_util.h"
+#include "tensortune/codegen/cuda_codegen.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace tensortune::codegen {
+namespace {
+
+using ir::Expr;
+using ir::ForKind;
+using ir::Stmt;
+using ir::Var;
+using testing::buffer;
+using testing::load;
+using testing::loop;
+using testing::make_func;
+using testing::ramp;
+using testing::store;
+
+const ir::DataType kF32 = ir::DataType::float32();
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+/// C[b*64 + t] = sum over k of S[t] where S is A's k-th tile of 64 (read reversed, so threads
+/// share data): `vector` fetches a float4 per thread of 16, `padded` reads A through a
+/// select(inside, A, 0) as a padded conv input does. The tile holds `tile` floats (64 or more).
+ir::LoweredFunc tiled_sum(bool vector, bool padded, int64_t tile = 64) {
+  ir::Buffer a = buffer("A", kF32, 4 * 8 * 64);
+  ir::Buffer c = buffer("C", kF32, 4 * 64);
+  ir::Buffer s = buffer("S", kF32, tile, ir::MemoryScope::Shared);
+  Var b("b"), k("k"), t("t"), u("u");
+  const Expr at = b * 512 + k * 64;
+  Stmt fetch;
+  if (vector) {
+    fetch =
+        loop(t, 16, store(s, load(a, ramp(at + t * 4, 1, 4)), ramp(t * 4, 1, 4)), ForKind::ThreadX);
+  } else {
+    Expr value = load(a, at + t);
+    if (padded) {
+      value = ir::select(t < 60, load(a, at + t), Expr(0.0f));
+    }
+    fetch = loop(t, 64, store(s, value, t), ForKind::ThreadX);
+  }
+  Stmt use = loop(u, 64, store(c, load(c, b * 64 + u) + load(s, Expr(63) - u), b * 64 + u),
+                  ForKind::ThreadX);
+  Stmt init = loop(u, 64, store(c, Expr(0.0f), b * 64 + u), ForKind::ThreadX);
+  Stmt steps = loop(k, 8, ir::Allocate::make(s, ir::Seq::make({fetch, use})));
+  return make_func("f", {a, c}, 1, loop(b, 4, ir::Seq::make({init, steps}), ForKind::BlockX));
+}
+
+std::string source(const ir::LoweredFunc& f, const std::string& arch) {
+  return generate_cuda(f, target::Target::parse("cuda -arch=" + arch)).source;
+}
+
+TEST(CudaPipeline, TheNextTileIsCopiedAsynchronouslyIntoTheOtherHalf) {
+  const std::string s = source(tiled_sum(false, false), "sm_90");
+  EXPECT_NE(s.find("float S[128];"), std::string::npos) << s;
+  // The prologue fills half 0; each step waits, syncs once, fetches step k + 1, reads half k % 2.
+  const size_t loop_at = s.find("for (int k = 0; k < 8; ++k) {");
+  ASSERT_NE(loop_at, std::string::npos) << s;
+  EXPECT_NE(s.rfind("tt_cp_async4(&S[t], &A[((b * 512) + t)], true);", loop_at), std::string::npos)
+      << s;
+  const std::string body = s.substr(loop_at);
+  EXPECT_EQ(body.find("tt_cp_async_wait_all();\n    __syncthreads();"),
+            body.find("tt_cp_async_wait_all();"))
+      << s;
+  EXPECT_EQ(count(body, "__syncthreads();"), 1u) << s;
+  EXPECT_NE(body.find("if ((k < 7))"), std::string::npos) << s;
+  EXPECT_NE(body.find("(((k + 1) % 2) * 64)"), std::string::npos) << s;
+  EXPECT_NE(body.find("S[((((k % 2) * 64) - u) + 63)]"), std::string::npos) << s;
+  EXPECT_EQ(count(s, "__syncthreads();"), 1u) << "none before the prologue:\n" << s;
+  EXPECT_NE(s.find("asm volatile(\"cp.async.ca.shared.global"), std::string::npos) << s;
+}
+
+TEST(CudaPipeline, AlignedVectorsAreSixteenByteCopiesAndPaddingCopiesZeroBytes) {
+  const std::string v = source(tiled_sum(true, false), "sm_80");
+  EXPECT_NE(v.find("tt_cp_async16(&S[(t * 4)], &A[((b * 512) + (t * 4))]);"), std::string::npos)
+      << v;
+  const std::string p = source(tiled_sum(false, true), "sm_80");
+  EXPECT_NE(p.find("const bool tt_inside = (t < 60);"), std::string::npos) << p;
+  EXPECT_NE(p.find("tt_inside ? &A[((b * 512) + t)] : A, tt_inside);"), std::string::npos) << p;
+}
+
+TEST(CudaPipeline, NoSecondHalfWithoutRoomOrCpAsyncOrWhenSwitchedOff) {
+  // 7000 floats doubled are 56000 bytes, over the 48 KB of static shared memory.
+  const std::string big = source(tiled_sum(false, false, 7000), "sm_90");
+  EXPECT_NE(big.find("float S[7000];"), std::string::npos) << big;
+  EXPECT_EQ(big.find("tt_cp_async"), std::string::npos) << big;
+  const std::string turing = source(tiled_sum(false, false), "sm_75");
+  EXPECT_EQ(turing.find("tt_cp_async"), std::string::npos) << turing;
+  EXPECT_EQ(count(turing, "__syncthreads();"), 2u) << turing;
+  setenv("TT_CUDA_PIPELINE", "0", 1);
+  const std::string off = source(tiled_sum(false, false), "sm_90");
+  unsetenv("TT_CUDA_PIPELINE");
+  EXPECT_EQ(off.find("tt_cp_async"), std::string::npos) << off;
+}
+
+// ptxas (inside NVRTC) accepts the copies and the wait: a cubin for sm_80 and sm_90.
+TEST(CudaPipeline, NvrtcAssemblesTheCopiesForAmpereAndHopper) {
+  std::string why;
+  if (!nvrtc_available(&why)) {
+    GTEST_SKIP() << "NVRTC is not available: " << why;
+  }
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const target::Target target = target::Target::parse(std::string("cuda -arch=") + arch);
+    for (bool vector : {false, true}) {
+      const CudaModule m = generate_cuda(tiled_sum(vector, !vector), target);
+      const NvrtcOutput out = compile_cuda(m.source, target, true);
+      EXPECT_NE(out.ptx.find("cp.async.wait_all"), std::string::npos) << arch;
+      EXPECT_NE(out.ptx.find(vector ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global"),
+                std::string::npos)
+          << arch << "\n"
+          << out.ptx;
+      EXPECT_FALSE(out.cubin.empty()) << arch;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tensortune::codegen
