@@ -9,6 +9,7 @@
 #   TRIALS  vs_vendor_gpu --tune-trials (default 32); ONLY its --only filter (default: every case)
 #   QUICK=1 skips the device tests but vs_vendor_gpu's own; VVG_S caps vs_vendor_gpu's seconds (240)
 #   GPU_MODELS: the models bench/gpu_models.sh runs (default superres,resnet18)
+#   VVG_NOPIPE_S caps the re-run of the best records without double-buffered fetches (120)
 #   .devpack/seed.db, when present, is the database vs_vendor_gpu resumes from.
 # The binaries hold their build folder's absolute paths (/work/main/build...): a checkout elsewhere
 # is linked there.
@@ -89,4 +90,9 @@ el vs_vendor_gpu
 timeout "${VVG_S:-240}" bench/vs_vendor_gpu --target "cuda -arch=sm_90" --db "$OUT/vvg.db" \
   --tune-trials "$TRIALS" ${ONLY:+--only "$ONLY"} --json "$OUT/vvg.json" -v 2>&1 | tail -60
 echo "rc=${PIPESTATUS[0]}"
+# The same best records built without double-buffered fetches (pipeline.cpp): what the cp.async
+# pipeline buys, in the same run.
+el "vs_vendor_gpu, TT_CUDA_PIPELINE=0"
+TT_CUDA_PIPELINE=0 timeout "${VVG_NOPIPE_S:-120}" bench/vs_vendor_gpu --target "cuda -arch=sm_90" \
+  --db "$OUT/vvg.db" ${ONLY:+--only "$ONLY"} --json "$OUT/vvg-nopipe.json" 2>&1 | tail -30
 el done

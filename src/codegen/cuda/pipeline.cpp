@@ -31,7 +31,8 @@ namespace {
 class Accesses : public ir::IRVisitor {
  public:
   using ir::IRVisitor::visit;
-  std::set<const ir::BufferNode*> shared_reads, shared_writes;
+  std::set<const ir::BufferNode*> shared_reads, shared_writes, reads, writes;
+  bool reads_only_global = true;
   bool stores_only_targets = true;
   bool any_thread_loop = false;
   const std::set<const ir::BufferNode*>* targets = nullptr;
@@ -49,12 +50,15 @@ class Accesses : public ir::IRVisitor {
     if (op->buffer.scope() == ir::MemoryScope::Shared) {
       shared_reads.insert(op->buffer.get());
     }
+    reads.insert(op->buffer.get());
+    reads_only_global = reads_only_global && op->buffer.scope() == ir::MemoryScope::Global;
     ir::IRVisitor::visit(op);
   }
   void visit(const ir::Store* op) override {
     if (op->buffer.scope() == ir::MemoryScope::Shared) {
       shared_writes.insert(op->buffer.get());
     }
+    writes.insert(op->buffer.get());
     const bool plain_index = op->indices.size() == 1 && (op->indices[0].type().is_scalar() ||
                                                          op->indices[0].as<ir::Ramp>() != nullptr);
     stores_only_targets = stores_only_targets && targets != nullptr &&
@@ -190,22 +194,25 @@ class Pipeliner : public ir::IRMutator {
     }
     // A prefix of fetches (stores to the body's shared buffers only, reading no shared memory),
     // then the rest, which reads them and writes none of them.
+    // The next step's fetch runs before this step's compute: it may read only global memory
+    // that the compute does not write.
     size_t fetches = 0;
-    std::set<const ir::BufferNode*> filled;
+    std::set<const ir::BufferNode*> filled, fetched_from;
     for (const ir::Stmt& st : stmts) {
       Accesses a;
       a.targets = &targets;
       a.visit(st);
-      const bool fetch = a.shared_reads.empty() && !a.shared_writes.empty() &&
-                         a.stores_only_targets && a.any_thread_loop;
+      const bool fetch = a.reads_only_global && !a.shared_writes.empty() && a.stores_only_targets &&
+                         a.any_thread_loop;
       if (fetch && fetches < stmts.size() && st.same_as(stmts[fetches])) {
         ++fetches;
         filled.insert(a.shared_writes.begin(), a.shared_writes.end());
+        fetched_from.insert(a.reads.begin(), a.reads.end());
         continue;
       }
-      for (const ir::BufferNode* b : a.shared_writes) {
-        if (targets.count(b) != 0) {
-          return std::nullopt;  // the compute writes a fetched buffer
+      for (const ir::BufferNode* b : a.writes) {
+        if (targets.count(b) != 0 || fetched_from.count(b) != 0) {
+          return std::nullopt;  // the compute writes a fetched buffer or what a fetch reads
         }
       }
     }
