@@ -388,27 +388,32 @@ bool is_zero(const ir::Expr& e) {
   if (const auto* b = e.as<ir::Broadcast>()) {
     return is_zero(b->value);
   }
+  if (const auto* c = e.as<ir::Cast>()) {
+    return is_zero(c->value);
+  }
   const auto* f = e.as<ir::FloatImm>();
-  return f != nullptr && f->value == 0.0;
+  return (f != nullptr && f->value == 0.0) || ir::is_const_int(e, 0);
 }
 
 }  // namespace
 
 // A fetch's store into a double-buffered shared tile (cuda/pipeline.cpp) as cp.async copies: one
 // of 16 bytes per aligned float4 where both sides are proven aligned, else one of 4 bytes per
-// lane; a padded read (select(inside, load, 0)) copies zero bytes outside, which fills the element
-// with zero (and reads from the buffer's start, never outside it). Other forms stay plain stores.
+// lane (a masked lane copies nothing); a padded read (selects of the load or zero) copies zero
+// bytes outside, which fills the element with zero (and reads from the buffer's start, never
+// outside it). Other forms stay plain stores.
 bool KernelPrinter::async_copy(const ir::Store* op, const std::string& guard) {
-  if (op->predicate.defined() || op->value.type().element_of() != ir::DataType::float32()) {
+  if (op->value.type().element_of() != ir::DataType::float32()) {
     return false;
   }
-  const ir::Load* load = op->value.as<ir::Load>();
+  ir::Expr value = op->value;
   ir::Expr inside;
-  if (const auto* select = op->value.as<ir::Select>();
-      select != nullptr && is_zero(select->false_value)) {
-    load = select->true_value.as<ir::Load>();
-    inside = select->condition;
+  for (const ir::Select* select = value.as<ir::Select>();
+       select != nullptr && is_zero(select->false_value); select = value.as<ir::Select>()) {
+    inside = inside.defined() ? (inside && select->condition) : select->condition;
+    value = select->true_value;
   }
+  const ir::Load* load = value.as<ir::Load>();
   if (load == nullptr || load->predicate.defined() ||
       load->buffer.scope() != ir::MemoryScope::Global || load->type != op->value.type()) {
     return false;
@@ -424,7 +429,7 @@ bool KernelPrinter::async_copy(const ir::Store* op, const std::string& guard) {
       vector_access_width(op->value.type(), op->indices[0], op->predicate, ctx_.bindings);
   const int from =
       vector_access_width(load->type, load->indices[0], load->predicate, ctx_.bindings);
-  if (lanes > 1 && !inside.defined() && to == 4 && from == 4) {
+  if (lanes > 1 && !inside.defined() && !op->predicate.defined() && to == 4 && from == 4) {
     const std::string base = expr(op->indices[0].as<ir::Ramp>()->base);
     const std::string load_base = expr(load->indices[0].as<ir::Ramp>()->base);
     for (int chunk = 0; chunk < lanes / 4; ++chunk) {
@@ -436,14 +441,19 @@ bool KernelPrinter::async_copy(const ir::Store* op, const std::string& guard) {
       const std::string lane = lanes > 1 ? std::to_string(l) : "";
       const std::string dst = "&" + target + "[" + expr(op->indices[0], lane) + "]";
       const std::string src = "&" + source + "[" + expr(load->indices[0], lane) + "]";
+      const bool block = op->predicate.defined() || inside.defined();
+      if (block) {
+        open(op->predicate.defined() ? "if (" + expr(op->predicate, lane) + ")" : "");
+      }
       if (!inside.defined()) {
         line("tt_cp_async4(" + dst + ", " + src + ", true);");
-        continue;
+      } else {
+        line("const bool tt_inside = " + expr(inside, lane) + ";");
+        line("tt_cp_async4(" + dst + ", tt_inside ? " + src + " : " + source + ", tt_inside);");
       }
-      open("");
-      line("const bool tt_inside = " + expr(inside, lane) + ";");
-      line("tt_cp_async4(" + dst + ", tt_inside ? " + src + " : " + source + ", tt_inside);");
-      close();
+      if (block) {
+        close();
+      }
     }
   }
   if (!guard.empty()) {
