@@ -399,9 +399,9 @@ bool is_zero(const ir::Expr& e) {
 
 // A fetch's store into a double-buffered shared tile (cuda/pipeline.cpp) as cp.async copies: one
 // of 16 bytes per aligned float4 where both sides are proven aligned, else one of 4 bytes per
-// lane (a masked lane copies nothing); a padded read (selects of the load or zero) copies zero
-// bytes outside, which fills the element with zero (and reads from the buffer's start, never
-// outside it). Other forms stay plain stores.
+// lane (a masked lane copies nothing); a padded read (selects of the load or zero, a masked
+// load) copies zero bytes outside, which fills the element with zero (and reads from the
+// buffer's start, never outside it). Other forms stay plain stores.
 bool KernelPrinter::async_copy(const ir::Store* op, const std::string& guard) {
   if (op->value.type().element_of() != ir::DataType::float32()) {
     return false;
@@ -414,9 +414,12 @@ bool KernelPrinter::async_copy(const ir::Store* op, const std::string& guard) {
     value = select->true_value;
   }
   const ir::Load* load = value.as<ir::Load>();
-  if (load == nullptr || load->predicate.defined() ||
-      load->buffer.scope() != ir::MemoryScope::Global || load->type != op->value.type()) {
+  if (load == nullptr || load->buffer.scope() != ir::MemoryScope::Global ||
+      load->type != op->value.type()) {
     return false;
+  }
+  if (load->predicate.defined()) {  // its masked lanes are not read: zero bytes copied
+    inside = inside.defined() ? (inside && load->predicate) : load->predicate;
   }
   ctx_.helpers->cp_async = true;
   if (!guard.empty()) {

@@ -116,8 +116,9 @@ TEST(CudaPipeline, NoSecondHalfWithoutRoomOrCpAsyncOrWhenUnsafeOrSwitchedOff) {
   EXPECT_EQ(off.find("tt_cp_async"), std::string::npos) << off;
 }
 
-// A conv's padded input: a partial tile masks lanes, and the padding nests selects (an inlined
-// pad of an inlined pad): each unmasked lane is one copy under both conditions.
+// A conv's padded input: a partial tile masks lanes, the padding nests selects (an inlined pad of
+// an inlined pad) and the vectorizer masks the load: each unmasked lane is one copy under all
+// three conditions.
 TEST(CudaPipeline, MaskedLanesAndNestedPaddingAreCopiesUnderTheirConditions) {
   ir::Buffer a = buffer("A", kF32, 8 * 64);
   ir::Buffer c = buffer("C", kF32, 64);
@@ -125,10 +126,12 @@ TEST(CudaPipeline, MaskedLanesAndNestedPaddingAreCopiesUnderTheirConditions) {
   Var k("k"), t("t"), u("u");
   const Expr lanes = ramp(t * 4, 1, 4);
   const Expr zero = ir::Broadcast::make(Expr(0.0f), 4);
-  const Expr value = ir::select(lanes < ir::Broadcast::make(Expr(60), 4),
-                                ir::select(lanes >= ir::Broadcast::make(Expr(2), 4),
-                                           load(a, ramp(k * 64 + t * 4, 1, 4)), zero),
-                                zero);
+  const Expr value = ir::select(
+      lanes < ir::Broadcast::make(Expr(60), 4),
+      ir::select(lanes >= ir::Broadcast::make(Expr(2), 4),
+                 load(a, ramp(k * 64 + t * 4, 1, 4), lanes < ir::Broadcast::make(Expr(61), 4)),
+                 zero),
+      zero);
   Stmt fetch = loop(t, 16, store(s, value, lanes, lanes < ir::Broadcast::make(Expr(62), 4)),
                     ForKind::ThreadX);
   Stmt use = loop(u, 64, store(c, load(c, u) + load(s, u), u), ForKind::ThreadX);
@@ -137,7 +140,10 @@ TEST(CudaPipeline, MaskedLanesAndNestedPaddingAreCopiesUnderTheirConditions) {
   EXPECT_EQ(count(src, "tt_cp_async4(&S["), 8u) << src;  // 4 lanes, prologue and loop
   EXPECT_EQ(count(src, "const bool tt_inside = "), 8u) << src;
   EXPECT_NE(src.find("if ((((t * 4) + 3) < 62))"), std::string::npos) << src;
-  EXPECT_NE(src.find(") && ("), std::string::npos) << src;
+  EXPECT_NE(src.find("const bool tt_inside = (((((t * 4) + 1) < 60) && (((t * 4) + 1) >= 2)) && "
+                     "(((t * 4) + 1) < 61));"),
+            std::string::npos)
+      << src;
   EXPECT_EQ(src.find("S[(t * 4)] ="), std::string::npos) << src;
 }
 
