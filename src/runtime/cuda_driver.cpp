@@ -87,6 +87,9 @@ struct CudaDevice::Impl {
     info.multiprocessors = attribute(detail::kAttrMultiprocessorCount);
     info.max_threads_per_block = attribute(detail::kAttrMaxThreadsPerBlock);
     info.max_shared_memory_per_block = attribute(detail::kAttrMaxSharedMemoryPerBlock);
+    info.max_shared_memory_per_block_optin =
+        std::max(info.max_shared_memory_per_block,
+                 attribute(detail::kAttrMaxSharedMemoryPerBlockOptin));
     info.max_registers_per_block = attribute(detail::kAttrMaxRegistersPerBlock);
     info.warp_size = attribute(detail::kAttrWarpSize);
     for (int axis = 0; axis < 3; ++axis) {
@@ -109,6 +112,13 @@ struct CudaDevice::Impl {
     read(detail::kFuncAttrNumRegs, fn.registers);
     read(detail::kFuncAttrMaxThreadsPerBlock, fn.max_threads);
     read(detail::kFuncAttrSharedSizeBytes, fn.static_shared);
+    // Dynamic shared memory past the static 48 KB needs the kernel's own limit raised first.
+    const int dynamic = info.max_shared_memory_per_block_optin - fn.static_shared;
+    if (dynamic > info.max_shared_memory_per_block) {
+      check(api,
+            api.func_set_attribute(fn.handle, detail::kFuncAttrMaxDynamicSharedSizeBytes, dynamic),
+            "cuFuncSetAttribute");
+    }
     functions.push_back(fn);
     return functions.size() - 1;
   }
@@ -155,10 +165,10 @@ void CudaDevice::Impl::check_launch(const Function& fn,
     }
   }
   int64_t shared = std::max<int64_t>(shared_bytes, fn.static_shared);
-  if (shared > info.max_shared_memory_per_block) {
+  if (shared > info.max_shared_memory_per_block_optin) {
     launch_error(invalid, "the kernel needs " + std::to_string(shared) +
                               " bytes of shared memory per block; the device allows at most " +
-                              std::to_string(info.max_shared_memory_per_block));
+                              std::to_string(info.max_shared_memory_per_block_optin));
   }
   if (int64_t{fn.registers} * threads > info.max_registers_per_block) {
     launch_error(resources, std::to_string(threads) + " threads x " + std::to_string(fn.registers) +

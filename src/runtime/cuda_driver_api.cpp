@@ -45,6 +45,7 @@ std::string resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuModuleUnload", api.module_unload, missing);
   resolve(handle, "cuModuleGetFunction", api.module_get_function, missing);
   resolve(handle, "cuFuncGetAttribute", api.func_get_attribute, missing);
+  resolve(handle, "cuFuncSetAttribute", api.func_set_attribute, missing);
   resolve(handle, "cuLaunchKernel", api.launch_kernel, missing);
   resolve(handle, "cuEventCreate", api.event_create, missing);
   resolve(handle, "cuEventRecord", api.event_record, missing);

@@ -38,11 +38,13 @@ constexpr int kAttrMaxRegistersPerBlock = 12;
 constexpr int kAttrMultiprocessorCount = 16;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
+constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 
 // CUfunction_attribute
 constexpr int kFuncAttrMaxThreadsPerBlock = 0;
 constexpr int kFuncAttrSharedSizeBytes = 1;
 constexpr int kFuncAttrNumRegs = 4;
+constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
 
 // CUstreamCaptureMode: only the capturing thread's unsafe calls are refused during a capture.
 constexpr int kCaptureModeThreadLocal = 1;
@@ -78,6 +80,7 @@ struct DriverApi {
   CuResult (*module_unload)(CuModule) = nullptr;
   CuResult (*module_get_function)(CuFunction*, CuModule, const char*) = nullptr;
   CuResult (*func_get_attribute)(int*, int, CuFunction) = nullptr;
+  CuResult (*func_set_attribute)(CuFunction, int, int) = nullptr;
   CuResult (*launch_kernel)(CuFunction,
                             unsigned,
                             unsigned,

@@ -103,5 +103,18 @@ TEST(CudaEmulationTile, InterleavedAccumulatorsSqueezedAroundTheThreadIndex) {
   expect_emulation_matches_eval(spec, space.steps(config));
 }
 
+// Double-buffered 128x128 tiles of 32 KB a step: 64 KB of dynamic shared memory on a device, a
+// static array under the emulation.
+TEST(CudaEmulationTile, DoubleBufferedTilesInDynamicSharedMemory) {
+  const std::string spec = "matmul:M=256,N=128,K=64";
+  const search::SearchSpace space = search::SearchSpace::generate(
+      te::make_workload(spec), target::Target::parse("cuda -arch=sm_90"));
+  const search::Config config = space.from_json(support::Json::parse(
+      R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8], "C.j.split": [16,8],
+          "C.local.k.split": [32], "A.shared.layout": [1], "C.local.unroll": [0],
+          "C.shared.vector": [4]}})"));
+  expect_emulation_matches_eval(spec, space.steps(config));
+}
+
 }  // namespace
 }  // namespace tensortune::codegen

@@ -21,6 +21,8 @@ struct CudaDeviceInfo {
   int multiprocessors = 0;
   int max_threads_per_block = 0;
   int max_shared_memory_per_block = 0;  ///< bytes (static limit, 48 KiB on most)
+  /// Bytes a kernel may use with dynamic shared memory past the static limit (227 KiB on sm_90).
+  int max_shared_memory_per_block_optin = 0;
   int max_registers_per_block = 0;
   int warp_size = 0;
   int64_t total_memory = 0;                      ///< bytes

@@ -140,8 +140,9 @@ void KernelPrinter::combine_across_threads(ir::ReduceKind kind,
   }
   auto shared_array = [&](int64_t elements) {
     std::string name = "tt_red" + std::to_string(shared_.size());
-    shared_.push_back("__shared__ " + type + " " + name + "[" + std::to_string(elements) + "];");
-    shared_bytes_ += (elements * dtype.bytes() + 15) / 16 * 16;
+    shared_.push_back(
+        SharedArray{type, name, elements, (elements * dtype.bytes() + 15) / 16 * 16, false});
+    shared_bytes_ += shared_.back().bytes;
     return name;
   };
   auto slot = [&](const std::string& name, int64_t per_row, const std::string& offset) {

@@ -15,6 +15,9 @@
 namespace tensortune::codegen {
 namespace {
 
+/// What a kernel may declare as static __shared__ arrays; more must be dynamic shared memory.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
 /// The kernels (top-level nests) of a body, and its global scratch buffers (top-level
 /// allocations), both in program order; the same walk as lower's GPU binding check.
 void collect(const ir::Stmt& s, std::vector<ir::Stmt>* kernels, std::vector<ir::Buffer>* scratch) {
@@ -83,7 +86,8 @@ class LaunchShape : public ir::IRVisitor {
 std::string kernel_source(const CudaKernel& kernel,
                           const CudaModule& module,
                           const cuda::NameTable& names,
-                          const cuda::KernelPrinter& printer) {
+                          const cuda::KernelPrinter& printer,
+                          bool dynamic_shared) {
   std::string params;
   for (int index : kernel.params) {
     const ir::Buffer& b = module.buffers[static_cast<size_t>(index)];
@@ -93,7 +97,7 @@ std::string kernel_source(const CudaKernel& kernel,
   int64_t threads = kernel.block[0] * kernel.block[1] * kernel.block[2];
   std::string text = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) +
                      ") " + kernel.name + "(" + params + ") {\n";
-  for (const std::string& decl : printer.shared_declarations()) {
+  for (const std::string& decl : printer.shared_declarations(dynamic_shared)) {
     text += "  " + decl + "\n";
   }
   return text + printer.body() + "}\n";
@@ -152,16 +156,20 @@ CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& targ
       cuda::KernelPrinter printer(std::move(context), names);
       printer.print_kernel(body);
       kernel.shared_bytes = printer.shared_bytes();
-      if (doubled && kernel.shared_bytes > target.max_shared_memory_bytes) {
+      const int64_t limit =
+          doubled ? cuda::shared_memory_limit(target) : target.max_shared_memory_bytes;
+      if (doubled && kernel.shared_bytes > limit) {
         helpers = helpers_before;
         continue;
       }
-      TT_USER_CHECK(kernel.shared_bytes <= target.max_shared_memory_bytes)
+      TT_USER_CHECK(kernel.shared_bytes <= limit)
           << "cuda codegen: kernel '" << kernel.name << "' uses " << kernel.shared_bytes
           << " bytes of shared memory but the target '" << target.to_string() << "' allows "
-          << target.max_shared_memory_bytes;
+          << limit;
+      const bool dynamic = kernel.shared_bytes > kStaticSharedBytes;
+      helpers.dynamic_shared = helpers.dynamic_shared || dynamic;
       kernel.params.assign(printer.used_buffers().begin(), printer.used_buffers().end());
-      kernels_text += "\n" + kernel_source(kernel, module, names, printer);
+      kernels_text += "\n" + kernel_source(kernel, module, names, printer, dynamic);
       module.kernels.push_back(std::move(kernel));
       break;
     }

@@ -28,6 +28,7 @@ struct Helpers {
   bool max = false;
   bool abs = false;
   bool cp_async = false;
+  bool dynamic_shared = false;
 };
 
 /// The definitions of the used helpers (empty when none is used).
@@ -63,6 +64,11 @@ struct Pipelines {
   /// The doubled shared buffers.
   std::set<const ir::BufferNode*> doubled;
 };
+
+/// The shared memory a kernel for `target` may use: the target's -max-shared-memory when given,
+/// else its architecture's opt-in limit (227 KB on sm_90). A kernel over the 48 KB of static
+/// shared memory declares it dynamic; only double-buffered tiles go past the target's default.
+int64_t shared_memory_limit(const target::Target& target);
 
 /// Whether kernels for `target` get double-buffered fetches: sm_80 and newer (cp.async), unless
 /// the environment sets TT_CUDA_PIPELINE=0.
@@ -169,7 +175,10 @@ class KernelPrinter {
 
   std::string body() const { return os_.str(); }
   /// `__shared__` declarations, hoisted to the top of the kernel.
-  const std::vector<std::string>& shared_declarations() const { return shared_; }
+  /// `__shared__` declarations, hoisted to the top of the kernel; with `dynamic`, slices of one
+  /// dynamic shared array instead (TT_DYNAMIC_SHARED, for kernels over the 48 KB of static
+  /// shared memory), each 16-byte aligned.
+  std::vector<std::string> shared_declarations(bool dynamic) const;
   int64_t shared_bytes() const { return shared_bytes_; }
   /// Indices (into CudaModule::buffers) of the module buffers the kernel reads or writes.
   const std::set<int>& used_buffers() const { return used_; }
@@ -228,7 +237,13 @@ class KernelPrinter {
   /// How many enclosing loops bind each ForKind (indexed by the enum value).
   std::array<int, 10> bound_{};
   int thread_depth_ = 0;
-  std::vector<std::string> shared_;
+  struct SharedArray {
+    std::string type, name;
+    int64_t elements = 0;
+    int64_t bytes = 0;  ///< rounded up to 16
+    bool aligned = true;  ///< declared __align__(16) (the slices of a dynamic array all are)
+  };
+  std::vector<SharedArray> shared_;
   int64_t shared_bytes_ = 0;
   std::set<int> used_;
   /// The vector loads read as float2/float4 by the vector store being printed: the first

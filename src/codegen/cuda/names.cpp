@@ -141,6 +141,17 @@ std::string helper_source(const Helpers& h) {
   if (h.abs) {
     out += std::string(prefix) + "tt_abs(T a) { return a < 0 ? -a : a; }\n";
   }
+  // Over 48 KB a block's shared memory must be dynamic (the launch sizes it, the module's
+  // loader raises the kernel's limit); the CPU emulation declares a static array instead.
+  if (h.dynamic_shared) {
+    out +=
+        "#if defined(__CUDACC__)\n"
+        "#define TT_DYNAMIC_SHARED(bytes) extern __shared__ __align__(16) unsigned char "
+        "tt_shared[]\n"
+        "#else\n"
+        "#define TT_DYNAMIC_SHARED(bytes) __shared__ __align__(16) unsigned char tt_shared[bytes]\n"
+        "#endif\n";
+  }
   // Asynchronous global -> shared copies (sm_80); elsewhere (and under the CPU emulation) plain
   // copies, which the wait then has nothing to wait for.
   if (h.cp_async) {

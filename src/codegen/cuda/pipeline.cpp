@@ -267,6 +267,20 @@ class Pipeliner : public ir::IRMutator {
 
 }  // namespace
 
+int64_t shared_memory_limit(const target::Target& target) {
+  const target::Target defaults;
+  if (target.max_shared_memory_bytes != defaults.max_shared_memory_bytes) {
+    return target.max_shared_memory_bytes;  // set on the target: a limit for every kernel
+  }
+  // cudaDevAttrMaxSharedMemoryPerBlockOptin of each architecture.
+  static const std::map<std::string, int64_t> kOptIn = {
+      {"sm_70", 96 * 1024},  {"sm_75", 64 * 1024},  {"sm_80", 163 * 1024},
+      {"sm_86", 99 * 1024},  {"sm_87", 163 * 1024}, {"sm_89", 99 * 1024},
+      {"sm_90", 227 * 1024}, {"sm_100", 227 * 1024}};
+  const auto it = kOptIn.find(target.arch);
+  return it != kOptIn.end() ? it->second : target.max_shared_memory_bytes;
+}
+
 bool pipelines_fetches(const target::Target& target) {
   const char* env = std::getenv("TT_CUDA_PIPELINE");
   if (env != nullptr && std::string(env) == "0") {
@@ -285,7 +299,7 @@ ir::Stmt pipeline_shared_fetches(const ir::Stmt& kernel,
   }
   SharedBytes used;
   used.visit(kernel);
-  const int64_t spare = target.max_shared_memory_bytes - used.bytes;
+  const int64_t spare = shared_memory_limit(target) - used.bytes;
   Pipeliner pipeliner(spare, out);
   return pipeliner.mutate(kernel);
 }

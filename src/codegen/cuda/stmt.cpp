@@ -47,6 +47,25 @@ std::string join(const std::vector<std::string>& parts, const std::string& separ
 KernelPrinter::KernelPrinter(KernelContext context, NameTable names)
     : ctx_(std::move(context)), names_(std::move(names)) {}
 
+std::vector<std::string> KernelPrinter::shared_declarations(bool dynamic) const {
+  std::vector<std::string> out;
+  if (dynamic && !shared_.empty()) {
+    out.push_back("TT_DYNAMIC_SHARED(" + std::to_string(shared_bytes_) + ");");
+  }
+  int64_t offset = 0;
+  for (const SharedArray& a : shared_) {
+    if (dynamic) {
+      out.push_back(a.type + "* " + a.name + " = reinterpret_cast<" + a.type + "*>(tt_shared + " +
+                    std::to_string(offset) + ");");
+    } else {
+      out.push_back(std::string("__shared__ ") + (a.aligned ? "__align__(16) " : "") + a.type +
+                    " " + a.name + "[" + std::to_string(a.elements) + "];");
+    }
+    offset += a.bytes;
+  }
+  return out;
+}
+
 void KernelPrinter::print_kernel(const ir::Stmt& kernel) {
   stmt(kernel, true);
 }
@@ -333,8 +352,9 @@ void KernelPrinter::allocate(const ir::Allocate* op, bool sole_in_scope) {
           << "cuda codegen: shared buffer '" << b.name() << "' of kernel '" << ctx_.kernel_name
           << "' is allocated inside a loop bound to threadIdx; compute it at a loop outside "
           << "the threadIdx loops";
-      shared_.push_back("__shared__ __align__(16) " + type + " " + name + "[" + size + "];");
-      shared_bytes_ += (b.num_elements() * b.dtype().bytes() + 15) / 16 * 16;  // __align__(16)
+      shared_.push_back(SharedArray{type, name, b.num_elements(),
+                                    (b.num_elements() * b.dtype().bytes() + 15) / 16 * 16});
+      shared_bytes_ += shared_.back().bytes;  // __align__(16)
       stmt(op->body, sole_in_scope);
       return;
     case ir::MemoryScope::Local:

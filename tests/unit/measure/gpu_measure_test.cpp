@@ -16,6 +16,7 @@
 #include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/search/search_space.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
 #include "tensortune/support/rng.h"
 
 #include <gtest/gtest.h>
@@ -292,6 +293,31 @@ TEST(GpuMeasurer, DefaultAndGpuSpaceSchedulesAreVerifiedAndTimed) {
     EXPECT_DOUBLE_EQ(r.median_seconds, median(r.repeats));
   }
   EXPECT_EQ(measurer.runner().worker_starts(), 1);
+}
+
+// 128x128 tiles a k step of 32 apart, double-buffered with cp.async: 64 KB of dynamic shared
+// memory a block (the module loader raises the kernel's limit). Both copy layouts of A verify.
+TEST(GpuMeasurer, DoubleBufferedTilesInDynamicSharedMemoryVerify) {
+  if (std::string why = gpu_missing(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  te::Workload w = matmul_workload(256);
+  search::SearchSpace space = search::SearchSpace::generate(w, gpu_target());
+  std::vector<ir::LoweredFunc> candidates;
+  for (int layout : {0, 1}) {
+    const search::Config config = space.from_json(support::Json::parse(
+        R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8], "C.j.split": [16,8],
+            "C.local.k.split": [32], "A.shared.layout": [)" +
+        std::to_string(layout) + R"(], "C.local.unroll": [512], "C.shared.vector": [4]}})"));
+    candidates.push_back(lower_gpu(w, space.steps(config)));
+    EXPECT_EQ(codegen::generate_cuda(candidates.back(), gpu_target()).kernels[0].shared_bytes,
+              65536);
+  }
+  Measurer measurer(gpu_target(), quick_options());
+  auto reference = measurer.make_reference(lower_gpu(w, {}), Tolerance::for_reduction(256));
+  for (const MeasureResult& r : measurer.measure(*reference, candidates)) {
+    EXPECT_TRUE(r.ok()) << status_name(r.status) << ": " << r.message;
+  }
 }
 
 TEST(GpuMeasurer, WrongCrashingAndUnlaunchableKernelsCostOneRecordEach) {

@@ -93,6 +93,7 @@ TEST(CudaDevice, ReportsItsLimits) {
   EXPECT_GT(info.multiprocessors, 0);
   EXPECT_GE(info.max_threads_per_block, 512);
   EXPECT_GE(info.max_shared_memory_per_block, 16 * 1024);
+  EXPECT_GE(info.max_shared_memory_per_block_optin, info.max_shared_memory_per_block);
   EXPECT_GE(info.max_registers_per_block, 32 * 1024);
   EXPECT_EQ(info.warp_size, 32);
   EXPECT_GT(info.total_memory, int64_t{1} << 28);

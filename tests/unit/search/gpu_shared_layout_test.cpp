@@ -122,6 +122,40 @@ TEST(GpuSharedLayout, ThePriorPrefersTheBlockedCopyOfAStridedInput) {
   }
 }
 
+// 128x128 tiles with a k step of 32 stage 32 KB a step: double-buffered on sm_90 that is 64 KB,
+// over the 48 KB of static shared memory, so the kernel declares it dynamic (the launch sizes it).
+TEST(GpuSharedLayout, DoubleBufferedTilesOverStaticSharedMemoryAreDynamic) {
+  const te::Workload w = te::make_workload("matmul:M=256,N=256,K=256");
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  const Config config = space.from_json(support::Json::parse(
+      R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8], "C.j.split": [16,8],
+          "C.local.k.split": [32], "A.shared.layout": [1], "C.local.unroll": [0],
+          "C.shared.vector": [4]}})"));
+  const target::Target hopper = target::Target::parse("cuda -arch=sm_90");
+  const ir::LoweredFunc f =
+      lower::lower(schedule::apply_steps(w, space.steps(config)), hopper, "f");
+  const codegen::CudaModule m = codegen::generate_cuda(f, hopper);
+  EXPECT_EQ(m.kernels[0].shared_bytes, 65536);
+  EXPECT_NE(m.source.find("TT_DYNAMIC_SHARED(65536);"), std::string::npos) << m.source;
+  EXPECT_NE(m.source.find("float* A_shared = reinterpret_cast<float*>(tt_shared + 0);"),
+            std::string::npos)
+      << m.source;
+  EXPECT_NE(m.source.find("float* B_shared = reinterpret_cast<float*>(tt_shared + 32768);"),
+            std::string::npos)
+      << m.source;
+  EXPECT_EQ(m.source.find("__shared__ __align__(16) float"), std::string::npos) << m.source;
+  std::string why;
+  if (codegen::nvrtc_available(&why)) {  // ptxas takes the dynamic array and the copies
+    const codegen::NvrtcOutput out = codegen::compile_cuda(m.source, hopper, true);
+    EXPECT_NE(out.ptx.find(".extern .shared .align 16 .b8 tt_shared[]"), std::string::npos)
+        << out.ptx;
+    EXPECT_FALSE(out.cubin.empty());
+  }
+  // A target that caps shared memory keeps the single buffer there.
+  const target::Target capped = target::Target::parse("cuda -arch=sm_90 -max-shared-memory=40960");
+  EXPECT_EQ(codegen::generate_cuda(f, capped).kernels[0].shared_bytes, 32768);
+}
+
 // Interleaved accumulators whose thread index is not the innermost dimension of the local
 // layout ([2][128 threads][8]) keep only the thread's 16 elements: the thread's span is squeezed
 // out of the index, not only divided by a common stride.
