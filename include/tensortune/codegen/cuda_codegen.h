@@ -20,9 +20,13 @@ struct CudaKernel {
   std::string name;                         ///< "<func>_kernel0", "<func>_kernel1", ...
   std::array<int64_t, 3> grid{{1, 1, 1}};   ///< extents bound to blockIdx.x/y/z
   std::array<int64_t, 3> block{{1, 1, 1}};  ///< extents bound to threadIdx.x/y/z
-  int64_t shared_bytes = 0;                 ///< static __shared__ memory of the kernel
+  int64_t shared_bytes = 0;                 ///< shared memory of the kernel per block
   /// Indices into CudaModule::buffers of the kernel's parameters, in parameter order.
   std::vector<int> params;
+  /// Of shared_bytes, what the launch passes as dynamic shared memory: all of it for a kernel
+  /// over the 48 KB of static shared memory (its MAX_DYNAMIC_SHARED_SIZE_BYTES raised first),
+  /// else 0.
+  int64_t dynamic_shared_bytes = 0;
 };
 
 /// A LoweredFunc for a GPU target as one CUDA C translation unit.
@@ -49,7 +53,8 @@ CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& targ
 /// buffer: how the host launches the module, as a C comment block.
 std::string launch_summary(const CudaModule& module);
 
-/// How to launch `kernel`, as JSON {name, grid, block, shared_bytes, params}: the GPU candidates
+/// How to launch `kernel`, as JSON {name, grid, block, shared_bytes, params}, with
+/// dynamic_shared_bytes when not 0: the GPU candidates
 /// the measurer ships to its worker and the manifest `compile` writes share this form.
 support::Json kernel_json(const CudaKernel& kernel);
 /// Inverse of kernel_json; UserError naming the field for a malformed document.

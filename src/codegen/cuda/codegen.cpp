@@ -167,6 +167,7 @@ CudaModule generate_cuda(const ir::LoweredFunc& func, const target::Target& targ
           << " bytes of shared memory but the target '" << target.to_string() << "' allows "
           << limit;
       const bool dynamic = kernel.shared_bytes > kStaticSharedBytes;
+      kernel.dynamic_shared_bytes = dynamic ? kernel.shared_bytes : 0;
       helpers.dynamic_shared = helpers.dynamic_shared || dynamic;
       kernel.params.assign(printer.used_buffers().begin(), printer.used_buffers().end());
       kernels_text += "\n" + kernel_source(kernel, module, names, printer, dynamic);
@@ -194,7 +195,8 @@ std::string launch_summary(const CudaModule& module) {
       params += (params.empty() ? "" : ", ") + module.buffers[static_cast<size_t>(p)].name();
     }
     text += "// kernel " + k.name + ": grid " + dims(k.grid) + ", block " + dims(k.block) +
-            ", shared " + std::to_string(k.shared_bytes) + " bytes, params (" + params + ")\n";
+            ", shared " + std::to_string(k.shared_bytes) + " bytes" +
+            (k.dynamic_shared_bytes > 0 ? " (dynamic)" : "") + ", params (" + params + ")\n";
   }
   for (size_t i = static_cast<size_t>(module.num_params); i < module.buffers.size(); ++i) {
     const ir::Buffer& b = module.buffers[i];
@@ -233,6 +235,9 @@ support::Json kernel_json(const CudaKernel& kernel) {
   entry["grid"] = extents_json(kernel.grid);
   entry["block"] = extents_json(kernel.block);
   entry["shared_bytes"] = kernel.shared_bytes;
+  if (kernel.dynamic_shared_bytes > 0) {
+    entry["dynamic_shared_bytes"] = kernel.dynamic_shared_bytes;
+  }
   support::Json params = support::Json::array();
   for (int p : kernel.params) {
     params.push_back(static_cast<int64_t>(p));
@@ -247,6 +252,13 @@ CudaKernel kernel_from_json(const support::Json& json) {
   k.grid = extents_of(json.at("grid"), "kernel field 'grid'");
   k.block = extents_of(json.at("block"), "kernel field 'block'");
   k.shared_bytes = json.at("shared_bytes").as_int("kernel field 'shared_bytes'");
+  if (json.contains("dynamic_shared_bytes")) {
+    k.dynamic_shared_bytes =
+        json.at("dynamic_shared_bytes").as_int("kernel field 'dynamic_shared_bytes'");
+    TT_USER_CHECK(k.dynamic_shared_bytes >= 0 && k.dynamic_shared_bytes <= k.shared_bytes)
+        << "cuda kernel '" << k.name << "': dynamic_shared_bytes " << k.dynamic_shared_bytes
+        << " is not within its shared_bytes " << k.shared_bytes;
+  }
   for (const support::Json& p : json.at("params").as_array("kernel field 'params'")) {
     const int64_t index = p.as_int("a kernel parameter");
     TT_USER_CHECK(index >= 0 && index <= INT32_MAX)

@@ -99,7 +99,11 @@ class ToHalf : public ir::IRMutator {
       return ir::Ramp::make(ir::simplify(ramp->base + ir::cast(ramp->base.type(), offset)),
                             ramp->stride, ramp->lanes);
     }
-    return ir::simplify(i + ir::cast(i.type(), offset));
+    // Any other vector index (a broadcast, a gather) moves lane by lane.
+    const ir::Expr lane_offset = ir::cast(i.type().element_of(), offset);
+    return ir::simplify(i + (i.type().is_vector()
+                                 ? ir::Broadcast::make(lane_offset, i.type().lanes())
+                                 : lane_offset));
   }
 
   const std::map<const ir::BufferNode*, ir::Buffer>& doubled_;
@@ -204,6 +208,13 @@ class Pipeliner : public ir::IRMutator {
       a.visit(st);
       const bool fetch = a.reads_only_global && !a.shared_writes.empty() && a.stores_only_targets &&
                          a.any_thread_loop;
+      bool overlaps = false;  // inside the loop no barrier would order two fetches of one tile
+      for (const ir::BufferNode* b : a.shared_writes) {
+        overlaps = overlaps || filled.count(b) != 0;
+      }
+      if (fetch && overlaps) {
+        return std::nullopt;
+      }
       if (fetch && fetches < stmts.size() && st.same_as(stmts[fetches])) {
         ++fetches;
         filled.insert(a.shared_writes.begin(), a.shared_writes.end());
@@ -274,9 +285,8 @@ int64_t shared_memory_limit(const target::Target& target) {
   }
   // cudaDevAttrMaxSharedMemoryPerBlockOptin of each architecture.
   static const std::map<std::string, int64_t> kOptIn = {
-      {"sm_70", 96 * 1024},  {"sm_75", 64 * 1024},  {"sm_80", 163 * 1024},
-      {"sm_86", 99 * 1024},  {"sm_87", 163 * 1024}, {"sm_89", 99 * 1024},
-      {"sm_90", 227 * 1024}, {"sm_100", 227 * 1024}};
+      {"sm_70", 96 * 1024},  {"sm_75", 64 * 1024}, {"sm_80", 163 * 1024}, {"sm_86", 99 * 1024},
+      {"sm_87", 163 * 1024}, {"sm_89", 99 * 1024}, {"sm_90", 227 * 1024}, {"sm_100", 227 * 1024}};
   const auto it = kOptIn.find(target.arch);
   return it != kOptIn.end() ? it->second : target.max_shared_memory_bytes;
 }

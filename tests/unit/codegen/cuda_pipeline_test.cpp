@@ -148,6 +148,26 @@ TEST(CudaPipeline, MaskedLanesAndNestedPaddingAreCopiesUnderTheirConditions) {
   EXPECT_EQ(src.find("S[(t * 4)] ="), std::string::npos) << src;
 }
 
+// The compute reads one element of the tile into every lane (a broadcast index, as the
+// vectorizer leaves a guarded load) from its half; two fetches of one tile are not pipelined.
+TEST(CudaPipeline, BroadcastReadsMoveToTheirHalfAndTwoFetchesOfOneTileStayPlain) {
+  ir::Buffer a = buffer("A", kF32, 8 * 64);
+  ir::Buffer c = buffer("C", kF32, 64);
+  ir::Buffer s = buffer("S", kF32, 64, ir::MemoryScope::Shared);
+  Var k("k"), t("t"), u("u");
+  Stmt fetch = loop(t, 64, store(s, load(a, k * 64 + t), t), ForKind::ThreadX);
+  Stmt use = loop(u, 16, store(c, load(s, ir::Broadcast::make(Expr(63) - u, 4)), ramp(u * 4, 1, 4)),
+                  ForKind::ThreadX);
+  const auto kernel = [&](std::vector<Stmt> fetches) {
+    fetches.push_back(use);
+    return make_func("f", {a, c}, 1, loop(k, 8, ir::Allocate::make(s, ir::Seq::make(fetches))));
+  };
+  const std::string one = source(kernel({fetch}), "sm_90");
+  EXPECT_NE(one.find("S[((((k % 2) * 64) - u) + 63)]"), std::string::npos) << one;
+  const std::string two = source(kernel({fetch, fetch}), "sm_90");
+  EXPECT_EQ(two.find("tt_cp_async"), std::string::npos) << two;
+}
+
 // Tiles of 6144 floats doubled take 49152 bytes, under a target's 49160; the shared slots a
 // cross-thread sum in the same loop needs leave no room for them, so the kernel is printed again
 // single-buffered.

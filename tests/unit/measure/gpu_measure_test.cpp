@@ -245,7 +245,7 @@ TEST(GpuImage, RejectsABlobThatIsNotAGpuImage) {
   detail::GpuImage image;
   image.buffers.push_back(BufferSpec{"A", ir::DataType::float32(), {4}});
   image.num_params = 1;
-  image.kernels.push_back(detail::GpuLaunch{"k0", {{2, 1, 1}}, {{32, 1, 1}}, 0, {0}});
+  image.kernels.push_back(detail::GpuLaunch{"k0", {{2, 1, 1}}, {{32, 1, 1}}, 0, {0}, 0});
   image.cubin = "cubin bytes";
   std::string blob = image.encode();
   EXPECT_TRUE(detail::is_gpu_image(blob));

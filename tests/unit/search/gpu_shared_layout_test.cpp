@@ -7,6 +7,7 @@
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/search/search_space.h"
+#include "tensortune/support/error.h"
 #include "tensortune/support/json.h"
 #include "tensortune/te/operators.h"
 
@@ -136,6 +137,12 @@ TEST(GpuSharedLayout, DoubleBufferedTilesOverStaticSharedMemoryAreDynamic) {
       lower::lower(schedule::apply_steps(w, space.steps(config)), hopper, "f");
   const codegen::CudaModule m = codegen::generate_cuda(f, hopper);
   EXPECT_EQ(m.kernels[0].shared_bytes, 65536);
+  EXPECT_EQ(m.kernels[0].dynamic_shared_bytes, 65536);
+  // The manifest and the measurer's blob carry it: the launch passes it as dynamic memory.
+  const support::Json json = codegen::kernel_json(m.kernels[0]);
+  EXPECT_EQ(json.at("dynamic_shared_bytes").as_int(), 65536);
+  EXPECT_EQ(codegen::kernel_from_json(json).dynamic_shared_bytes, 65536);
+  EXPECT_NE(codegen::launch_summary(m).find("shared 65536 bytes (dynamic)"), std::string::npos);
   EXPECT_NE(m.source.find("TT_DYNAMIC_SHARED(65536);"), std::string::npos) << m.source;
   EXPECT_NE(m.source.find("float* A_shared = reinterpret_cast<float*>(tt_shared + 0);"),
             std::string::npos)
@@ -153,7 +160,13 @@ TEST(GpuSharedLayout, DoubleBufferedTilesOverStaticSharedMemoryAreDynamic) {
   }
   // A target that caps shared memory keeps the single buffer there.
   const target::Target capped = target::Target::parse("cuda -arch=sm_90 -max-shared-memory=40960");
-  EXPECT_EQ(codegen::generate_cuda(f, capped).kernels[0].shared_bytes, 32768);
+  const codegen::CudaModule single = codegen::generate_cuda(f, capped);
+  EXPECT_EQ(single.kernels[0].shared_bytes, 32768);
+  EXPECT_EQ(single.kernels[0].dynamic_shared_bytes, 0);
+  EXPECT_FALSE(codegen::kernel_json(single.kernels[0]).contains("dynamic_shared_bytes"));
+  support::Json bad = json;
+  bad["dynamic_shared_bytes"] = int64_t{70000};
+  EXPECT_THROW(codegen::kernel_from_json(bad), UserError);
 }
 
 // Interleaved accumulators whose thread index is not the innermost dimension of the local
