@@ -196,6 +196,8 @@ class KernelPrinter {
   // Vector memory accesses (cuda/vector.cpp).
   bool vector_memory_store(const ir::Store* op, const std::string& guard);
   bool strided_store_of_vector_loads(const ir::Store* op, const std::string& guard);
+  std::vector<std::pair<const ir::Load*, int>> aligned_vector_loads(const ir::Expr& value) const;
+  void read_vectors(const std::vector<std::pair<const ir::Load*, int>>& loads);
   bool async_copy(const ir::Store* op, const std::string& guard);
   std::string vector_load_lane(const ir::Load* op, const std::string& lane) const;
   void allocate(const ir::Allocate* op, bool sole_in_scope);
@@ -240,7 +242,7 @@ class KernelPrinter {
   struct SharedArray {
     std::string type, name;
     int64_t elements = 0;
-    int64_t bytes = 0;  ///< rounded up to 16
+    int64_t bytes = 0;    ///< rounded up to 16
     bool aligned = true;  ///< declared __align__(16) (the slices of a dynamic array all are)
   };
   std::vector<SharedArray> shared_;

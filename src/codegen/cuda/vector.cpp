@@ -262,6 +262,38 @@ std::string vector_type_name(int width) {
   return width == 4 ? "float4" : "float2";
 }
 
+// The value's unconditional contiguous aligned loads, each once, with its vector width.
+std::vector<std::pair<const ir::Load*, int>> KernelPrinter::aligned_vector_loads(
+    const ir::Expr& value) const {
+  UnconditionalLoads candidates;
+  candidates.visit(value);
+  std::vector<std::pair<const ir::Load*, int>> loads;
+  for (const ir::Load* load : candidates.loads) {
+    const int w = vector_access_width(load->type, load->indices[0], load->predicate, ctx_.bindings);
+    const bool seen =
+        std::any_of(loads.begin(), loads.end(), [&](const auto& l) { return l.first == load; });
+    if (w != 0 && !seen) {
+      loads.emplace_back(load, w);
+    }
+  }
+  return loads;
+}
+
+// Each load becomes one vector read per `width` lanes into temporaries tt_v0, tt_v1, ..., which
+// its lanes are then read from (vector_load_lane: `tt_vN.x`).
+void KernelPrinter::read_vectors(const std::vector<std::pair<const ir::Load*, int>>& loads) {
+  int next = 0;
+  for (const auto& [load, w] : loads) {
+    const std::string type = vector_type_name(w);
+    const std::string base = expr(load->indices[0].as<ir::Ramp>()->base);
+    vector_loads_[load] = VectorLoad{next, w};
+    for (int chunk = 0; chunk < load->type.lanes() / w; ++chunk) {
+      line("const " + type + " tt_v" + std::to_string(next++) + " = *reinterpret_cast<const " +
+           type + "*>(&" + buffer_name(load->buffer) + "[" + offset(base, chunk * w) + "]);");
+    }
+  }
+}
+
 // C evaluates every argument of make_floatN before the assignment, so all lanes are read before
 // any is written, as the IR's vector store requires; with several chunks, all chunks go to
 // temporaries first when the value reads the stored buffer.
@@ -272,20 +304,7 @@ bool KernelPrinter::vector_memory_store(const ir::Store* op, const std::string& 
   if (width == 0) {
     return strided_store_of_vector_loads(op, guard);
   }
-  // The value's contiguous aligned loads become one vector read each (a lane is `tt_vN.x`).
-  UnconditionalLoads candidates;
-  candidates.visit(op->value);
-  std::vector<std::pair<const ir::Load*, int>> loads;
-  for (const ir::Load* load : candidates.loads) {
-    int w = vector_access_width(load->type, load->indices[0], load->predicate, ctx_.bindings);
-    bool seen = false;
-    for (const auto& l : loads) {
-      seen = seen || l.first == load;
-    }
-    if (w != 0 && !seen) {
-      loads.emplace_back(load, w);
-    }
-  }
+  const std::vector<std::pair<const ir::Load*, int>> loads = aligned_vector_loads(op->value);
   const bool reads_stored = reads_buffer(op->value, op->buffer);
   const int num_chunks = lanes / width;
   const bool temporaries = num_chunks > 1 && reads_stored;
@@ -296,17 +315,7 @@ bool KernelPrinter::vector_memory_store(const ir::Store* op, const std::string& 
   if (block) {
     open("");
   }
-  int next = 0;
-  for (const auto& [load, w] : loads) {
-    const std::string type = vector_type_name(w);
-    const std::string source = buffer_name(load->buffer);
-    const std::string base = expr(load->indices[0].as<ir::Ramp>()->base);
-    vector_loads_[load] = VectorLoad{next, w};
-    for (int chunk = 0; chunk < load->type.lanes() / w; ++chunk) {
-      line("const " + type + " tt_v" + std::to_string(next++) + " = *reinterpret_cast<const " +
-           type + "*>(&" + source + "[" + offset(base, chunk * w) + "]);");
-    }
-  }
+  read_vectors(loads);
   const std::string type = vector_type_name(width);
   const std::string buffer = buffer_name(op->buffer);
   const std::string base = expr(op->indices[0].as<ir::Ramp>()->base);
@@ -341,17 +350,7 @@ bool KernelPrinter::strided_store_of_vector_loads(const ir::Store* op, const std
   if (op->predicate.defined() || reads_buffer(op->value, op->buffer)) {
     return false;
   }
-  UnconditionalLoads candidates;
-  candidates.visit(op->value);
-  std::vector<std::pair<const ir::Load*, int>> loads;
-  for (const ir::Load* load : candidates.loads) {
-    const int w = vector_access_width(load->type, load->indices[0], load->predicate, ctx_.bindings);
-    const bool seen =
-        std::any_of(loads.begin(), loads.end(), [&](const auto& l) { return l.first == load; });
-    if (w != 0 && !seen) {
-      loads.emplace_back(load, w);
-    }
-  }
+  const std::vector<std::pair<const ir::Load*, int>> loads = aligned_vector_loads(op->value);
   if (loads.empty()) {
     return false;
   }
@@ -359,16 +358,7 @@ bool KernelPrinter::strided_store_of_vector_loads(const ir::Store* op, const std
     open("if (" + guard + ")");
   }
   open("");
-  int next = 0;
-  for (const auto& [load, w] : loads) {
-    const std::string type = vector_type_name(w);
-    const std::string base = expr(load->indices[0].as<ir::Ramp>()->base);
-    vector_loads_[load] = VectorLoad{next, w};
-    for (int chunk = 0; chunk < load->type.lanes() / w; ++chunk) {
-      line("const " + type + " tt_v" + std::to_string(next++) + " = *reinterpret_cast<const " +
-           type + "*>(&" + buffer_name(load->buffer) + "[" + offset(base, chunk * w) + "]);");
-    }
-  }
+  read_vectors(loads);
   const std::string buffer = buffer_name(op->buffer);
   for (int l = 0; l < op->value.type().lanes(); ++l) {
     const std::string lane = std::to_string(l);
