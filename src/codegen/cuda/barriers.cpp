@@ -181,11 +181,7 @@ class DisjointWrites : public ir::IRVisitor {
 
 class Planner {
  public:
-  explicit Planner(const Pipelines& pipelines) : pipelines_(pipelines) {
-    for (const auto& [loop, first] : pipelines.loops) {
-      step_starts_.insert(first);
-    }
-  }
+  explicit Planner(const Pipelines& pipelines) : pipelines_(pipelines) {}
 
   std::set<const ir::StmtNode*> before;
 
@@ -195,7 +191,7 @@ class Planner {
       return given;
     }
     Access in = given;
-    if (step_starts_.count(s.get()) != 0) {
+    if (pipelines_.step_starts.count(s.get()) != 0) {
       before.insert(s.get());  // a pipelined step starts with a barrier
       in = Access();
     }
@@ -291,7 +287,6 @@ class Planner {
   }
 
   const Pipelines& pipelines_;
-  std::set<const ir::StmtNode*> step_starts_;
   std::set<const ir::BufferNode*> ignored_;  ///< doubled buffers, inside their loops
 };
 

@@ -56,9 +56,10 @@ std::string sanitize(const std::string& hint);
 
 /// The serial loops pipeline_shared_fetches double-buffered.
 struct Pipelines {
-  /// Each pipelined loop -> its body's first statement (the next step's fetch), before which
-  /// every step waits for its own copies and then for the block.
-  std::map<const ir::StmtNode*, const ir::StmtNode*> loops;
+  std::set<const ir::StmtNode*> loops;
+  /// Each pipelined loop's first statement (the next step's fetch), before which every step
+  /// waits for its own copies and then for the block.
+  std::set<const ir::StmtNode*> step_starts;
   /// The fetches' stores into the doubled buffers: cp.async copies where their form allows.
   std::set<const ir::Store*> async_stores;
   /// The doubled shared buffers.

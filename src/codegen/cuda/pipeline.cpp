@@ -26,12 +26,13 @@
 namespace tensortune::codegen::cuda {
 namespace {
 
-/// The shared buffers a statement reads and writes, and whether every store writes one of
-/// `targets` with a plain scalar or contiguous vector index.
+/// The buffers a statement reads and writes (and of them, the shared ones it writes), whether
+/// it reads global memory only, and whether every store writes one of `targets` with a plain
+/// scalar or contiguous vector index.
 class Accesses : public ir::IRVisitor {
  public:
   using ir::IRVisitor::visit;
-  std::set<const ir::BufferNode*> shared_reads, shared_writes, reads, writes;
+  std::set<const ir::BufferNode*> shared_writes, reads, writes;
   bool reads_only_global = true;
   bool stores_only_targets = true;
   bool any_thread_loop = false;
@@ -47,9 +48,6 @@ class Accesses : public ir::IRVisitor {
     ir::IRVisitor::visit(op);
   }
   void visit(const ir::Load* op) override {
-    if (op->buffer.scope() == ir::MemoryScope::Shared) {
-      shared_reads.insert(op->buffer.get());
-    }
     reads.insert(op->buffer.get());
     reads_only_global = reads_only_global && op->buffer.scope() == ir::MemoryScope::Global;
     ir::IRVisitor::visit(op);
@@ -196,16 +194,15 @@ class Pipeliner : public ir::IRMutator {
     if (shared.empty() || bytes > spare_bytes_) {
       return std::nullopt;
     }
-    // A prefix of fetches (stores to the body's shared buffers only, reading no shared memory),
-    // then the rest, which reads them and writes none of them.
-    // The next step's fetch runs before this step's compute: it may read only global memory
-    // that the compute does not write.
+    // A prefix of fetches (stores to the body's shared buffers only, reading global memory
+    // only), then the rest, which reads them and writes none of them. The next step's fetch runs
+    // before this step's compute: it may read nothing the compute writes.
     size_t fetches = 0;
     std::set<const ir::BufferNode*> filled, fetched_from;
-    for (const ir::Stmt& st : stmts) {
+    for (size_t n = 0; n < stmts.size(); ++n) {
       Accesses a;
       a.targets = &targets;
-      a.visit(st);
+      a.visit(stmts[n]);
       const bool fetch = a.reads_only_global && !a.shared_writes.empty() && a.stores_only_targets &&
                          a.any_thread_loop;
       bool overlaps = false;  // inside the loop no barrier would order two fetches of one tile
@@ -215,7 +212,7 @@ class Pipeliner : public ir::IRMutator {
       if (fetch && overlaps) {
         return std::nullopt;
       }
-      if (fetch && fetches < stmts.size() && st.same_as(stmts[fetches])) {
+      if (fetch && n == fetches) {  // still in the prefix
         ++fetches;
         filled.insert(a.shared_writes.begin(), a.shared_writes.end());
         fetched_from.insert(a.reads.begin(), a.reads.end());
@@ -266,7 +263,8 @@ class Pipeliner : public ir::IRMutator {
     for (const auto& [node, buffer] : doubled) {
       out_->doubled.insert(buffer.get());
     }
-    out_->loops[loop.get()] = next_fetch.get();
+    out_->loops.insert(loop.get());
+    out_->step_starts.insert(next_fetch.get());
     CollectStores(out_).visit(prologue);
     CollectStores(out_).visit(next_fetch);
     return result;

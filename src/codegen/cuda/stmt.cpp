@@ -98,11 +98,9 @@ void KernelPrinter::stmt(const ir::Stmt& s, bool sole_in_scope) {
     return;
   }
   if (thread_depth_ == 0 && ctx_.barriers.count(s.get()) != 0) {
-    for (const auto& [loop, first] : ctx_.pipelines.loops) {
-      if (first == s.get()) {
-        line("tt_cp_async_wait_all();");  // this thread's copies of the step's tiles
-        ctx_.helpers->cp_async = true;
-      }
+    if (ctx_.pipelines.step_starts.count(s.get()) != 0) {
+      line("tt_cp_async_wait_all();");  // this thread's copies of the step's tiles
+      ctx_.helpers->cp_async = true;
     }
     line("__syncthreads();");
   }
