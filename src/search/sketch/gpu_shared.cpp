@@ -251,8 +251,7 @@ class GpuSharedTilePlan final : public StagePlan {
     for (const Axis& a : data_) {
       threads *= threads_of(a, v);
       accumulators *= per_thread(a, v);
-      blocks *= std::ceil(static_cast<double>(a.extent) /
-                          static_cast<double>(threads_of(a, v) * per_thread(a, v)));
+      blocks *= std::ceil(static_cast<double>(a.extent) / static_cast<double>(tile_of(a, v)));
     }
     double p = gpu_threads_prior(threads) * gpu_accumulators_prior(accumulators);
     // Shared-memory loads per FMA: per reduction element a thread reads, of each input, the
