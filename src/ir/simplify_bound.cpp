@@ -300,7 +300,7 @@ std::optional<ConstBound> const_bound(const Expr& e, const VarRanges& ranges) {
   }
   // The linear form cancels correlated terms (x - x, paired quotients) that intervals widen.
   std::optional<ConstBound> linear =
-      simplify_detail::linear_bound(simplify_detail::to_linear(simplify(e, ranges)), ranges);
+      simplify_detail::linear_bound(linear_form(simplify(e, ranges)), ranges);
   if (!direct || !linear) {
     return direct ? direct : linear;
   }
@@ -311,7 +311,7 @@ std::optional<Expr> max_over(const Expr& e, const VarRanges& ranges) {
   using simplify_detail::Linear;
   TT_CHECK(e.type().is_int() && e.type().lanes() == 1)
       << "max_over of a non-scalar-integer expression";
-  Linear lf = simplify_detail::to_linear(simplify(e));
+  Linear lf = linear_form(simplify(e));
   Linear out;
   out.type = lf.type;
   out.constant = lf.constant;
@@ -334,7 +334,7 @@ std::optional<Expr> max_over(const Expr& e, const VarRanges& ranges) {
       return std::nullopt;
     }
   }
-  return simplify_detail::from_linear(std::move(out));
+  return from_linear_form(std::move(out));
 }
 
 }  // namespace tensortune::ir

@@ -117,8 +117,8 @@ ExprKind mirrored(ExprKind kind) {
 
 std::optional<ConstBound> Simplifier::difference_bound(const Expr& a, const Expr& b) {
   if (a.type().is_scalar()) {
-    Linear lf = to_linear(a);
-    add_scaled(lf, to_linear(b), -1);
+    Linear lf = linear_form(a);
+    add_scaled(lf, linear_form(b), -1);
     return linear_bound(lf, ranges_);
   }
   return bound(sub(a, b));

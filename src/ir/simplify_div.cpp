@@ -49,7 +49,7 @@ Expr Simplifier::div_by_const(const Expr& a, int64_t c) {
       return div_by_const(inner->a, product);  // (x/c1)/c == x/(c1*c)
     }
   }
-  Linear lf = to_linear(a);
+  Linear lf = linear_form(a);
   Linear quotient{t, {}, 0};
   Linear rest{t, {}, 0};
   for (const auto& [atom, coeff] : lf.terms) {
@@ -62,7 +62,8 @@ Expr Simplifier::div_by_const(const Expr& a, int64_t c) {
   if (!quotient.terms.empty()) {
     quotient.constant = floor_div(lf.constant, c);
     rest.constant = floor_mod(lf.constant, c);
-    return add(from_linear(std::move(quotient)), div_by_const(from_linear(std::move(rest)), c));
+    return add(from_linear_form(std::move(quotient)),
+               div_by_const(from_linear_form(std::move(rest)), c));
   }
   if (std::optional<ConstBound> b = linear_bound(lf, ranges_)) {
     if (floor_div(b->min, c) == floor_div(b->max, c)) {
@@ -71,7 +72,7 @@ Expr Simplifier::div_by_const(const Expr& a, int64_t c) {
   }
   if (int64_t g = coefficient_gcd(lf, c); g > 1) {
     // a == g*A + r with 0 <= r < g, so floor(a / c) == floor(A / (c/g)).
-    return div_by_const(from_linear(divide_terms(lf, g)), c / g);
+    return div_by_const(from_linear_form(divide_terms(lf, g)), c / g);
   }
   return Div::make(a, make_const(t, c));
 }
@@ -81,7 +82,7 @@ Expr Simplifier::mod_by_const(const Expr& a, int64_t c) {
   if (c == 1) {
     return make_const(t, int64_t{0});
   }
-  Linear lf = to_linear(a);
+  Linear lf = linear_form(a);
   Linear reduced{t, {}, floor_mod(lf.constant, c)};
   bool changed = reduced.constant != lf.constant;
   // Multiples of c vanish. Other coefficients are kept as they are (not reduced modulo c), so
@@ -94,12 +95,12 @@ Expr Simplifier::mod_by_const(const Expr& a, int64_t c) {
     }
   }
   if (changed) {
-    return mod_by_const(from_linear(std::move(reduced)), c);
+    return mod_by_const(from_linear_form(std::move(reduced)), c);
   }
   if (std::optional<ConstBound> b = linear_bound(lf, ranges_)) {
     if (floor_div(b->min, c) == floor_div(b->max, c)) {
       lf.constant -= floor_div(b->min, c) * c;
-      return from_linear(std::move(lf));
+      return from_linear_form(std::move(lf));
     }
   }
   if (const auto* inner = a.as<Mod>()) {
@@ -110,7 +111,7 @@ Expr Simplifier::mod_by_const(const Expr& a, int64_t c) {
   }
   if (int64_t g = coefficient_gcd(lf, c); g > 1 && !lf.terms.empty()) {
     // a == g*A + r with 0 <= r < g, so a % c == (A % (c/g))*g + r.
-    Expr scaled = mul(mod_by_const(from_linear(divide_terms(lf, g)), c / g), make_const(t, g));
+    Expr scaled = mul(mod_by_const(from_linear_form(divide_terms(lf, g)), c / g), make_const(t, g));
     return add(scaled, make_const(t, floor_mod(lf.constant, g)));
   }
   return Mod::make(a, make_const(t, c));

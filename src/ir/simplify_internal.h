@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tensortune/ir/ir_mutator.h"
+#include "tensortune/ir/linear.h"
 #include "tensortune/ir/simplify.h"
 
 #include <cstdint>
@@ -16,24 +17,12 @@ namespace tensortune::ir::simplify_detail {
 int64_t floor_div(int64_t x, int64_t y);
 int64_t floor_mod(int64_t x, int64_t y);
 
-/// A scalar integer expression as `constant + sum(coeff * atom)`; atoms are simplified
-/// expressions that are not sums, differences or products with a constant.
-struct Linear {
-  DataType type;
-  std::vector<std::pair<Expr, int64_t>> terms;
-  int64_t constant = 0;
-};
+using Linear = LinearForm;
 
-/// Decomposes a (simplified) scalar integer expression.
-Linear to_linear(const Expr& e);
 /// Adds `coeff * atom`, merging with a structurally equal atom.
 void add_term(Linear& lf, const Expr& atom, int64_t coeff);
 /// dst += scale * src.
 void add_scaled(Linear& dst, const Linear& src, int64_t scale);
-/// The canonical expression: terms with positive coefficients first, by decreasing coefficient,
-/// then structure (names, never pointers); then negative ones; the constant last. Merges
-/// (x/c)*c*k + (x%c)*k into x*k.
-Expr from_linear(Linear lf);
 /// Interval of a linear form from the bounds of its atoms; nullopt when an atom is unbounded.
 std::optional<ConstBound> linear_bound(const Linear& lf, const VarRanges& ranges);
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <numeric>
 
 namespace tensortune::ir::simplify_detail {
 namespace {
@@ -76,7 +77,7 @@ bool merge_div_mod_pair(Linear& lf) {
       Expr x = d->a;
       lf.terms.erase(lf.terms.begin() + static_cast<std::ptrdiff_t>(std::max(i, j)));
       lf.terms.erase(lf.terms.begin() + static_cast<std::ptrdiff_t>(std::min(i, j)));
-      add_scaled(lf, to_linear(x), k);
+      add_scaled(lf, linear_form(x), k);
       return true;
     }
   }
@@ -120,13 +121,6 @@ int64_t floor_mod(int64_t x, int64_t y) {
   return r;
 }
 
-Linear to_linear(const Expr& e) {
-  Linear lf;
-  lf.type = e.type();
-  collect(e, 1, lf);
-  return lf;
-}
-
 void add_term(Linear& lf, const Expr& atom, int64_t coeff) {
   if (coeff == 0) {
     return;
@@ -150,45 +144,10 @@ void add_scaled(Linear& dst, const Linear& src, int64_t scale) {
   }
 }
 
-Expr from_linear(Linear lf) {
-  while (merge_div_mod_pair(lf)) {
-  }
-  std::stable_sort(lf.terms.begin(), lf.terms.end(), term_before);
-  DataType t = lf.type;
-  Expr acc;
-  for (const auto& [atom, coeff] : lf.terms) {
-    if (!acc.defined()) {
-      // Only positive constants lead a sum ("5 - i"); otherwise the first term does ("i*-1").
-      if (coeff < 0 && lf.constant > 0) {
-        acc = make_const(t, lf.constant);
-        lf.constant = 0;
-      } else {
-        acc = scaled_term(atom, coeff);
-        continue;
-      }
-    }
-    acc = coeff > 0 ? Add::make(acc, scaled_term(atom, coeff))
-                    : Sub::make(acc, scaled_term(atom, mul_wrap(t, coeff, -1)));
-  }
-  if (!acc.defined()) {
-    return make_const(t, lf.constant);
-  }
-  if (lf.constant > 0) {
-    return Add::make(acc, make_const(t, lf.constant));
-  }
-  if (lf.constant < 0 && lf.constant != mul_wrap(t, lf.constant, -1)) {
-    return Sub::make(acc, make_const(t, mul_wrap(t, lf.constant, -1)));
-  }
-  if (lf.constant < 0) {
-    return Add::make(acc, make_const(t, lf.constant));
-  }
-  return acc;
-}
-
 Expr Simplifier::linear_add(const Expr& a, const Expr& b, int64_t sign) {
-  Linear lf = to_linear(a);
-  add_scaled(lf, to_linear(b), sign);
-  return from_linear(std::move(lf));
+  Linear lf = linear_form(a);
+  add_scaled(lf, linear_form(b), sign);
+  return from_linear_form(std::move(lf));
 }
 
 Expr Simplifier::add(const Expr& a, const Expr& b) {
@@ -263,8 +222,8 @@ Expr Simplifier::mul(const Expr& a, const Expr& b) {
       const Expr& x = b.as<IntImm>() != nullptr ? a : b;
       Linear lf;
       lf.type = t;
-      add_scaled(lf, to_linear(x), c.as<IntImm>()->value);
-      return from_linear(std::move(lf));
+      add_scaled(lf, linear_form(x), c.as<IntImm>()->value);
+      return from_linear_form(std::move(lf));
     }
     return compare_expr(b, a) < 0 ? Mul::make(b, a) : Mul::make(a, b);
   }
@@ -306,3 +265,59 @@ Expr Simplifier::visit(const Mul* op, const Expr& e) {
 }
 
 }  // namespace tensortune::ir::simplify_detail
+
+namespace tensortune::ir {
+
+LinearForm linear_form(const Expr& e) {
+  LinearForm lf;
+  lf.type = e.type();
+  simplify_detail::collect(e, 1, lf);
+  return lf;
+}
+
+Expr from_linear_form(LinearForm lf) {
+  while (simplify_detail::merge_div_mod_pair(lf)) {
+  }
+  std::stable_sort(lf.terms.begin(), lf.terms.end(), simplify_detail::term_before);
+  DataType t = lf.type;
+  Expr acc;
+  for (const auto& [atom, coeff] : lf.terms) {
+    if (!acc.defined()) {
+      // Only positive constants lead a sum ("5 - i"); otherwise the first term does ("i*-1").
+      if (coeff < 0 && lf.constant > 0) {
+        acc = make_const(t, lf.constant);
+        lf.constant = 0;
+      } else {
+        acc = simplify_detail::scaled_term(atom, coeff);
+        continue;
+      }
+    }
+    acc = coeff > 0 ? Add::make(acc, simplify_detail::scaled_term(atom, coeff))
+                    : Sub::make(acc, simplify_detail::scaled_term(
+                                         atom, simplify_detail::mul_wrap(t, coeff, -1)));
+  }
+  if (!acc.defined()) {
+    return make_const(t, lf.constant);
+  }
+  if (lf.constant > 0) {
+    return Add::make(acc, make_const(t, lf.constant));
+  }
+  if (lf.constant < 0 && lf.constant != simplify_detail::mul_wrap(t, lf.constant, -1)) {
+    return Sub::make(acc, make_const(t, simplify_detail::mul_wrap(t, lf.constant, -1)));
+  }
+  if (lf.constant < 0) {
+    return Add::make(acc, make_const(t, lf.constant));
+  }
+  return acc;
+}
+
+int64_t common_divisor(const LinearForm& lf) {
+  uint64_t g = lf.constant < 0 ? 0 - static_cast<uint64_t>(lf.constant) : lf.constant;
+  for (const auto& term : lf.terms) {
+    const int64_t c = term.second;
+    g = std::gcd(g, c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c));
+  }
+  return static_cast<int64_t>(g);
+}
+
+}  // namespace tensortune::ir

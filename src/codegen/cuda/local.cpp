@@ -11,6 +11,7 @@
 #include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/linear.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 
@@ -40,76 +41,16 @@ struct LocalUse {
   std::vector<std::pair<ir::Expr, ir::VarRanges>> rests;
 };
 
-/// A number that divides every value `e` takes: the gcd of its terms' constant coefficients and
-/// its constant term (1 where it is not a sum of such terms; 0 for the constant 0).
-int64_t common_stride(const ir::Expr& e) {
-  if (const int64_t* c = ir::as_const_int(e)) {
-    return *c < 0 ? -*c : *c;
-  }
-  if (const auto* op = e.as<ir::Add>()) {
-    return std::gcd(common_stride(op->a), common_stride(op->b));
-  }
-  if (const auto* op = e.as<ir::Sub>()) {
-    return std::gcd(common_stride(op->a), common_stride(op->b));
-  }
-  if (const auto* op = e.as<ir::Mul>()) {
-    if (const int64_t* c = ir::as_const_int(op->b)) {
-      return (*c < 0 ? -*c : *c) * common_stride(op->a);
-    }
-    if (const int64_t* c = ir::as_const_int(op->a)) {
-      return (*c < 0 ? -*c : *c) * common_stride(op->b);
-    }
-  }
-  return 1;
-}
-
-/// `e` / `d` where `d` divides common_stride(e), term by term (exact, no division left).
+/// `e` / `d` where `d` divides every coefficient and the constant of `e`'s linear form (exact, no
+/// division left).
 ir::Expr divide_exactly(const ir::Expr& e, int64_t d) {
-  if (d == 1) {
-    return e;
+  ir::LinearForm lf = ir::linear_form(e);
+  TT_CHECK(ir::common_divisor(lf) % d == 0) << "divide_exactly: not a sum of multiples of " << d;
+  lf.constant /= d;
+  for (auto& term : lf.terms) {
+    term.second /= d;
   }
-  if (const int64_t* c = ir::as_const_int(e)) {
-    return ir::make_const(e.type(), *c / d);
-  }
-  if (const auto* op = e.as<ir::Add>()) {
-    return divide_exactly(op->a, d) + divide_exactly(op->b, d);
-  }
-  if (const auto* op = e.as<ir::Sub>()) {
-    return divide_exactly(op->a, d) - divide_exactly(op->b, d);
-  }
-  const auto* op = e.as<ir::Mul>();
-  TT_CHECK(op != nullptr) << "divide_exactly: not a sum of multiples of " << d;
-  const bool right = ir::as_const_int(op->b) != nullptr;
-  const int64_t c = *ir::as_const_int(right ? op->b : op->a);
-  const ir::Expr& x = right ? op->a : op->b;
-  const int64_t g = std::gcd(c, d);
-  return divide_exactly(x, d / g) * ir::make_const(e.type(), c / g);
-}
-
-/// `e` as constant-coefficient terms plus a constant (a term that is no such sum has
-/// coefficient 1).
-void affine_terms(const ir::Expr& e,
-                  int64_t scale,
-                  std::vector<std::pair<int64_t, ir::Expr>>* terms,
-                  int64_t* constant) {
-  const auto* add = e.as<ir::Add>();
-  const auto* sub = e.as<ir::Sub>();
-  const auto* mul = e.as<ir::Mul>();
-  if (const int64_t* c = ir::as_const_int(e)) {
-    *constant += scale * *c;
-  } else if (add != nullptr) {
-    affine_terms(add->a, scale, terms, constant);
-    affine_terms(add->b, scale, terms, constant);
-  } else if (sub != nullptr) {
-    affine_terms(sub->a, scale, terms, constant);
-    affine_terms(sub->b, -scale, terms, constant);
-  } else if (mul != nullptr && ir::as_const_int(mul->b) != nullptr) {
-    affine_terms(mul->a, scale * *ir::as_const_int(mul->b), terms, constant);
-  } else if (mul != nullptr && ir::as_const_int(mul->a) != nullptr) {
-    affine_terms(mul->b, scale * *ir::as_const_int(mul->a), terms, constant);
-  } else {
-    terms->emplace_back(scale, e);
-  }
+  return ir::from_linear_form(std::move(lf));
 }
 
 /// An index left without its thread part is `low + high * span.stride * span.extent` where the
@@ -121,16 +62,14 @@ std::optional<ir::Expr> squeeze_thread_span(const ir::Expr& rest,
                                             const ThreadSpan& span,
                                             const ir::VarRanges* ranges) {
   const int64_t period = span.stride * span.extent;
-  std::vector<std::pair<int64_t, ir::Expr>> terms;
-  int64_t constant = 0;
-  affine_terms(rest, 1, &terms, &constant);
-  int64_t q = constant / period;
-  if (constant % period < 0) {
+  const ir::LinearForm lf = ir::linear_form(rest);
+  int64_t q = lf.constant / period;
+  if (lf.constant % period < 0) {
     --q;
   }
   ir::Expr high = ir::make_const(rest.type(), q * span.stride);
-  ir::Expr low = ir::make_const(rest.type(), constant - q * period);
-  for (const auto& [coeff, term] : terms) {
+  ir::Expr low = ir::make_const(rest.type(), lf.constant - q * period);
+  for (const auto& [term, coeff] : lf.terms) {
     if (coeff % period == 0) {
       high = high + term * ir::make_const(rest.type(), coeff / span.extent);
     } else {
@@ -209,7 +148,7 @@ class Analysis : public ir::IRVisitor {
     }
     LocalUse& use = it->second;
     std::map<ir::ForKind, int64_t> part;
-    use.ok = indices.size() == 1 && indices[0].type().is_scalar() && split(indices[0], 1, &part);
+    use.ok = indices.size() == 1 && indices[0].type().is_scalar() && split(indices[0], &part);
     for (auto p = part.begin(); p != part.end();) {
       p = p->second == 0 ? part.erase(p) : std::next(p);
     }
@@ -235,7 +174,7 @@ class Analysis : public ir::IRVisitor {
       squeeze(use);
       use.stride = 0;
       for (const auto& [rest, ranges] : use.rests) {
-        use.stride = std::gcd(use.stride, common_stride(rest));
+        use.stride = std::gcd(use.stride, ir::common_divisor(ir::linear_form(rest)));
       }
       use.stride = use.stride == 0 ? 1 : use.stride;
       for (const auto& [rest, ranges] : use.rests) {
@@ -248,37 +187,30 @@ class Analysis : public ir::IRVisitor {
   }
 
  private:
-  /// Adds `scale` times the thread part of `e` to `part`; false when a thread index appears in
-  /// `e` other than as a term of a sum with a constant coefficient.
-  bool split(const ir::Expr& e, int64_t scale, std::map<ir::ForKind, int64_t>* part) const {
-    if (const auto* v = e.as<ir::VarNode>()) {
-      auto it = thread_vars_.find(v);
-      if (it != thread_vars_.end()) {
-        (*part)[it->second] += scale;
-        return offset_vars_.count(v) == 0;
+  /// Adds the thread part of `e` to `part`; false when a thread index appears in `e` other than
+  /// as a term of a sum with a constant coefficient, or is offset.
+  bool split(const ir::Expr& e, std::map<ir::ForKind, int64_t>* part) const {
+    for (const auto& [atom, coeff] : ir::linear_form(e).terms) {
+      if (const auto* v = atom.as<ir::VarNode>()) {
+        auto it = thread_vars_.find(v);
+        if (it != thread_vars_.end()) {
+          (*part)[it->second] += coeff;
+          if (offset_vars_.count(v) != 0) {
+            return false;
+          }
+        }
+        continue;
       }
-      return true;
-    }
-    if (const auto* op = e.as<ir::Add>()) {
-      return split(op->a, scale, part) && split(op->b, scale, part);
-    }
-    if (const auto* op = e.as<ir::Sub>()) {
-      return split(op->a, scale, part) && split(op->b, -scale, part);
-    }
-    if (const auto* op = e.as<ir::Mul>()) {
-      if (const int64_t* c = ir::as_const_int(op->b)) {
-        return split(op->a, scale * *c, part);
-      }
-      if (const int64_t* c = ir::as_const_int(op->a)) {
-        return split(op->b, scale * *c, part);
+      bool mentions = false;
+      ir::post_order_visit(atom, [&](const ir::Expr& x) {
+        const auto* v = x.as<ir::VarNode>();
+        mentions = mentions || (v != nullptr && thread_vars_.count(v) != 0);
+      });
+      if (mentions) {
+        return false;
       }
     }
-    bool mentions = false;
-    ir::post_order_visit(e, [&](const ir::Expr& x) {
-      const auto* v = x.as<ir::VarNode>();
-      mentions = mentions || (v != nullptr && thread_vars_.count(v) != 0);
-    });
-    return !mentions;
+    return true;
   }
 
   /// Removes each thread index's span from the indices left, outermost span first.
