@@ -211,13 +211,17 @@ class GpuSharedTilePlan final : public StagePlan {
       out.emplace_back(schedule::PragmaUnroll{local, local_order[compute], unroll_.one(v)});
     }
 
-    // Each input copied into shared memory at the last outer reduction loop, by every thread.
+    // Each input copied into shared memory at each outer reduction step, by every thread. The
+    // outer reduction loops (a conv's rc.o, ry.o, rx.o) are fused into one, so that a
+    // double-buffered fetch (codegen's pipeline) overlaps every step with the next, not only
+    // the steps of the innermost loop.
     if (outer_reduce.empty()) {
       return;  // nothing to stage per step (a reduction always has an axis; kept for safety)
     }
+    const std::string step = emit_fuse(local, outer_reduce, out);
     for (size_t n = 0; n < inputs_.size(); ++n) {
       const std::string shared = inputs_[n] + ".shared";
-      out.emplace_back(schedule::ComputeAt{shared, local, outer_reduce.back()});
+      out.emplace_back(schedule::ComputeAt{shared, local, step});
       // A blocked copy still walks the input in its own order (the block's axis right after
       // the blocked one), so that neighbouring threads read neighbouring global addresses.
       std::vector<std::string> copy_axes = input_axes_[n];

@@ -15,6 +15,7 @@
 #include "tensortune/search/evolutionary_search.h"
 #include "tensortune/search/search_space.h"
 #include "tensortune/support/error.h"
+#include "tensortune/support/json.h"
 #include "tensortune/support/rng.h"
 #include "tensortune/te/operators.h"
 
@@ -290,6 +291,44 @@ TEST(GpuSketchRules, TheTunersDefaultRecordOnAGpuIsTheGpuDefaultSchedule) {
   // On a CPU the default schedule stays the empty one.
   const detail::TaskState cpu_state(task, target::Target::parse("llvm -mcpu=znver4"), 1);
   EXPECT_TRUE(cpu_state.default_steps.empty());
+}
+
+// A conv's outer reduction loops (rc.o, ry.o, rx.o) are one loop of steps: its shared fetches sit
+// in it, and on sm_90 the double-buffered pipeline runs through all 8 x 3 x 3 steps, not only
+// the 3 of the innermost loop.
+TEST(GpuSketchRules, AConvsOuterReductionStepsAreOneLoopThatThePipelineSpans) {
+  const te::Workload w = te::make_workload("conv2d:N=1,C=64,H=14,W=14,K=64,R=3,S=3,pad=1");
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  const target::Target hopper = target::Target::parse("cuda -arch=sm_90");
+  support::Rng rng(7);
+  int checked = 0;
+  for (int n = 0; n < 2000 && checked < 2; ++n) {
+    const Config sampled = space.sample(rng);
+    if (sampled.sketch == 0 || space.sketches()[static_cast<size_t>(sampled.sketch)].name.find(
+                                   "gpu-tile+shared") == std::string::npos) {
+      continue;
+    }
+    support::Json json = space.to_json(sampled);
+    json["knobs"]["conv.local.rc.split"] = support::Json::parse("[8]");
+    json["knobs"]["conv.local.ry.split"] = support::Json::parse("[1]");
+    json["knobs"]["conv.local.rx.split"] = support::Json::parse("[1]");
+    const Config config = space.from_json(json);
+    ir::LoweredFunc f;
+    try {
+      f = lower::lower(schedule::apply_steps(w, space.steps(config)), hopper, "f");
+    } catch (const ScheduleError&) {
+      continue;
+    }
+    ++checked;
+    SCOPED_TRACE(space.describe(config));
+    const std::string source = codegen::generate_cuda(f, hopper).source;
+    // One loop of 72 steps; step k fetches step k + 1 unless it is the last.
+    EXPECT_NE(source.find(" < 72; ++"), std::string::npos) << source;
+    EXPECT_EQ(source.find(" < 3; ++"), std::string::npos) << source;
+    EXPECT_NE(source.find(" < 71))"), std::string::npos) << source;
+    EXPECT_NE(source.find("tt_cp_async"), std::string::npos) << source;
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 TEST(GpuSketchRules, ElementwiseStagesBindEveryElementToAThread) {
