@@ -104,7 +104,7 @@ std::vector<CompiledCuda> Compiler::lower_cuda(const std::vector<ExportItem>& it
     *why_no_ptx = why;
   std::vector<CompiledCuda> out;
   for (Compiled& c : lower_items(items)) {
-    CompiledCuda k{std::move(c), {}, "", ""};
+    CompiledCuda k{std::move(c), {}, "", "", {}};
     k.module = codegen::generate_cuda(k.compiled.func, resolved_);
     if (ptx) {
       // PTX and a cubin in one compile; an arch NVRTC can write PTX for but not SASS still
@@ -113,6 +113,7 @@ std::vector<CompiledCuda> Compiler::lower_cuda(const std::vector<ExportItem>& it
         codegen::NvrtcOutput nvrtc = codegen::compile_cuda(k.module.source, resolved_, true);
         k.ptx = std::move(nvrtc.ptx);
         k.cubin = std::move(nvrtc.cubin);
+        k.resources = std::move(nvrtc.resources);
       } catch (const UserError&) {
         k.ptx = codegen::compile_cuda(k.module.source, resolved_, false).ptx;
       }

@@ -169,6 +169,26 @@ std::string cuda_model_header(const RunPlan& plan, const std::string& target) {
   return os.str();
 }
 
+/// What ptxas reported on each kernel of each module: per thread, registers, spilled bytes and
+/// stack, so that a user can tell a kernel that keeps its tile in registers from one that
+/// does not without a device.
+support::Json resources_json(const std::vector<driver::CompiledCuda>& kernels) {
+  support::Json out = support::Json::array();
+  for (const driver::CompiledCuda& k : kernels) {
+    for (const codegen::KernelResources& r : k.resources) {
+      support::Json one = support::Json::object();
+      one["function"] = k.compiled.func.name;
+      one["kernel"] = r.name;
+      one["registers"] = r.registers;
+      one["spill_store_bytes"] = r.spill_store_bytes;
+      one["spill_load_bytes"] = r.spill_load_bytes;
+      one["stack_bytes"] = r.stack_bytes;
+      out.push_back(std::move(one));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ExportedModel export_gpu_model(const Graph& graph,
@@ -229,6 +249,7 @@ ExportedModel export_gpu_model(const Graph& graph,
   plan_json["target"] = compiler.target().to_string();
   plan_json["ptx"] = m.no_ptx_reason.empty();
   plan_json["launches"] = static_cast<int64_t>(m.image.launches.size());
+  plan_json["kernel_resources"] = resources_json(kernels);
   detail::write_plan(m, std::move(plan_json));
   detail::write_model_file(m.weights_path, m.plan.weights.data(), m.plan.weights.size());
   return m;

@@ -60,12 +60,28 @@ support::Json kernel_json(const CudaKernel& kernel);
 /// Inverse of kernel_json; UserError naming the field for a malformed document.
 CudaKernel kernel_from_json(const support::Json& json);
 
+/// What ptxas reports for one kernel of a cubin: per thread, its registers, the bytes it spills
+/// to local memory and reads back, and its stack frame (local arrays that are not registers).
+struct KernelResources {
+  std::string name;
+  int64_t registers = 0;
+  int64_t spill_store_bytes = 0;
+  int64_t spill_load_bytes = 0;
+  int64_t stack_bytes = 0;
+};
+
 /// What NVRTC produced for one source.
 struct NvrtcOutput {
   std::string ptx;    ///< PTX text
   std::string cubin;  ///< SASS for target.arch when asked for (empty otherwise)
-  std::string log;    ///< NVRTC's program log (warnings), possibly empty
+  std::string log;    ///< NVRTC's program log (warnings, ptxas's report), possibly empty
+  /// Per kernel, in the order ptxas compiled them, when a cubin was made.
+  std::vector<KernelResources> resources;
 };
+
+/// The kernels ptxas reports on in an NVRTC log (`--ptxas-options=-v`): "Compiling entry function
+/// 'NAME'", then its stack, spill and register lines. Lines it does not know are skipped.
+std::vector<KernelResources> parse_ptxas_report(const std::string& log);
 
 /// True when libnvrtc can be loaded; otherwise false with the reason in `why` (when given).
 bool nvrtc_available(std::string* why = nullptr);

@@ -84,6 +84,8 @@ struct CompiledCuda {
   codegen::CudaModule module;
   std::string ptx;    ///< empty where NVRTC is missing
   std::string cubin;  ///< SASS for the target's arch, where NVRTC could make it
+  /// ptxas's report on each kernel of the cubin (registers, spills, stack), where there is one.
+  std::vector<codegen::KernelResources> resources;
 };
 
 /// One function of a library written by Compiler::export_library.

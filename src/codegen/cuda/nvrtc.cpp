@@ -193,6 +193,73 @@ std::vector<std::string> compile_options(const std::string& arch_flag) {
 
 }  // namespace
 
+std::vector<KernelResources> parse_ptxas_report(const std::string& log) {
+  // "ptxas info    : Compiling entry function 'k' for 'sm_90'"
+  // "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+  // "ptxas info    : Used 48 registers, used 0 barriers"
+  const auto number_before = [](const std::string& line, const std::string& what) -> int64_t {
+    const size_t at = line.find(what);
+    if (at == std::string::npos || at == 0) {
+      return -1;
+    }
+    size_t begin = at - 1;
+    while (begin > 0 && line[begin - 1] >= '0' && line[begin - 1] <= '9') {
+      --begin;
+    }
+    const std::string digits = line.substr(begin, at - 1 - begin);
+    return digits.empty() || digits.size() > 12 ? -1 : std::stoll(digits);
+  };
+  const auto number_after = [](const std::string& line, const std::string& what) -> int64_t {
+    const size_t at = line.find(what);
+    if (at == std::string::npos) {
+      return -1;
+    }
+    size_t end = at + what.size();
+    while (end < line.size() && line[end] >= '0' && line[end] <= '9') {
+      ++end;
+    }
+    const std::string digits = line.substr(at + what.size(), end - at - what.size());
+    return digits.empty() || digits.size() > 12 ? -1 : std::stoll(digits);
+  };
+  std::vector<KernelResources> out;
+  size_t begin = 0;
+  while (begin < log.size()) {
+    size_t end = log.find('\n', begin);
+    end = end == std::string::npos ? log.size() : end;
+    const std::string line = log.substr(begin, end - begin);
+    begin = end + 1;
+    if (line.rfind("ptxas", 0) != 0) {
+      continue;
+    }
+    const std::string entry = "Compiling entry function '";
+    if (const size_t at = line.find(entry); at != std::string::npos) {
+      const size_t name_end = line.find('\'', at + entry.size());
+      if (name_end != std::string::npos) {
+        out.push_back(
+            KernelResources{line.substr(at + entry.size(), name_end - at - entry.size())});
+      }
+      continue;
+    }
+    if (out.empty()) {
+      continue;
+    }
+    KernelResources& k = out.back();
+    if (const int64_t stack = number_before(line, "bytes stack frame"); stack >= 0) {
+      k.stack_bytes = stack;
+    }
+    if (const int64_t stores = number_before(line, "bytes spill stores"); stores >= 0) {
+      k.spill_store_bytes = stores;
+    }
+    if (const int64_t loads = number_before(line, "bytes spill loads"); loads >= 0) {
+      k.spill_load_bytes = loads;
+    }
+    if (const int64_t registers = number_after(line, "Used "); registers >= 0) {
+      k.registers = registers;
+    }
+  }
+  return out;
+}
+
 bool nvrtc_available(std::string* why) {
   const Nvrtc& lib = nvrtc();
   if (why != nullptr) {
@@ -214,6 +281,9 @@ NvrtcOutput compile_cuda(const std::string& source, const target::Target& target
 
   std::vector<std::string> options =
       compile_options((want_cubin ? "-arch=sm_" : "-arch=compute_") + suffix);
+  if (want_cubin) {
+    options.emplace_back("--ptxas-options=-v");  // registers and spills, into the log
+  }
   std::vector<const char*> argv;
   argv.reserve(options.size());
   for (const std::string& option : options) {
@@ -239,6 +309,7 @@ NvrtcOutput compile_cuda(const std::string& source, const target::Target& target
   if (want_cubin) {
     out.cubin = read_output(guard.program, lib.get_cubin_size, lib.get_cubin, false);
     TT_USER_CHECK(!out.cubin.empty()) << "nvrtc: no cubin produced for " << target.arch;
+    out.resources = parse_ptxas_report(out.log);
   } else {
     TT_USER_CHECK(!out.ptx.empty()) << "nvrtc: no ptx produced for " << target.arch;
   }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace tensortune::codegen {
 namespace {
@@ -53,6 +54,57 @@ TEST(Nvrtc, CompilesCudaCToACubinWhenAsked) {
   EXPECT_EQ(out.cubin.substr(0, 4), std::string("\177ELF"));
   // The kernel's name is in the cubin's symbol table.
   EXPECT_NE(out.cubin.find("saxpy"), std::string::npos);
+}
+
+// ptxas's report in the log of a cubin compile: one entry per kernel, with its registers and
+// its local memory (a dynamically indexed array cannot live in registers: a stack frame).
+TEST(Nvrtc, ACubinCompileReportsEachKernelsRegistersAndLocalMemory) {
+  if (std::string why = nvrtc_missing(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const std::string source = std::string(kSaxpy) + R"(
+extern "C" __global__ void table(const int* at, float* y) {
+  float t[256];
+  for (int i = 0; i < 256; ++i) t[i] = y[i * blockDim.x + threadIdx.x];
+  for (int j = 0; j < 4; ++j) t[at[j * blockDim.x + threadIdx.x]] += 1.0f;
+  float s = 0.0f;
+  for (int i = 0; i < 256; ++i) s += t[i] * static_cast<float>(i);
+  y[threadIdx.x] = s;
+}
+)";
+  const NvrtcOutput out = compile_cuda(source, cuda_target("sm_90"), /*want_cubin=*/true);
+  ASSERT_EQ(out.resources.size(), 2U) << out.log;
+  for (const KernelResources& k : out.resources) {
+    SCOPED_TRACE(k.name);
+    EXPECT_TRUE(k.name == "saxpy" || k.name == "table") << out.log;
+    EXPECT_GT(k.registers, 0) << out.log;
+    EXPECT_EQ(k.stack_bytes, k.name == "table" ? 1024 : 0) << out.log;
+  }
+  EXPECT_TRUE(compile_cuda(kSaxpy, cuda_target("sm_90"), false).resources.empty());
+}
+
+TEST(Nvrtc, PtxasReportsAreReadLineByLine) {
+  const std::vector<KernelResources> r = parse_ptxas_report(
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k0' for 'sm_90'\n"
+      "ptxas info    : Function properties for k0\n"
+      "ptxas         .     512 bytes stack frame, 96 bytes spill stores, 88 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 16384 bytes smem\n"
+      "warning: something else entirely\n"
+      "ptxas info    : Compiling entry function 'k1' for 'sm_90'\n"
+      "ptxas info    : Used 32 registers\n"
+      "ptxas info    : Compile time = 3.1 ms\n");
+  ASSERT_EQ(r.size(), 2U);
+  EXPECT_EQ(r[0].name, "k0");
+  EXPECT_EQ(r[0].registers, 255);
+  EXPECT_EQ(r[0].stack_bytes, 512);
+  EXPECT_EQ(r[0].spill_store_bytes, 96);
+  EXPECT_EQ(r[0].spill_load_bytes, 88);
+  EXPECT_EQ(r[1].name, "k1");
+  EXPECT_EQ(r[1].registers, 32);
+  EXPECT_EQ(r[1].stack_bytes, 0);
+  EXPECT_TRUE(parse_ptxas_report("").empty());
+  EXPECT_TRUE(parse_ptxas_report("ptxas info    : Used 12 registers\n").empty());
 }
 
 TEST(Nvrtc, CompileErrorIsAUserErrorWithNvrtcsLog) {
