@@ -66,6 +66,14 @@ ir::Stmt wrap_guards(const std::vector<Guard>& guards, int depth, ir::Stmt body)
 }
 
 /// A stage attached at a loop, with the extents and offsets of its region.
+/// `shape` with `pad` more elements in its innermost dimension (a padded row pitch).
+std::vector<int64_t> padded_rows(std::vector<int64_t> shape, int64_t pad) {
+  if (!shape.empty()) {
+    shape.back() += pad;
+  }
+  return shape;
+}
+
 struct Placement {
   size_t stage = 0;
   std::vector<int64_t> extents;
@@ -170,8 +178,8 @@ std::vector<std::vector<Placement>> NestBuilder::place_attached(size_t s,
         placement.extents.push_back(r.extent);
         placement.offsets.push_back(ir::IntImm::make(ir::DataType::index(), 0));
       }
-      placement.buffer =
-          ir::Buffer(original.name(), original.dtype(), region.extent, original.scope());
+      placement.buffer = ir::Buffer(original.name(), original.dtype(),
+                                    padded_rows(region.extent, producer.row_pad), original.scope());
       redirect_[original.get()] = Redirect{placement.buffer, region.min};
       here.push_back(std::move(placement));
     }
@@ -306,11 +314,12 @@ ir::LoweredFunc NestBuilder::build(const std::string& name) {
       continue;
     }
     const ir::Buffer& b = st.op->output;
-    if (b.scope() == ir::MemoryScope::Global) {
+    if (b.scope() == ir::MemoryScope::Global && st.row_pad == 0) {
       scratch.push_back(b);
       continue;
     }
-    scratch.emplace_back(b.name(), b.dtype(), b.shape(), ir::MemoryScope::Global);
+    scratch.emplace_back(b.name(), b.dtype(), padded_rows(b.shape(), st.row_pad),
+                         ir::MemoryScope::Global);
     std::vector<ir::Expr> zeros(b.shape().size(), ir::IntImm::make(ir::DataType::index(), 0));
     redirect_[b.get()] = Redirect{scratch.back(), zeros};
   }

@@ -92,6 +92,9 @@ void fill(Json& j, const CacheRead& s) {
   j["scope"] = scope_name(s.scope);
   j["readers"] = names_json(s.readers);
   fill_blocks(j, s.blocks);
+  if (s.row_pad != 0) {
+    j["row_pad"] = s.row_pad;  // absent when 0: records from before it read the same
+  }
 }
 
 // Reads the fields of one step object, remembering which were read so leftovers
@@ -113,6 +116,9 @@ class StepReader {
       fail("field '" + key + "' must be an integer");
     }
     return v.as_int();
+  }
+  int64_t optional_integer(const std::string& key, int64_t absent) {
+    return json_.contains(key) ? integer(key) : absent;
   }
   bool boolean(const std::string& key) {
     const Json& v = field(key);
@@ -227,7 +233,9 @@ Step read_step(StepReader& r, const std::string& kind) {
     return CacheWrite{r.string("stage"), r.scope("scope"), r.blocks("blocks")};
   }
   if (kind == "cache_read") {
-    return CacheRead{r.string("stage"), r.scope("scope"), r.strings("readers"), r.blocks("blocks")};
+    CacheRead step{r.string("stage"), r.scope("scope"), r.strings("readers"), r.blocks("blocks")};
+    step.row_pad = r.optional_integer("row_pad", 0);
+    return step;
   }
   ir::ForKind annotation = ir::ForKind::Serial;
   if (parse_annotation(kind, &annotation)) {

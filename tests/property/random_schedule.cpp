@@ -147,7 +147,9 @@ std::vector<schedule::Step> random_schedule(const te::Workload& workload, suppor
   }
   for (const te::Tensor& input : workload.inputs()) {
     if (b.state().consumers(input.name()).size() == 1 && b.chance(0.2)) {
-      b.attempt(schedule::CacheRead{input.name(), ir::MemoryScope::Local, {}});
+      schedule::CacheRead copy{input.name(), ir::MemoryScope::Local, {}};
+      copy.row_pad = b.chance(0.3) ? 3 : 0;  // padded rows: pitch past the extent
+      b.attempt(copy);
     }
   }
   // Loop transformations, consumers before producers so attach points exist.

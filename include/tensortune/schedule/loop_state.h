@@ -56,6 +56,8 @@ struct Stage {
   /// that axis moves the attachment to the inner piece ("j" -> "j.i"), a fuse to the fused axis.
   std::string attach_stage, attach_axis;
   bool is_output = false;
+  /// Elements its buffer's rows are padded by (CacheRead::row_pad).
+  int64_t row_pad = 0;
 
   bool is_placeholder() const { return op->is_placeholder(); }
   /// Index of the leaf axis named `name`, or -1.

@@ -110,6 +110,10 @@ struct CacheRead {
   ir::MemoryScope scope = ir::MemoryScope::Local;
   std::vector<std::string> readers;
   std::vector<LayoutBlock> blocks = {};
+  /// Elements added to the innermost dimension of the copy's buffer wherever it is allocated
+  /// (its row pitch), so that copies transposed into shared memory fall in other banks; the copy
+  /// and its readers still touch only the first `extent` elements of each row. 0 to 64.
+  int64_t row_pad = 0;
 };
 
 using Step = std::variant<Split,

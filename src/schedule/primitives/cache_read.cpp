@@ -159,6 +159,11 @@ LoopState apply_primitive(const LoopState& state, const CacheRead& step) {
   if (stage.attach == AttachKind::Inline) {
     throw ScheduleError("cache_read: stage '" + step.stage + "' is inlined and has no buffer");
   }
+  constexpr int64_t kMaxRowPad = 64;
+  if (step.row_pad < 0 || step.row_pad > kMaxRowPad) {
+    throw ScheduleError("cache_read: row_pad " + std::to_string(step.row_pad) + " of '" +
+                        step.stage + "' is outside 0.." + std::to_string(kMaxRowPad));
+  }
   std::vector<std::string> readers = checked_readers(next, step);
   std::string name = unique_stage_name(next, step.stage + "." + scope_name(step.scope));
   te::OperationRef producer = stage.op;
@@ -169,6 +174,7 @@ LoopState apply_primitive(const LoopState& state, const CacheRead& step) {
   cache_stage.op = copy;
   cache_stage.root_axes = root_axes_of(*copy);
   cache_stage.leaf_axes = cache_stage.root_axes;
+  cache_stage.row_pad = step.row_pad;
   for (const std::string& reader : readers) {
     next.replace_op(reader,
                     redirect_reader(*next.stage(reader).op, producer->output, copy, step.blocks));

@@ -146,8 +146,9 @@ class GpuSharedTilePlan final : public StagePlan {
     }
     if (phase == Phase::CacheRead) {
       for (size_t n = 0; n < inputs_.size(); ++n) {
-        out.emplace_back(
-            schedule::CacheRead{inputs_[n], ir::MemoryScope::Shared, {local}, layout_blocks(n, v)});
+        schedule::CacheRead copy{inputs_[n], ir::MemoryScope::Shared, {local}, layout_blocks(n, v)};
+        copy.row_pad = row_pad(n, v);
+        out.emplace_back(std::move(copy));
       }
       return;
     }
@@ -330,6 +331,21 @@ class GpuSharedTilePlan final : public StagePlan {
       return {};
     }
     return {schedule::LayoutBlock{layout.dim, tile, false, a.extent % tile != 0}};
+  }
+  /// The row padding of input `n`'s blocked copy. Its lanes are stored one by one, transposed:
+  /// a warp's lanes walk 4-element vectors along the input's last dimension (rows of the
+  /// blocked copy, `tile` apart), so rows of a pitch that is a multiple of 32 fall in one bank.
+  /// A pitch of 4 mod 8 keeps rows 16-byte aligned (float4 reads) and puts two rows' vectors
+  /// 16 banks apart: a reduction step of 8 stores without conflicts, one of 16 or 32 with 2 or
+  /// 4 lanes per bank instead of 4 or 8.
+  int64_t row_pad(size_t n, const Values& v) const {
+    const std::vector<schedule::LayoutBlock> blocks = layout_blocks(n, v);
+    if (blocks.empty()) {
+      return 0;
+    }
+    constexpr int64_t kPitchPeriod = 8, kPitchResidue = 4;
+    return ((kPitchResidue - blocks[0].factor % kPitchPeriod) % kPitchPeriod + kPitchPeriod) %
+           kPitchPeriod;
   }
   /// The data axis along which input `n`'s shared copy is contiguous: the blocked one, or the
   /// one its last index is, if any.

@@ -71,6 +71,28 @@ TEST(LowerAttach, BlockedCopiesOfTheOperands) {
           Annotate{"C", "i.i", ir::ForKind::Vectorized}});
 }
 
+// Copies with padded rows (row_pad): the buffers' innermost dimension is wider by the pad, at a
+// tile loop and at the root (a global scratch), and every element is still computed right.
+TEST(LowerAttach, CopiesWithPaddedRows) {
+  te::Workload w = matmul_workload(12, 24, 10);
+  CacheRead a{"A", kLocal, {}, {{0, 4}}};
+  a.row_pad = 4;
+  CacheRead b{"B", kLocal, {}};
+  b.row_pad = 3;
+  ir::LoweredFunc f = expect_lowers_correctly(
+      w, {a, b, Tile{"C", "i", "j", 4, 8}, Split{"C", "k", 5},
+          Reorder{"C", {"i.o", "j.o", "k.o", "i.i", "k.i", "j.i"}},
+          ComputeAt{"A.local", "C", "k.o"}, ComputeAt{"B.local", "C", "k.o"}});
+  const std::string text = ir::to_string(f);
+  // A's copy at k.o: [1 block of rows, 5 k, 4 rows + 4]; B's: [5 k, 8 columns + 3].
+  EXPECT_NE(text.find("A.local[1, 5, 8]"), std::string::npos) << text;
+  EXPECT_NE(text.find("B.local[5, 11]"), std::string::npos) << text;
+  ir::LoweredFunc root = expect_lowers_correctly(w, {a, b});
+  const std::string root_text = ir::to_string(root);
+  EXPECT_NE(root_text.find("A.local[3, 10, 8]"), std::string::npos) << root_text;
+  EXPECT_NE(root_text.find("B.local[10, 27]"), std::string::npos) << root_text;
+}
+
 TEST(LowerAttach, PanelMajorCopiesOfTheOperands) {
   // B [10, 24] packed as panels [24 / 8, 10, 8] (outer_first), at the root and at a tile loop;
   // and A [12, 10] with two outer_first blocks, [12 / 4, 10 / 2, 4, 2].

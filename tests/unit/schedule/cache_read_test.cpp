@@ -178,5 +178,14 @@ TEST(CacheRead, RejectsBlocksThatDoNotFitTheTensor) {
             "cache_read: block factor 0 does not divide dimension 0 of 'B' (extent 32)");
 }
 
+TEST(CacheRead, RejectsARowPadOutsideItsRange) {
+  for (int64_t pad : {-1, 65}) {
+    CacheRead step{"B", ir::MemoryScope::Shared, {}};
+    step.row_pad = pad;
+    EXPECT_EQ(schedule_error([&] { apply_steps(testing::matmul_relu(), {step}); }),
+              "cache_read: row_pad " + std::to_string(pad) + " of 'B' is outside 0..64");
+  }
+}
+
 }  // namespace
 }  // namespace tensortune::schedule

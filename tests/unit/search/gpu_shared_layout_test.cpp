@@ -2,8 +2,14 @@
 // The shared sketches' copy layouts: an input read with a threaded data axis at another
 // dimension than its last (A [M, K] at [i, k]) may be staged blocked by the block's tile of that
 // axis ([K][tile]), so a thread's elements are contiguous in shared memory. The copy still
-// reads global memory in the input's own order, float4 at a time, and stores lane by lane.
+// reads global memory in the input's own order, float4 at a time, and stores lane by lane into
+// rows padded against bank conflicts.
 #include "tensortune/codegen/cuda_codegen.h"
+#include "tensortune/ir/ir_mutator.h"
+#include "tensortune/ir/ir_printer.h"
+#include "tensortune/ir/ir_visitor.h"
+#include "tensortune/ir/ops.h"
+#include "tensortune/ir/simplify.h"
 #include "tensortune/lower/lower.h"
 #include "tensortune/schedule/schedule.h"
 #include "tensortune/search/search_space.h"
@@ -14,7 +20,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -51,6 +60,84 @@ Config matmul_config(const SearchSpace& space, const std::string& sketch, int la
       R"({"sketch": ")" + sketch + R"(", "knobs": {"C.i.split": )" + i + R"(, "C.j.split": )" + i +
       R"(, "C.local.k.split": [8], "A.shared.layout": [)" + std::to_string(layout) +
       R"(], "C.local.unroll": [512], "C.shared.vector": [4]}})"));
+}
+
+/// The most distinct addresses one bank of shared memory (32 banks of 4 bytes) takes from the
+/// first warp of a block (threadIdx.x fastest, then y, z: the launch's block shape from the
+/// largest thread loops) in one store instruction into `buffer`, in the first iteration of
+/// every other loop, as the CUDA C stores: contiguous vectors as float4/float2, other vectors
+/// lane by lane. 1: no conflict.
+int worst_store_conflict(const ir::LoweredFunc& f, const std::string& buffer) {
+  struct Walker : ir::IRVisitor {
+    using ir::IRVisitor::visit;
+    std::map<ir::ForKind, int64_t> block;
+    std::string buffer;
+    std::vector<const ir::For*> loops;
+    int worst = 0;
+    bool sizing = true;  ///< the first walk only finds the block's shape
+    void visit(const ir::For* op) override {
+      const int64_t* extent = ir::as_const_int(op->extent);
+      if (sizing && extent != nullptr && ir::is_thread_kind(op->for_kind)) {
+        block[op->for_kind] = std::max(block[op->for_kind], *extent);
+      }
+      loops.push_back(op);
+      ir::IRVisitor::visit(op);
+      loops.pop_back();
+    }
+    void visit(const ir::Store* op) override {
+      ir::IRVisitor::visit(op);
+      if (sizing || op->buffer.name() != buffer) {
+        return;
+      }
+      EXPECT_EQ(op->indices.size(), 1u);
+      const auto* ramp = op->indices[0].as<ir::Ramp>();
+      const int lanes = ramp != nullptr ? ramp->lanes : 1;
+      // A contiguous vector is one wide store: a warp's float4s go 8 threads at a time, its
+      // float2s 16 at a time. Other vectors are stored lane by lane.
+      const bool wide = ramp != nullptr && ir::is_const_int(ramp->stride, 1);
+      const int64_t phase = wide ? 32 / lanes : 32;
+      for (int c = 0; c < (wide ? 1 : lanes); ++c) {
+        const ir::Expr index =
+            ramp == nullptr ? op->indices[0]
+            : wide          ? ramp->base
+                   : ramp->base + ramp->stride * ir::make_const(ramp->stride.type(), int64_t{c});
+        for (int64_t first = 0; first < 32; first += phase) {
+          std::map<int64_t, std::set<int64_t>> banks;
+          for (int64_t thread = first; thread < first + phase; ++thread) {
+            const int64_t address = address_of(index, thread);
+            for (int w = 0; w < (wide ? lanes : 1); ++w) {
+              banks[(address + w) % 32].insert(address + w);
+            }
+          }
+          for (const auto& [bank, addresses] : banks) {
+            worst = std::max(worst, static_cast<int>(addresses.size()));
+          }
+        }
+      }
+    }
+    /// `index` for thread `thread` of the first warp in the first iteration of other loops.
+    int64_t address_of(const ir::Expr& index, int64_t thread) {
+      const int64_t x = block.count(ir::ForKind::ThreadX) ? block[ir::ForKind::ThreadX] : 1;
+      const int64_t y = block.count(ir::ForKind::ThreadY) ? block[ir::ForKind::ThreadY] : 1;
+      const int64_t at[] = {thread % x, (thread / x) % y, thread / (x * y)};
+      ir::VarMap values;
+      for (const ir::For* loop : loops) {
+        const int k = loop->for_kind == ir::ForKind::ThreadX   ? 0
+                      : loop->for_kind == ir::ForKind::ThreadY ? 1
+                      : loop->for_kind == ir::ForKind::ThreadZ ? 2
+                                                               : -1;
+        values[loop->var.get()] = k >= 0 ? ir::make_const(loop->var.type(), at[k]) : loop->min;
+      }
+      const int64_t* address = ir::as_const_int(ir::simplify(ir::substitute(index, values)));
+      EXPECT_NE(address, nullptr) << ir::to_string(index);
+      return address != nullptr ? *address : 0;
+    }
+  } walker;
+  walker.buffer = buffer;
+  walker.visit(f.body);
+  walker.sizing = false;
+  walker.visit(f.body);
+  return walker.worst;
 }
 
 TEST(GpuSharedLayout, OnlyInputsThatStrideAThreadsElementsGetALayoutKnob) {
@@ -103,14 +190,42 @@ TEST(GpuSharedLayout, ABlockedCopyIsContiguousAlongTheThreadsTileAndReadInFloat4
   // reads of them are two aligned float4s.
   const std::string source =
       codegen::generate_cuda(f, target::Target::parse("cuda -arch=sm_75")).source;
-  EXPECT_NE(source.find("float A_shared[1024];"), std::string::npos) << source;
+  // Rows padded to 132 floats: 16-byte aligned, and two rows 4 apart 16 banks apart.
+  EXPECT_NE(source.find("float A_shared[1056];"), std::string::npos) << source;
   EXPECT_NE(source.find("*reinterpret_cast<const float4*>(&A["), std::string::npos) << source;
   EXPECT_NE(source.find("= tt_v0.w;"), std::string::npos) << source;
   EXPECT_NE(source.find("float C_local[64];"), std::string::npos) << source;
   // On sm_80 each lane is a 4-byte cp.async into one half of the doubled tile.
   const std::string ampere = codegen::generate_cuda(f, gpu()).source;
-  EXPECT_NE(ampere.find("float A_shared[2048];"), std::string::npos) << ampere;
+  EXPECT_NE(ampere.find("float A_shared[2112];"), std::string::npos) << ampere;
   EXPECT_NE(ampere.find("tt_cp_async4(&A_shared["), std::string::npos) << ampere;
+}
+
+// The blocked copy's transposed stores, lane by lane for a warp: rows of 128 floats put every
+// lane of a 4-row group in one bank; rows padded to 132 spread a step of 8 over all 32 banks and
+// halve the conflicts of longer steps.
+TEST(GpuSharedLayout, PaddedRowsSpreadTheTransposedStoresOverTheBanks) {
+  const te::Workload w = te::make_workload("matmul:M=256,N=256,K=128");
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  for (const auto& [step, padded, unpadded] :
+       std::vector<std::tuple<int, int, int>>{{8, 1, 2}, {16, 2, 4}, {32, 4, 8}}) {
+    SCOPED_TRACE("k step " + std::to_string(step));
+    const Config config = space.from_json(support::Json::parse(
+        R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8], "C.j.split": [16,8],
+            "C.local.k.split": [)" +
+        std::to_string(step) +
+        R"(], "A.shared.layout": [1], "C.local.unroll": [0], "C.shared.vector": [4]}})"));
+    std::vector<schedule::Step> steps = space.steps(config);
+    const ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, steps), gpu(), "f");
+    EXPECT_EQ(worst_store_conflict(f, "A.shared"), padded);
+    EXPECT_EQ(worst_store_conflict(f, "B.shared"), 1);  // B [K, N] is copied as it is
+    for (schedule::Step& s : steps) {
+      if (auto* read = std::get_if<schedule::CacheRead>(&s); read != nullptr && read->stage == "A")
+        read->row_pad = 0;
+    }
+    const ir::LoweredFunc plain = lower::lower(schedule::apply_steps(w, steps), gpu(), "f");
+    EXPECT_EQ(worst_store_conflict(plain, "A.shared"), unpadded);
+  }
 }
 
 TEST(GpuSharedLayout, ThePriorPrefersTheBlockedCopyOfAStridedInput) {
@@ -136,18 +251,19 @@ TEST(GpuSharedLayout, DoubleBufferedTilesOverStaticSharedMemoryAreDynamic) {
   const ir::LoweredFunc f =
       lower::lower(schedule::apply_steps(w, space.steps(config)), hopper, "f");
   const codegen::CudaModule m = codegen::generate_cuda(f, hopper);
-  EXPECT_EQ(m.kernels[0].shared_bytes, 65536);
-  EXPECT_EQ(m.kernels[0].dynamic_shared_bytes, 65536);
+  // A's rows padded to 132 floats: 2 x (16896 + 16384) bytes.
+  EXPECT_EQ(m.kernels[0].shared_bytes, 66560);
+  EXPECT_EQ(m.kernels[0].dynamic_shared_bytes, 66560);
   // The manifest and the measurer's blob carry it: the launch passes it as dynamic memory.
   const support::Json json = codegen::kernel_json(m.kernels[0]);
-  EXPECT_EQ(json.at("dynamic_shared_bytes").as_int(), 65536);
-  EXPECT_EQ(codegen::kernel_from_json(json).dynamic_shared_bytes, 65536);
-  EXPECT_NE(codegen::launch_summary(m).find("shared 65536 bytes (dynamic)"), std::string::npos);
-  EXPECT_NE(m.source.find("TT_DYNAMIC_SHARED(65536);"), std::string::npos) << m.source;
+  EXPECT_EQ(json.at("dynamic_shared_bytes").as_int(), 66560);
+  EXPECT_EQ(codegen::kernel_from_json(json).dynamic_shared_bytes, 66560);
+  EXPECT_NE(codegen::launch_summary(m).find("shared 66560 bytes (dynamic)"), std::string::npos);
+  EXPECT_NE(m.source.find("TT_DYNAMIC_SHARED(66560);"), std::string::npos) << m.source;
   EXPECT_NE(m.source.find("float* A_shared = reinterpret_cast<float*>(tt_shared + 0);"),
             std::string::npos)
       << m.source;
-  EXPECT_NE(m.source.find("float* B_shared = reinterpret_cast<float*>(tt_shared + 32768);"),
+  EXPECT_NE(m.source.find("float* B_shared = reinterpret_cast<float*>(tt_shared + 33792);"),
             std::string::npos)
       << m.source;
   EXPECT_EQ(m.source.find("__shared__ __align__(16) float"), std::string::npos) << m.source;
@@ -161,7 +277,7 @@ TEST(GpuSharedLayout, DoubleBufferedTilesOverStaticSharedMemoryAreDynamic) {
   // A target that caps shared memory keeps the single buffer there.
   const target::Target capped = target::Target::parse("cuda -arch=sm_90 -max-shared-memory=40960");
   const codegen::CudaModule single = codegen::generate_cuda(f, capped);
-  EXPECT_EQ(single.kernels[0].shared_bytes, 32768);
+  EXPECT_EQ(single.kernels[0].shared_bytes, 33280);
   EXPECT_EQ(single.kernels[0].dynamic_shared_bytes, 0);
   EXPECT_FALSE(codegen::kernel_json(single.kernels[0]).contains("dynamic_shared_bytes"));
   support::Json bad = json;
