@@ -242,14 +242,19 @@ std::vector<size_t> data_axes_read(const StageInfo& stage, const std::string& in
   return out;
 }
 
-std::optional<size_t> last_index_data_axis(const StageInfo& stage, const std::string& input) {
+namespace {
+
+/// The index in `axes` of the variable every read of `input` has as its last index, if any.
+std::optional<size_t> last_index_axis(const StageInfo& stage,
+                                      const std::string& input,
+                                      const std::vector<ir::IterVar>& axes) {
   std::optional<size_t> axis;
   for (const Read& read : reads_of(*stage.op)) {
     if (producer_name(*stage.op, read.buffer) != input || read.indices.empty())
       continue;
     std::optional<size_t> found;
-    for (size_t d = 0; d < stage.data_axes.size() && d < stage.op->axes.size(); ++d) {
-      if (read.indices.back().same_as(stage.op->axes[d].var))
+    for (size_t d = 0; d < axes.size(); ++d) {
+      if (read.indices.back().same_as(axes[d].var))
         found = d;
     }
     if (!found || (axis && *axis != *found))
@@ -257,6 +262,19 @@ std::optional<size_t> last_index_data_axis(const StageInfo& stage, const std::st
     axis = found;
   }
   return axis;
+}
+
+}  // namespace
+
+std::optional<size_t> last_index_data_axis(const StageInfo& stage, const std::string& input) {
+  const size_t n = std::min(stage.op->axes.size(), stage.data_axes.size());
+  const std::vector<ir::IterVar> axes(stage.op->axes.begin(),
+                                      stage.op->axes.begin() + static_cast<std::ptrdiff_t>(n));
+  return last_index_axis(stage, input, axes);
+}
+
+std::optional<size_t> last_index_reduce_axis(const StageInfo& stage, const std::string& input) {
+  return last_index_axis(stage, input, stage.op->reduce_axes());
 }
 
 const StageInfo* DagInfo::find(const std::string& name) const {

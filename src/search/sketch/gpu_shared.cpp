@@ -96,6 +96,7 @@ class GpuSharedTilePlan final : public StagePlan {
         input_axes_.push_back(dag.copy_axis_names(input->name));
         input_uses_.push_back(data_axes_read(stage, input->name));
         last_index_axis_.push_back(last_index_data_axis(stage, input->name));
+        last_index_reduce_.push_back(last_index_reduce_axis(stage, input->name));
       }
     }
     // An input read with a threaded data axis at another dimension than its last (A [M, K] at
@@ -224,12 +225,22 @@ class GpuSharedTilePlan final : public StagePlan {
       const std::string shared = inputs_[n] + ".shared";
       out.emplace_back(schedule::ComputeAt{shared, local, step});
       // A blocked copy still walks the input in its own order (the block's axis right after
-      // the blocked one), so that neighbouring threads read neighbouring global addresses.
+      // the blocked one), so that neighbouring threads read neighbouring global addresses; with
+      // a row segment, 8 elements of a row before the next rows (see row_segment).
       std::vector<std::string> copy_axes = input_axes_[n];
       if (!layout_blocks(n, v).empty()) {
         const auto dim = static_cast<size_t>(layouts_[n].dim);
-        copy_axes.insert(copy_axes.begin() + static_cast<std::ptrdiff_t>(dim) + 1,
-                         copy_axes[dim] + ".b");
+        const std::string blocked = copy_axes[dim] + ".b";
+        if (row_segment(n, v) > 0) {
+          // A warp spans two float4s of each row: [.., last.o, dim.b, last.i].
+          const std::string last = copy_axes.back();
+          out.emplace_back(schedule::Split{shared, last, row_segment(n, v), false});
+          copy_axes.back() = last + ".o";
+          copy_axes.push_back(blocked);
+          copy_axes.push_back(last + ".i");
+        } else {
+          copy_axes.insert(copy_axes.begin() + static_cast<std::ptrdiff_t>(dim) + 1, blocked);
+        }
         out.emplace_back(schedule::Reorder{shared, copy_axes});
       }
       std::string loop = emit_fuse(shared, copy_axes, out);
@@ -347,6 +358,22 @@ class GpuSharedTilePlan final : public StagePlan {
     return ((kPitchResidue - blocks[0].factor % kPitchPeriod) % kPitchPeriod + kPitchPeriod) %
            kPitchPeriod;
   }
+  /// The elements of a row a blocked copy of input `n` walks before the next row, when it walks
+  /// less than the whole reduction step: 8 (two float4s) when its last dimension is a
+  /// reduction axis whose step is a longer multiple of 8, else 0 (the whole step, in the
+  /// input's own order). Its rows' stores then go 16 banks apart (row_pad) and the others
+  /// lanes of the warp are neighbouring rows: no conflicts, and each row's 32 bytes are one
+  /// sector of a global read.
+  int64_t row_segment(size_t n, const Values& v) const {
+    constexpr int64_t kSegment = 8;
+    const std::optional<size_t> r = last_index_reduce_[n];
+    if (layout_blocks(n, v).empty() || !r || *r >= reduce_.size() ||
+        static_cast<size_t>(layouts_[n].dim) + 1 >= input_axes_[n].size()) {
+      return 0;
+    }
+    const int64_t step = reduce_[*r].second.of(v).back();
+    return step > kSegment && step % kSegment == 0 ? kSegment : 0;
+  }
   /// The data axis along which input `n`'s shared copy is contiguous: the blocked one, or the
   /// one its last index is, if any.
   std::optional<size_t> contiguous_axis(size_t n, const Values& v) const {
@@ -377,6 +404,8 @@ class GpuSharedTilePlan final : public StagePlan {
   std::vector<std::vector<size_t>> input_uses_;  ///< per input: the data axes its index reads
   /// Per input: the data axis its last index is exactly, if any.
   std::vector<std::optional<size_t>> last_index_axis_;
+  /// Per input: the reduction axis its last index is exactly, if any.
+  std::vector<std::optional<size_t>> last_index_reduce_;
   struct Layout {
     int64_t axis = -1;  ///< the data axis a blocked copy makes contiguous; -1: none offered
     int64_t dim = 0;    ///< the input's dimension it indexes

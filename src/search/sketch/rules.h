@@ -94,6 +94,8 @@ std::vector<size_t> data_axes_read(const StageInfo& stage, const std::string& in
 /// The data axis of `stage` that every read of `input` has as its last index, exactly (B [K, N]
 /// at [k, j]: j); none when an index mixes it with others or no such axis exists.
 std::optional<size_t> last_index_data_axis(const StageInfo& stage, const std::string& input);
+/// The same for the reduction axes (A [M, K] at [i, k]: k, an index into reduce_axes).
+std::optional<size_t> last_index_reduce_axis(const StageInfo& stage, const std::string& input);
 
 /// The element-wise stages after reuse stage `stage` up to the output: E1 (its sole consumer,
 /// reading it element-wise), E2 (E1's sole consumer, reading E1 element-wise), ..., En (an
