@@ -128,7 +128,8 @@ int worst_store_conflict(const ir::LoweredFunc& f, const std::string& buffer) {
                                                                : -1;
         values[loop->var.get()] = k >= 0 ? ir::make_const(loop->var.type(), at[k]) : loop->min;
       }
-      const int64_t* address = ir::as_const_int(ir::simplify(ir::substitute(index, values)));
+      const ir::Expr value = ir::simplify(ir::substitute(index, values));
+      const int64_t* address = ir::as_const_int(value);  // points into `value`
       EXPECT_NE(address, nullptr) << ir::to_string(index);
       return address != nullptr ? *address : 0;
     }
