@@ -231,10 +231,10 @@ class GpuSharedTilePlan final : public StagePlan {
       if (!layout_blocks(n, v).empty()) {
         const auto dim = static_cast<size_t>(layouts_[n].dim);
         const std::string blocked = copy_axes[dim] + ".b";
-        if (row_segment(n, v) > 0) {
+        if (const int64_t segment = row_segment(n, v); segment > 0) {
           // A warp spans two float4s of each row: [.., last.o, dim.b, last.i].
           const std::string last = copy_axes.back();
-          out.emplace_back(schedule::Split{shared, last, row_segment(n, v), false});
+          out.emplace_back(schedule::Split{shared, last, segment, false});
           copy_axes.back() = last + ".o";
           copy_axes.push_back(blocked);
           copy_axes.push_back(last + ".i");
@@ -347,8 +347,8 @@ class GpuSharedTilePlan final : public StagePlan {
   /// a warp's lanes walk 4-element vectors along the input's last dimension (rows of the
   /// blocked copy, `tile` apart), so rows of a pitch that is a multiple of 32 fall in one bank.
   /// A pitch of 4 mod 8 keeps rows 16-byte aligned (float4 reads) and puts two rows' vectors
-  /// 16 banks apart: a reduction step of 8 stores without conflicts, one of 16 or 32 with 2 or
-  /// 4 lanes per bank instead of 4 or 8.
+  /// 16 banks apart: a warp holding two vectors of 16 rows (a step of 8, or a row segment)
+  /// stores without conflicts; one walking a longer row whole halves its conflicts.
   int64_t row_pad(size_t n, const Values& v) const {
     const std::vector<schedule::LayoutBlock> blocks = layout_blocks(n, v);
     if (blocks.empty()) {
