@@ -15,11 +15,21 @@
 #include <vector>
 
 namespace tensortune::bench {
+
+// The libraries' opaque handle types. Named, not anonymous: Cublas::Impl and CudnnConv::Impl,
+// classes with linkage, hold pointers to them.
+namespace vendor_abi {
+struct CublasContext;  // typedef struct cublasContext* cublasHandle_t;
+struct CudnnContext;   // typedef struct cudnnContext* cudnnHandle_t;
+struct CudnnTensorStruct;
+struct CudnnFilterStruct;
+struct CudnnConvolutionStruct;
+}  // namespace vendor_abi
+
 namespace {
 
 // ---- cuBLAS (cublas_api.h, library_types.h) ----
-struct CublasContext;  // typedef struct cublasContext* cublasHandle_t;
-using CublasHandle = CublasContext*;
+using CublasHandle = vendor_abi::CublasContext*;
 using CublasStatus = int;                   // cublasStatus_t
 constexpr CublasStatus kCublasSuccess = 0;  // CUBLAS_STATUS_SUCCESS = 0
 constexpr int kCublasOpN = 0;               // cublasOperation_t: CUBLAS_OP_N = 0
@@ -72,21 +82,17 @@ struct CublasApi {
 };
 
 // ---- cuDNN 9 (cudnn_graph_v9.h, cudnn_ops_v9.h, cudnn_cnn_v9.h) ----
-struct CudnnContext;  // typedef struct cudnnContext* cudnnHandle_t;
-struct CudnnTensorStruct;
-struct CudnnFilterStruct;
-struct CudnnConvolutionStruct;
-using CudnnHandle = CudnnContext*;
-using CudnnTensorDesc = CudnnTensorStruct*;     // cudnnTensorDescriptor_t
-using CudnnFilterDesc = CudnnFilterStruct*;     // cudnnFilterDescriptor_t
-using CudnnConvDesc = CudnnConvolutionStruct*;  // cudnnConvolutionDescriptor_t
-using CudnnStatus = int;                        // cudnnStatus_t
-constexpr CudnnStatus kCudnnSuccess = 0;        // CUDNN_STATUS_SUCCESS = 0
-constexpr int kCudnnDataFloat = 0;              // cudnnDataType_t: CUDNN_DATA_FLOAT = 0
-constexpr int kCudnnTensorNchw = 0;             // cudnnTensorFormat_t: CUDNN_TENSOR_NCHW = 0
-constexpr int kCudnnCrossCorrelation = 1;       // cudnnConvolutionMode_t: CUDNN_CROSS_CORRELATION
-constexpr int kCudnnFmaMath = 3;                // cudnnMathType_t: CUDNN_FMA_MATH = 3
-constexpr int kCudnnTensorOpMath = 1;           // CUDNN_TENSOR_OP_MATH = 1
+using CudnnHandle = vendor_abi::CudnnContext*;
+using CudnnTensorDesc = vendor_abi::CudnnTensorStruct*;     // cudnnTensorDescriptor_t
+using CudnnFilterDesc = vendor_abi::CudnnFilterStruct*;     // cudnnFilterDescriptor_t
+using CudnnConvDesc = vendor_abi::CudnnConvolutionStruct*;  // cudnnConvolutionDescriptor_t
+using CudnnStatus = int;                                    // cudnnStatus_t
+constexpr CudnnStatus kCudnnSuccess = 0;                    // CUDNN_STATUS_SUCCESS = 0
+constexpr int kCudnnDataFloat = 0;                          // cudnnDataType_t: CUDNN_DATA_FLOAT = 0
+constexpr int kCudnnTensorNchw = 0;        // cudnnTensorFormat_t: CUDNN_TENSOR_NCHW = 0
+constexpr int kCudnnCrossCorrelation = 1;  // cudnnConvolutionMode_t: CUDNN_CROSS_CORRELATION
+constexpr int kCudnnFmaMath = 3;           // cudnnMathType_t: CUDNN_FMA_MATH = 3
+constexpr int kCudnnTensorOpMath = 1;      // CUDNN_TENSOR_OP_MATH = 1
 constexpr int kCudnnTensorOpMathAllowConversion = 2;  // CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION = 2
 constexpr int kCudnnFwdAlgoCount = 8;                 // CUDNN_CONVOLUTION_FWD_ALGO_COUNT = 8
 

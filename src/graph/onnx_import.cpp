@@ -120,8 +120,6 @@ Graph import_onnx_bytes(const std::string& /*bytes*/, const std::string& /*what*
 
 namespace {
 
-namespace detail = onnx_detail;
-
 /// The graph name as a C identifier: it ends up in kernel and file names.
 std::string sanitize_name(const std::string& raw) {
   if (raw.empty()) {
@@ -147,7 +145,7 @@ onnx::ModelProto parse_and_check(const std::string& bytes, const std::string& wh
   TT_USER_CHECK(model.ParseFromString(bytes))
       << "'" << what << "' is not an ONNX model (protobuf parse failed)";
   for (const onnx::TensorProto& init : model.graph().initializer()) {
-    TT_USER_CHECK(!detail::has_external_data(init))
+    TT_USER_CHECK(!onnx_detail::has_external_data(init))
         << "'" << what << "': initializer '" << init.name()
         << "' keeps its data in an external file, which tensortune does not read";
   }
@@ -178,7 +176,7 @@ bool has_unknown_shapes(const onnx::GraphProto& graph) {
   std::vector<int64_t> shape;
   for (const auto* list : {&graph.input(), &graph.value_info(), &graph.output()}) {
     for (const onnx::ValueInfoProto& info : *list) {
-      if (detail::static_shape(info.type(), &shape))
+      if (onnx_detail::static_shape(info.type(), &shape))
         known.insert(info.name());
     }
   }
@@ -241,7 +239,7 @@ class Importer {
   Graph run() {
     graph_.name = sanitize_name(proto_.name());
     for (const onnx::TensorProto& init : proto_.initializer()) {
-      graph_.set_value(detail::constant_from_tensor(init, init.name(), what_));
+      graph_.set_value(onnx_detail::constant_from_tensor(init, init.name(), what_));
     }
     for (const onnx::ValueInfoProto& in : proto_.input()) {
       if (!graph_.has_value(in.name())) {
@@ -258,7 +256,7 @@ class Importer {
     }
     throw_problems();
     check_outputs_produced();
-    detail::resolve_auto_pad(graph_);
+    onnx_detail::resolve_auto_pad(graph_);
     graph_.validate();
     return std::move(graph_);
   }
@@ -269,7 +267,7 @@ class Importer {
   void collect_types() {
     auto rank = [](const onnx::TypeProto& t) {
       std::vector<int64_t> shape;
-      if (detail::static_shape(t, &shape)) {
+      if (onnx_detail::static_shape(t, &shape)) {
         return 2;
       }
       return t.has_tensor_type() && t.tensor_type().has_shape() ? 1 : 0;
@@ -292,7 +290,7 @@ class Importer {
       node_names_.insert(name);
     }
     if (proto.op_type() == "Constant") {
-      graph_.set_value(detail::constant_from_node(proto, name, what_));
+      graph_.set_value(onnx_detail::constant_from_node(proto, name, what_));
       return;
     }
     if (proto.op_type() == "Split") {
@@ -306,12 +304,12 @@ class Importer {
     node.outputs.assign(proto.output().begin(), proto.output().end());
     for (const onnx::AttributeProto& a : proto.attribute()) {
       Attribute attr;
-      if (detail::to_attribute(a, &attr)) {
+      if (onnx_detail::to_attribute(a, &attr)) {
         node.attrs[a.name()] = std::move(attr);
       }
       // ConstantOfShape's fill value is a one-element tensor; the graph keeps it as a number.
       if (node.op == "ConstantOfShape" && a.name() == "value") {
-        Value fill = detail::constant_from_tensor(a.t(), name + ".value", what_);
+        Value fill = onnx_detail::constant_from_tensor(a.t(), name + ".value", what_);
         TT_USER_CHECK(fill.numel() == 1)
             << "'" << what_ << "': node '" << name << "' (ConstantOfShape): value has "
             << fill.numel() << " elements, not 1";
@@ -337,7 +335,7 @@ class Importer {
     add_value(proto.input(0));
     std::vector<int64_t> in_shape;
     auto it = types_.find(proto.input(0));
-    if (it == types_.end() || !detail::static_shape(*it->second, &in_shape))
+    if (it == types_.end() || !onnx_detail::static_shape(*it->second, &in_shape))
       return;  // reported as a dynamic shape
     int64_t axis = 0;
     for (const onnx::AttributeProto& a : proto.attribute()) {
@@ -355,7 +353,7 @@ class Importer {
       add_value(out);
       std::vector<int64_t> out_shape;
       auto type = types_.find(out);
-      if (type == types_.end() || !detail::static_shape(*type->second, &out_shape) ||
+      if (type == types_.end() || !onnx_detail::static_shape(*type->second, &out_shape) ||
           out_shape.size() != in_shape.size())
         continue;  // reported by add_value
       int64_t extent = out_shape[static_cast<size_t>(axis)];
@@ -439,13 +437,13 @@ class Importer {
     Value v;
     v.name = name;
     int elem_type = type.has_tensor_type() ? type.tensor_type().elem_type() : 0;
-    if (!detail::to_dtype(elem_type, &v.dtype)) {
-      dtype_problems_.push_back("'" + name + "' " + detail::dtype_name(elem_type));
+    if (!onnx_detail::to_dtype(elem_type, &v.dtype)) {
+      dtype_problems_.push_back("'" + name + "' " + onnx_detail::dtype_name(elem_type));
     }
-    if (!detail::static_shape(type, &v.shape)) {
-      shape_problems_.push_back("'" + name + "' " + detail::describe_shape(type));
+    if (!onnx_detail::static_shape(type, &v.shape)) {
+      shape_problems_.push_back("'" + name + "' " + onnx_detail::describe_shape(type));
     } else if (too_large(v.shape)) {
-      size_problems_.push_back("'" + name + "' " + detail::describe_shape(type));
+      size_problems_.push_back("'" + name + "' " + onnx_detail::describe_shape(type));
     }
     graph_.set_value(std::move(v));
   }
@@ -520,7 +518,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
   }
   for (onnx::NodeProto& node : *model.mutable_graph()->mutable_node()) {
     if (node.op_type() == "Constant") {
-      detail::normalize_constant(&node);
+      onnx_detail::normalize_constant(&node);
     }
     // Before opset 13 Softmax's axis defaulted to 1 (and flattened the axes from it on); from 13
     // it is -1. The lowering reads a missing axis as -1, so an old model gets its default
@@ -541,12 +539,12 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& what) {
       axis->set_i(1);
     }
   }
-  detail::check_window_attributes(model.graph(), what);
+  onnx_detail::check_window_attributes(model.graph(), what);
   infer_shapes(&model, what);
   // Shape chains ONNX's data propagation left unresolved (opsets before 14): fold what is known
   // and infer again, as long as that makes progress.
   for (int round = 0; round < 16 && has_unknown_shapes(model.graph()) &&
-                      detail::fold_shape_arithmetic(&model, what);
+                      onnx_detail::fold_shape_arithmetic(&model, what);
        ++round) {
     infer_shapes(&model, what);
   }

@@ -19,10 +19,6 @@ namespace {
 
 using Vars = std::vector<ir::Var>;
 
-ir::Expr idx(int64_t v) {
-  return ir::Expr(static_cast<int>(v));
-}
-
 /// out[v] = in[...] for a row-major reinterpretation of the same elements.
 te::Tensor view(const Graph& g, const Node& node, const te::Tensor& in, const std::string& name) {
   const Value& out = g.value(node.outputs[0]);

@@ -82,9 +82,6 @@ namespace {
 using Vars = std::vector<ir::Var>;
 using InputFn = std::function<te::Tensor(size_t)>;
 
-ir::Expr idx(int64_t v) {
-  return ir::Expr(static_cast<int>(v));
-}
 std::vector<ir::Expr> all(const Vars& v) {
   return std::vector<ir::Expr>(v.begin(), v.end());
 }

@@ -15,10 +15,6 @@ namespace {
 
 using Vars = std::vector<ir::Var>;
 
-ir::Expr idx(int64_t v) {
-  return ir::Expr(static_cast<int>(v));
-}
-
 /// The taps of the window starting at `start` (which may lie in the front padding) that an
 /// average divides by along one axis of extent `n`: with `include_pad`, the pads count but the
 /// ceil_mode overflow past them never does; without, only the input's own elements count.

@@ -15,10 +15,6 @@ namespace {
 using Vars = std::vector<ir::Var>;
 using InputFn = std::function<te::Tensor(size_t)>;
 
-ir::Expr idx(int64_t v) {
-  return ir::Expr(static_cast<int>(v));
-}
-
 bool has_input(const Node& node, size_t i) {
   return node.inputs.size() > i && !node.inputs[i].empty();
 }

@@ -13,6 +13,11 @@
 
 namespace tensortune::graph::detail {
 
+/// An index constant (the lowered computes index in int32).
+inline ir::Expr idx(int64_t v) {
+  return ir::Expr(static_cast<int>(v));
+}
+
 int64_t numel_of(const std::vector<int64_t>& shape);
 /// "[1,64,56,56]".
 std::string shape_text(const std::vector<int64_t>& shape);

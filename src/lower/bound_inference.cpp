@@ -4,6 +4,7 @@
 // compute_at stage must produce is a box with symbolic mins and constant extents.
 #include "tensortune/lower/bound_inference.h"
 
+#include "stage_domain.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -12,10 +13,6 @@
 
 namespace tensortune::lower {
 namespace {
-
-ir::Expr index_const(int64_t v) {
-  return ir::IntImm::make(ir::DataType::index(), v);
-}
 
 /// [lo, hi]; both undefined when unbounded.
 struct Interval {

@@ -15,7 +15,7 @@ namespace {
 using BufferSet = std::set<const ir::BufferNode*>;
 
 /// The buffers a nest reads and writes, allocations inside the nest left out.
-class AccessCollector : public ir::IRVisitor {
+class LeafAccesses : public ir::IRVisitor {
  public:
   using IRVisitor::visit;
   BufferSet reads, writes;
@@ -102,7 +102,7 @@ ir::LoweredFunc hoist_prepacked(ir::LoweredFunc func, const std::vector<bool>& c
   for (const ir::Buffer& b : walk.allocations)
     root_buffers.insert(b.get());
 
-  std::vector<AccessCollector> access(walk.leaves.size());
+  std::vector<LeafAccesses> access(walk.leaves.size());
   std::vector<bool> hoisted(walk.leaves.size(), false);
   for (size_t n = 0; n < walk.leaves.size(); ++n) {
     access[n].visit(walk.leaves[n]);

@@ -15,10 +15,6 @@
 namespace tensortune::lower {
 namespace {
 
-ir::Expr index_const(int64_t v) {
-  return ir::IntImm::make(ir::DataType::index(), v);
-}
-
 struct AxisInfo {
   int64_t extent = 0;
   bool reduce = false;

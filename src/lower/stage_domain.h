@@ -14,6 +14,11 @@
 
 namespace tensortune::lower {
 
+/// An index-typed constant.
+inline ir::Expr index_const(int64_t v) {
+  return ir::IntImm::make(ir::DataType::index(), v);
+}
+
 /// A condition that must hold for the body to run; it uses leaf variables up to `depth` (the
 /// index of its innermost leaf, -1 for none) and is placed right inside that loop.
 struct Guard {

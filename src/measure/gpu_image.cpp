@@ -11,7 +11,7 @@
 namespace tensortune::measure::detail {
 namespace {
 
-constexpr char kMagic[4] = {'T', 'T', 'G', '1'};
+constexpr char kImageMagic[4] = {'T', 'T', 'G', '1'};
 
 }  // namespace
 
@@ -28,7 +28,7 @@ std::string GpuImage::encode() const {
   }
   header["kernels"] = std::move(list);
   std::string text = header.dump();
-  std::string out(kMagic, sizeof(kMagic));
+  std::string out(kImageMagic, sizeof(kImageMagic));
   uint64_t n = text.size();
   for (int i = 0; i < 8; ++i) {
     out.push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
@@ -63,7 +63,7 @@ GpuImage GpuImage::decode(const std::string& blob) {
 }
 
 bool is_gpu_image(const std::string& blob) {
-  return blob.size() >= 12 && std::memcmp(blob.data(), kMagic, 4) == 0;
+  return blob.size() >= 12 && std::memcmp(blob.data(), kImageMagic, 4) == 0;
 }
 
 GpuSource generate_gpu(const ir::LoweredFunc& func, const target::Target& target) {

@@ -43,18 +43,18 @@ std::string dims_text(const std::array<int64_t, 3>& dims) {
   return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
 }
 
-/// A kernel found by function() and what the launch checks need to know about it.
-struct Function {
-  CuFunction handle = nullptr;  ///< null once its module is unloaded
-  int module = -1;
-  int registers = 0;    ///< per thread
-  int max_threads = 0;  ///< per block, given its registers and shared memory
-  int static_shared = 0;
-};
-
 }  // namespace
 
 struct CudaDevice::Impl {
+  /// A kernel found by function() and what the launch checks need to know about it.
+  struct Function {
+    CuFunction handle = nullptr;  ///< null once its module is unloaded
+    int module = -1;
+    int registers = 0;    ///< per thread
+    int max_threads = 0;  ///< per block, given its registers and shared memory
+    int static_shared = 0;
+  };
+
   const DriverApi& api = detail::driver_api();
   CuDevice device = 0;
   CuContext context = nullptr;
@@ -87,9 +87,8 @@ struct CudaDevice::Impl {
     info.multiprocessors = attribute(detail::kAttrMultiprocessorCount);
     info.max_threads_per_block = attribute(detail::kAttrMaxThreadsPerBlock);
     info.max_shared_memory_per_block = attribute(detail::kAttrMaxSharedMemoryPerBlock);
-    info.max_shared_memory_per_block_optin =
-        std::max(info.max_shared_memory_per_block,
-                 attribute(detail::kAttrMaxSharedMemoryPerBlockOptin));
+    info.max_shared_memory_per_block_optin = std::max(
+        info.max_shared_memory_per_block, attribute(detail::kAttrMaxSharedMemoryPerBlockOptin));
     info.max_registers_per_block = attribute(detail::kAttrMaxRegistersPerBlock);
     info.warp_size = attribute(detail::kAttrWarpSize);
     for (int axis = 0; axis < 3; ++axis) {
@@ -296,7 +295,7 @@ void CudaDevice::unload_module(int module) {
   impl_->bind();
   CuModule handle = impl_->modules[module];
   impl_->modules[module] = nullptr;
-  for (Function& fn : impl_->functions) {
+  for (Impl::Function& fn : impl_->functions) {
     if (fn.module == module) {
       fn.handle = nullptr;
     }
@@ -333,7 +332,7 @@ void CudaDevice::launch(uint64_t fn,
     throw CudaError("launch", "CUDA_ERROR_INVALID_HANDLE",
                     "no kernel " + std::to_string(fn) + " was returned by function()");
   }
-  const Function& kernel = impl_->functions[fn];
+  const Impl::Function& kernel = impl_->functions[fn];
   if (kernel.handle == nullptr) {
     throw CudaError("launch", "CUDA_ERROR_INVALID_HANDLE",
                     "kernel " + std::to_string(fn) + " belongs to an unloaded module");

@@ -42,6 +42,11 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+}  // namespace
+
+// Named, not anonymous: AtomicOutput::Impl, a class with linkage, holds one.
+namespace detail {
+
 /// An output buffer over a file descriptor that remembers whether any write failed.
 class FdBuf : public std::streambuf {
  public:
@@ -87,6 +92,10 @@ class FdBuf : public std::streambuf {
   std::array<char, 1 << 16> buffer_{};
 };
 
+}  // namespace detail
+
+namespace {
+
 /// The process's umask, read without changing it (umask() sets it, for every thread at once).
 mode_t process_umask() {
   std::ifstream status("/proc/self/status");
@@ -112,7 +121,7 @@ void check_output_path(const std::string& path, const std::string& what) {
 
 struct AtomicOutput::Impl {
   int fd = -1;
-  FdBuf buf;
+  detail::FdBuf buf;
   std::ostream os;
   explicit Impl(int descriptor) : fd(descriptor), buf(descriptor), os(&buf) {}
 };

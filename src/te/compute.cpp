@@ -4,6 +4,7 @@
 // axis names, and no free variables.
 #include "tensortune/te/compute.h"
 
+#include "te/operator_util.h"
 #include "te/read_tracker.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/support/error.h"
@@ -15,14 +16,6 @@
 namespace tensortune::te {
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t d = 0; d < shape.size(); ++d) {
-    text += (d == 0 ? "" : ", ") + std::to_string(shape[d]);
-  }
-  return text + "]";
-}
-
 void check_shape(const std::vector<int64_t>& shape,
                  const std::string& what,
                  const std::string& name) {
@@ -33,7 +26,8 @@ void check_shape(const std::vector<int64_t>& shape,
     TT_USER_CHECK(shape[d] > 0) << what << " '" << name << "': dimension " << d
                                 << " has non-positive extent " << shape[d];
     TT_USER_CHECK(shape[d] <= kMaxElements / elements)
-        << what << " '" << name << "': more than 2^48 elements (shape " << shape_text(shape) << ")";
+        << what << " '" << name << "': more than 2^48 elements (shape " << detail::shape_str(shape)
+        << ")";
     elements *= shape[d];
   }
 }

@@ -3,6 +3,7 @@
 // the flop count.
 #include "tensortune/te/workload.h"
 
+#include "te/operator_util.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/support/error.h"
@@ -43,16 +44,6 @@ void topo_visit(const OperationRef& op,
     topo_visit(input, visited, order);
   }
   order.push_back(op);
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t d = 0; d < shape.size(); ++d) {
-    os << (d ? ", " : "") << shape[d];
-  }
-  os << "]";
-  return os.str();
 }
 
 /// Renames variables and buffers to positional names so the printed body is independent of
@@ -289,7 +280,7 @@ std::string Workload::canonical_text() const {
   std::ostringstream os;
   for (const OperationRef& op : ops_) {
     os << tensor_names[op.get()] << " = " << (op->is_placeholder() ? "placeholder " : "compute ")
-       << op->output.dtype().to_string() << " " << shape_text(op->output.shape());
+       << op->output.dtype().to_string() << " " << detail::shape_str(op->output.shape());
     if (!op->is_placeholder()) {
       os << " tag=\"" << op->tag << "\" axes=[";
       for (size_t d = 0; d < op->axes.size(); ++d) {

@@ -6,6 +6,7 @@
 #include "tensortune/driver/compile.h"
 
 #include "cli_runner.h"
+#include "common/text.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/database/database.h"
 #include "tensortune/schedule/serialize.h"
@@ -25,17 +26,9 @@
 
 namespace tensortune::e2e {
 namespace {
-
 using schedule::Split;
 using schedule::Step;
-
-size_t count(const std::string& text, const std::string& word) {
-  size_t n = 0;
-  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
-    ++n;
-  }
-  return n;
-}
+using test::count;
 
 /// Removes the files and folders a test made (a database leaves -wal and -shm beside it).
 class Cleanup {

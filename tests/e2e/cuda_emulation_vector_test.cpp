@@ -3,6 +3,7 @@
 // lane elsewhere) checked without a GPU against ir::eval: element-wise kernels with vector inner
 // loops on threads, with and without tails, and a shared-memory matmul whose cooperative fetch
 // is vectorized. The emulation's float2/float4 count every access at a misaligned address.
+#include "common/text.h"
 #include "cuda_emulation.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/lower/lower.h"
@@ -19,8 +20,8 @@
 
 namespace tensortune::codegen {
 namespace {
-
 using emulation::expect_emulation_matches_eval;
+using test::contains;
 
 /// The CUDA C of `spec` under `steps_json` (for checking which accesses became vectors).
 std::string source_of(const std::string& spec, const std::string& steps_json) {
@@ -60,10 +61,6 @@ std::string elementwise_steps(const std::string& stage, int lanes) {
          std::to_string(lanes) + R"(,"nparts":false},)" + R"({"kind":"blockIdx.x","stage":")" +
          stage + R"(","axis":"i"},)" + R"({"kind":"threadIdx.x","stage":")" + stage +
          R"(","axis":"j.o"},)" + R"({"kind":"vectorize","stage":")" + stage + R"(","axis":"j.i"}])";
-}
-
-bool contains(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
 }
 
 TEST(CudaEmulationVector, AlignedRowsUseFloat4LoadsAndStores) {

@@ -21,12 +21,12 @@ namespace {
 using e2e::run_cli;
 using e2e::temp_path;
 
-constexpr const char* kWorkload = "matmul:M=32,N=32,K=32";
+constexpr const char* kReportWorkload = "matmul:M=32,N=32,K=32";
 
-std::string tune_args(const std::string& db, int trials, uint64_t seed) {
-  return std::string("tune --workload ") + kWorkload + " --target 'llvm -cores=1' --db '" + db +
-         "' --trials " + std::to_string(trials) + " --batch 4 --tuner random --progress none " +
-         "--seed " + std::to_string(seed);
+std::string report_tune_args(const std::string& db, int trials, uint64_t seed) {
+  return std::string("tune --workload ") + kReportWorkload + " --target 'llvm -cores=1' --db '" +
+         db + "' --trials " + std::to_string(trials) +
+         " --batch 4 --tuner random --progress none " + "--seed " + std::to_string(seed);
 }
 
 /// `x` with `digits` decimals, as the text surfaces print it.
@@ -44,7 +44,7 @@ support::Json json_of(const std::string& args) {
 
 TEST(RecordTime, TuneDbBestDbStatsAndReportShowTheSameTimeAndRate) {
   const std::string db = temp_path("one-time.db");
-  const support::Json tuned = json_of(tune_args(db, 12, 0) + " --json");
+  const support::Json tuned = json_of(report_tune_args(db, 12, 0) + " --json");
   const support::Json& best = tuned.at("best");
   // Confirmed as a rule (an unconfirmed record that still ranks first joins a second
   // confirmation); whichever it is, every surface must say the same.
@@ -58,7 +58,7 @@ TEST(RecordTime, TuneDbBestDbStatsAndReportShowTheSameTimeAndRate) {
   }
 
   const support::Json db_best =
-      json_of("db best --db '" + db + "' --workload " + kWorkload + " --k 1 --json")
+      json_of("db best --db '" + db + "' --workload " + kReportWorkload + " --k 1 --json")
           .at("records")
           .as_array()
           .at(0);
@@ -92,7 +92,7 @@ TEST(RecordTime, TuneDbBestDbStatsAndReportShowTheSameTimeAndRate) {
   EXPECT_NE(text_stats.find("record " + std::to_string(id) + ", " + kind), std::string::npos)
       << text_stats;
   const std::string text_best =
-      run_cli("db best --db '" + db + "' --workload " + kWorkload + " --k 1").out;
+      run_cli("db best --db '" + db + "' --workload " + kReportWorkload + " --k 1").out;
   EXPECT_NE(text_best.find(fixed(seconds * 1e3, 4) + " ms"), std::string::npos) << text_best;
 }
 
@@ -109,7 +109,7 @@ TEST(DefaultDatabase, EveryCommandTakingDbReadsTheOneTuneWrites) {
   const std::string dir = temp_path("default-db");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  const std::string workload = std::string(" --workload ") + kWorkload;
+  const std::string workload = std::string(" --workload ") + kReportWorkload;
   ASSERT_EQ(run_in(dir, "tune" + workload +
                             " --target 'llvm -cores=1' --trials 4 --batch 4 --tuner random "
                             "--progress none --confirm 0")
@@ -199,8 +199,8 @@ support::Json probe_in_chromium(const std::string& chromium, const std::string& 
 TEST(ReportCli, ATwoDatabaseComparisonFitsThePageAndEveryCurveEndsAtItsLastTrial) {
   const std::string a = temp_path("report-a.db");
   const std::string b = temp_path("report-b.db");
-  ASSERT_EQ(run_cli(tune_args(a, 6, 1)).exit_code, 0);
-  ASSERT_EQ(run_cli(tune_args(b, 10, 2)).exit_code, 0);
+  ASSERT_EQ(run_cli(report_tune_args(a, 6, 1)).exit_code, 0);
+  ASSERT_EQ(run_cli(report_tune_args(b, 10, 2)).exit_code, 0);
   const std::string html = temp_path("report.html");
   const e2e::CliResult r =
       run_cli("report --db '" + a + "' --compare '" + b + "' --out '" + html + "'");
@@ -298,7 +298,7 @@ TEST(ReportCli, TheBestSoFarCurveNeverFallsWhenAConfirmedLeadIsSlowerThanItsSing
   // A later record that ranks first but whose side-by-side time is slower than every single
   // measurement before it: drawn at its confirmed time, the curve would drop at its trial.
   const std::string db = temp_path("curve.db");
-  ASSERT_EQ(run_cli(tune_args(db, 8, 3) + " --confirm 0").exit_code, 0);
+  ASSERT_EQ(run_cli(report_tune_args(db, 8, 3) + " --confirm 0").exit_code, 0);
   const std::string exported = temp_path("curve.jsonl");
   ASSERT_EQ(run_cli("db export --db '" + db + "' --out '" + exported + "'").exit_code, 0);
   std::vector<support::Json> lines;

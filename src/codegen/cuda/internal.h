@@ -16,6 +16,9 @@
 
 namespace tensortune::codegen::cuda {
 
+/// Whether `e` loads from `buffer` anywhere.
+bool reads_buffer(const ir::Expr& e, const ir::Buffer& buffer);
+
 /// The name of the lane counter of scalarised vector statements (reserved, never an IR name).
 inline constexpr const char* kLane = "tt_lane";
 

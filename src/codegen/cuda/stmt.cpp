@@ -25,15 +25,6 @@ int dimension(ir::ForKind k) {
   }
 }
 
-bool reads_buffer(const ir::Expr& e, const ir::Buffer& buffer) {
-  bool found = false;
-  ir::post_order_visit(e, [&](const ir::Expr& x) {
-    const auto* load = x.as<ir::Load>();
-    found = found || (load != nullptr && load->buffer.same_as(buffer));
-  });
-  return found;
-}
-
 std::string join(const std::vector<std::string>& parts, const std::string& separator) {
   std::string out;
   for (const std::string& p : parts) {
@@ -43,6 +34,15 @@ std::string join(const std::vector<std::string>& parts, const std::string& separ
 }
 
 }  // namespace
+
+bool reads_buffer(const ir::Expr& e, const ir::Buffer& buffer) {
+  bool found = false;
+  ir::post_order_visit(e, [&](const ir::Expr& x) {
+    const auto* load = x.as<ir::Load>();
+    found = found || (load != nullptr && load->buffer.same_as(buffer));
+  });
+  return found;
+}
 
 KernelPrinter::KernelPrinter(KernelContext context, NameTable names)
     : ctx_(std::move(context)), names_(std::move(names)) {}

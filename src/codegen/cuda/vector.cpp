@@ -203,15 +203,6 @@ class UnconditionalLoads : public ir::IRVisitor {
   }
 };
 
-bool reads_buffer(const ir::Expr& e, const ir::Buffer& buffer) {
-  bool found = false;
-  ir::post_order_visit(e, [&](const ir::Expr& x) {
-    const auto* load = x.as<ir::Load>();
-    found = found || (load != nullptr && load->buffer.same_as(buffer));
-  });
-  return found;
-}
-
 /// `base + delta` as C text (`base` itself for 0).
 std::string offset(const std::string& base, int delta) {
   return delta == 0 ? base : "(" + base + " + " + std::to_string(delta) + ")";

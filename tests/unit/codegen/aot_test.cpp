@@ -19,7 +19,7 @@ using namespace testing;  // NOLINT(google-build-using-namespace)
 using ir::DataType;
 using ir::Expr;
 
-std::string temp_path(const std::string& stem) {
+std::string aot_path(const std::string& stem) {
   return "/tmp/tensortune_aot_" + std::to_string(::getpid()) + "_" + stem + ".so";
 }
 
@@ -36,7 +36,7 @@ TEST(ExportSharedLibrary, LibraryLoadsAndRunsEveryKernel) {
                           loop(j, n, store(out, load(tmp, j), j))}));
   ir::Var k("k");
   ir::Stmt shift_body = loop(k, n, store(out, load(a, k) + 0.5f, k));
-  std::string path = temp_path("two");
+  std::string path = aot_path("two");
   export_shared_library({make_func("tt_scale", {a, out}, 1, scale_body),
                          make_func("tt_shift", {a, out}, 1, shift_body)},
                         host(), path);
@@ -67,7 +67,7 @@ TEST(ExportSharedLibrary, ThreadCountFunctionsSizeTheLibrarysOwnPool) {
   ir::Var i("i");
   ir::LoweredFunc fill =
       make_func("fill", {out}, 0, loop(i, n, store(out, Expr(7), i), ir::ForKind::Parallel));
-  std::string path = temp_path("threads");
+  std::string path = aot_path("threads");
   export_shared_library({fill}, host(), path, SharedLibraryOptions{"", nullptr, "lib"});
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
@@ -88,7 +88,7 @@ TEST(ExportSharedLibrary, ThreadCountFunctionsSizeTheLibrarysOwnPool) {
   // A kernel may not take the name of a thread-count function.
   ir::LoweredFunc clash =
       make_func("lib_set_num_threads", {out}, 0, loop(i, n, store(out, Expr(1), i)));
-  EXPECT_THROW(export_shared_library({clash}, host(), temp_path("clash"),
+  EXPECT_THROW(export_shared_library({clash}, host(), aot_path("clash"),
                                      SharedLibraryOptions{"", nullptr, "lib"}),
                UserError);
 }
@@ -98,7 +98,7 @@ TEST(ExportSharedLibrary, UnwritableDestinationIsAUserError) {
   ir::Var i("i");
   ir::LoweredFunc f = make_func("tt_fill", {out}, 0, loop(i, 4, store(out, i, i)));
   EXPECT_THROW(export_shared_library({f}, host(), "/nonexistent-dir/x/libk.so"), UserError);
-  EXPECT_THROW(export_shared_library({}, host(), temp_path("none")), UserError);
+  EXPECT_THROW(export_shared_library({}, host(), aot_path("none")), UserError);
 }
 
 /// The process's mapped address space in bytes (/proc/self/statm).
@@ -121,7 +121,7 @@ TEST(ExportSharedLibrary, UnloadingALibraryReleasesTheScratchItsRuntimeKept) {
   ir::Stmt body = ir::Allocate::make(
       tmp, ir::Seq::make({loop(i, 16, store(tmp, load(a, i) * 2.0f, Expr(i) * Expr(stride))),
                           loop(j, 16, store(out, load(tmp, Expr(j) * Expr(stride)), j))}));
-  std::string path = temp_path("scratch");
+  std::string path = aot_path("scratch");
   export_shared_library({make_func("tt_double", {a, out}, 1, body)}, host(), path);
   auto load_run_unload = [&] {
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -163,7 +163,7 @@ float shifted_one(KernelFn f) {
 }
 
 TEST(ExportSharedLibrary, ALibraryIsReplacedNotRewrittenAndAFailedLinkKeepsTheOldOne) {
-  std::string path = temp_path("replace");
+  std::string path = aot_path("replace");
   export_shared_library({shift_by(0.5f)}, host(), path);
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
@@ -180,7 +180,7 @@ TEST(ExportSharedLibrary, ALibraryIsReplacedNotRewrittenAndAFailedLinkKeepsTheOl
   dlclose(lib);
 
   // A link that fails (a runtime archive that is not one) leaves the previous library whole.
-  std::string garbage = temp_path("garbage") + ".a";
+  std::string garbage = aot_path("garbage") + ".a";
   {
     std::FILE* f = std::fopen(garbage.c_str(), "w");
     ASSERT_NE(f, nullptr);

@@ -15,9 +15,16 @@
 
 namespace tensortune::codegen::testing {
 
+inline const ir::DataType kF32 = ir::DataType::float32();
+
 /// The host target ("native"), resolved by codegen.
 inline target::Target host() {
   return target::Target();
+}
+
+/// The GPU target the CUDA generator tests print for.
+inline target::Target gpu() {
+  return target::Target::parse("cuda -arch=sm_90");
 }
 
 /// A one-dimensional buffer of `n` elements of `t`.

@@ -5,6 +5,7 @@
 // guarded update; the forms it cannot combine are UserErrors naming the loop. Where NVRTC loads,
 // every generated variant compiles for sm_80 and sm_90.
 #include "codegen_test_util.h"
+#include "common/text.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -16,32 +17,21 @@
 
 namespace tensortune::codegen {
 namespace {
-
 using ir::Expr;
 using ir::ForKind;
 using ir::Stmt;
 using ir::Var;
+using test::count;
 using testing::buffer;
+using testing::gpu;
+using testing::kF32;
 using testing::load;
 using testing::loop;
 using testing::make_func;
 using testing::store;
 
-const ir::DataType kF32 = ir::DataType::float32();
 constexpr int kRows = 4;
 constexpr int kColumns = 100;
-
-target::Target gpu() {
-  return target::Target::parse("cuda -arch=sm_90");
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 /// Compiles `source` for sm_80 and sm_90 where NVRTC loads.
 void expect_nvrtc_compiles(const CudaModule& m) {

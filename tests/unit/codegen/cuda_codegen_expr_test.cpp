@@ -2,6 +2,7 @@
 // CUDA C text of expressions: floor division, exact constants, intrinsics, min/max, selects,
 // casts, predicates, and vector stores scalarised over their lanes.
 #include "codegen_test_util.h"
+#include "common/text.h"
 #include "tensortune/codegen/cuda_codegen.h"
 
 #include <gtest/gtest.h>
@@ -12,19 +13,18 @@
 
 namespace tensortune::codegen {
 namespace {
-
 using ir::Expr;
 using ir::ForKind;
 using ir::Stmt;
 using ir::Var;
+using test::contains;
 using testing::buffer;
+using testing::kF32;
 using testing::load;
 using testing::loop;
 using testing::make_func;
 using testing::ramp;
 using testing::store;
-
-const ir::DataType kF32 = ir::DataType::float32();
 
 /// The source of `for (i, 0, 8) C[i] = value(i)` (C of value's type, A a float input).
 std::string source_of(const std::function<Expr(const Var& i, const ir::Buffer& a)>& value) {
@@ -34,10 +34,6 @@ std::string source_of(const std::function<Expr(const Var& i, const ir::Buffer& a
   ir::Buffer c = buffer("C", v.type(), 64);
   ir::LoweredFunc f = make_func("f", {a, c}, 1, loop(i, 8, store(c, v, i)));
   return generate_cuda(f, target::Target::parse("cuda -arch=sm_80")).source;
-}
-
-bool contains(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
 }
 
 TEST(CudaCodegenExpr, DivAndModArePlainOnlyForNonNegativeOperands) {

@@ -4,6 +4,7 @@
 #include "tensortune/codegen/cuda_codegen.h"
 
 #include "codegen_test_util.h"
+#include "common/text.h"
 
 #include <gtest/gtest.h>
 
@@ -13,30 +14,18 @@
 
 namespace tensortune::codegen {
 namespace {
-
 using ir::Expr;
 using ir::ForKind;
 using ir::Stmt;
 using ir::Var;
+using test::count;
 using testing::buffer;
+using testing::gpu;
+using testing::kF32;
 using testing::load;
 using testing::loop;
 using testing::make_func;
 using testing::store;
-
-const ir::DataType kF32 = ir::DataType::float32();
-
-target::Target gpu() {
-  return target::Target::parse("cuda -arch=sm_90");
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 TEST(CudaCodegen, GridAndBlockComeFromTheBoundLoops) {
   ir::Buffer a = buffer("A", kF32, 256);

@@ -4,6 +4,7 @@
 // declarations, and NVRTC's PTX for them (ld.global.v4.f32 / st.shared.v4.f32).
 #include "codegen/cuda/internal.h"
 #include "codegen_test_util.h"
+#include "common/text.h"
 #include "tensortune/codegen/cuda_codegen.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +13,6 @@
 
 namespace tensortune::codegen {
 namespace {
-
 using cuda::modular_set;
 using cuda::ModularSet;
 using cuda::provably_multiple_of;
@@ -21,22 +21,15 @@ using ir::Expr;
 using ir::ForKind;
 using ir::Stmt;
 using ir::Var;
+using test::contains;
 using testing::buffer;
+using testing::gpu;
+using testing::kF32;
 using testing::load;
 using testing::loop;
 using testing::make_func;
 using testing::ramp;
 using testing::store;
-
-const ir::DataType kF32 = ir::DataType::float32();
-
-target::Target gpu() {
-  return target::Target::parse("cuda -arch=sm_90");
-}
-
-bool contains(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
 
 ::testing::AssertionResult is_set(const ModularSet& s, int64_t coeff, int64_t base) {
   if (s.coeff == coeff && s.base == base) {

@@ -4,6 +4,7 @@
 // half, and one wait and barrier at the top of each step; kernels without room for the second
 // half, targets before sm_80 and TT_CUDA_PIPELINE=0 keep the plain fetch.
 #include "codegen_test_util.h"
+#include "common/text.h"
 #include "tensortune/codegen/cuda_codegen.h"
 
 #include <gtest/gtest.h>
@@ -13,27 +14,18 @@
 
 namespace tensortune::codegen {
 namespace {
-
 using ir::Expr;
 using ir::ForKind;
 using ir::Stmt;
 using ir::Var;
+using test::count;
 using testing::buffer;
+using testing::kF32;
 using testing::load;
 using testing::loop;
 using testing::make_func;
 using testing::ramp;
 using testing::store;
-
-const ir::DataType kF32 = ir::DataType::float32();
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 /// C[b*64 + t] = sum over k of S[t] where S is A's k-th tile of 64 (read reversed, so threads
 /// share data): `vector` fetches a float4 per thread of 16, `padded` reads A through a

@@ -22,7 +22,7 @@ using Kind = EntryArg::Kind;
 
 constexpr int kN = 100;
 
-std::string temp_path(const std::string& stem) {
+std::string entry_path(const std::string& stem) {
   return "/tmp/tensortune_entry_" + std::to_string(::getpid()) + "_" + stem + ".so";
 }
 
@@ -66,7 +66,7 @@ F symbol(void* lib, const char* name) {
 }
 
 TEST(ModelEntry, RunMakesEveryCallOverTheCallersBuffers) {
-  std::string path = temp_path("run");
+  std::string path = entry_path("run");
   export_shared_library(kernels(), host(), path, "", entry());
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
@@ -111,8 +111,8 @@ TEST(ModelEntry, RunMakesEveryCallOverTheCallersBuffers) {
 TEST(ModelEntry, TwoModelsLoadedGloballyEachCallTheirOwnKernels) {
   // Both export k_mul and k_add; with RTLD_GLOBAL the first one's would interpose on the second
   // one's calls unless the library binds its own calls to its own kernels.
-  std::string first = temp_path("first");
-  std::string second = temp_path("second");
+  std::string first = entry_path("first");
+  std::string second = entry_path("second");
   export_shared_library(kernels(), host(), first, "", entry());
   export_shared_library(kernels(true), host(), second, "", entry());
   void* a = dlopen(first.c_str(), RTLD_NOW | RTLD_GLOBAL);
@@ -145,7 +145,7 @@ TEST(ModelEntry, TwoModelsLoadedGloballyEachCallTheirOwnKernels) {
 }
 
 TEST(ModelEntry, AModelWithoutCallsOnlyAnswersItsSizes) {
-  std::string path = temp_path("empty");
+  std::string path = entry_path("empty");
   ModelEntry e;
   export_shared_library(kernels(), host(), path, "", e);
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -160,7 +160,7 @@ TEST(ModelEntry, AModelWithoutCallsOnlyAnswersItsSizes) {
 }
 
 void expect_rejected(const ModelEntry& e, const std::string& part) {
-  std::string path = temp_path("bad");
+  std::string path = entry_path("bad");
   try {
     export_shared_library(kernels(), host(), path, "", e);
     FAIL() << "expected an error mentioning '" << part << "'";
@@ -197,7 +197,7 @@ TEST(ModelEntry, ADescriptionThatDoesNotFitTheKernelsIsAUserError) {
   funcs[1].name = kModelRun;
   ModelEntry e = entry();
   e.calls = {{kModelRun, {{Kind::Input, 0}, {Kind::Input, 0}, {Kind::Output, 0}}}};
-  EXPECT_THROW(export_shared_library(funcs, host(), temp_path("clash"), "", e), UserError);
+  EXPECT_THROW(export_shared_library(funcs, host(), entry_path("clash"), "", e), UserError);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Messages of a damaged or mistaken database: a folder given as the file, a row another program
 // wrote badly, a schema with a column missing. Each names what is wrong in a line.
+#include "common/errors.h"
+
 #include "db_test_util.h"
 #include "tensortune/database/jsonl_io.h"
 #include "tensortune/support/error.h"
@@ -17,23 +19,14 @@ namespace {
 
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
-/// The UserError message of `f`, or "" when it does not throw one.
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::user_error;
 
 TEST(DatabaseErrors, AFolderIsNamedAsAFolder) {
   TT_SQLITE_ONLY();
   TestDb dir("folder");
   for (bool read_only : {true, false}) {
     // SQLite alone said "disk I/O error".
-    EXPECT_EQ(error_of([&] { Database::open(dir.file(""), read_only); }),
+    EXPECT_EQ(user_error([&] { Database::open(dir.file(""), read_only); }),
               "database '" + dir.file("") + "' is a directory, not a database file");
   }
 }
@@ -49,7 +42,7 @@ TEST(DatabaseErrors, ABadRowNamesItsRecordAndColumnAndExportKeepsTheRest) {
   }
   exec_sql(path, "UPDATE records SET repeats = 'not json' WHERE id = 2");
   Database db = Database::open(path);
-  const std::string message = error_of([&] { db.all_records(); });
+  const std::string message = user_error([&] { db.all_records(); });
   EXPECT_EQ(message.rfind("record #2: column 'repeats' is not a JSON array of numbers: ", 0), 0U)
       << message;
   std::ostringstream out;
@@ -72,7 +65,7 @@ TEST(DatabaseErrors, AMissingColumnIsNamedWithoutTheQuery) {
   }
   exec_sql(path, "ALTER TABLE records DROP COLUMN knobs");
   Database db = Database::open(path, true);
-  const std::string message = error_of([&] { db.best(mm.key, cpu(), 1); });
+  const std::string message = user_error([&] { db.best(mm.key, cpu(), 1); });
   // It used to quote some 600 characters of SQL.
   EXPECT_LT(message.size(), 150U + path.size()) << message;
   EXPECT_NE(message.find("r.knobs"), std::string::npos) << message;

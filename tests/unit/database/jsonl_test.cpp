@@ -17,7 +17,7 @@ namespace {
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
 /// A database with two workloads, two targets and a mix of statuses.
-void fill(Database& db) {
+void fill_db(Database& db) {
   WorkloadInfo a = workload("matmul", 64);
   WorkloadInfo b = workload("conv2d", 8);
   db.put_workload(a);
@@ -39,7 +39,7 @@ std::string export_text(const Database& db) {
 TEST(Jsonl, ExportIsSortedStableAndRoundTripsExactly) {
   TestDb dir("jsonl");
   Database db = Database::open(dir.where("a"));
-  fill(db);
+  fill_db(db);
   std::string first = export_text(db);
   EXPECT_EQ(first, export_text(db));
   // Workloads first, by key; every line a compact JSON object with sorted keys.
@@ -68,7 +68,7 @@ TEST(Jsonl, ExportIsSortedStableAndRoundTripsExactly) {
 TEST(Jsonl, EveryMalformedCaseFailsWithItsLineAndImportsNothing) {
   TestDb dir("malformed");
   Database source = Database::open(dir.where("a"));
-  fill(source);
+  fill_db(source);
   std::string good = export_text(source);
   std::string workload_line = good.substr(0, good.find('\n') + 1);
   std::string matmul_line = good.substr(good.find('\n') + 1);

@@ -26,7 +26,7 @@ using namespace testing;  // NOLINT(google-build-using-namespace)
       GTEST_SKIP() << "runs in the PostgreSQL variant (postgres.*)"; \
   } while (0)
 
-std::string error_of(const std::function<void()>& body) {
+std::string pg_error_of(const std::function<void()>& body) {
   try {
     body();
   } catch (const UserError& e) {
@@ -65,19 +65,19 @@ TEST(Postgres, PasswordsNeverAppearInNamesOrMessages) {
   EXPECT_EQ(opened.path(), url);  // to open it again
   // A failing statement names the database, without the password.
   const std::string missing =
-      error_of([&] { opened.add_records({record(workload("conv", 8), cpu(), 1, 1e-3)}); });
+      pg_error_of([&] { opened.add_records({record(workload("conv", 8), cpu(), 1, 1e-3)}); });
   EXPECT_NE(missing.find("unknown workload"), std::string::npos) << missing;
   EXPECT_EQ(missing.find(kSecret), std::string::npos) << missing;
   // A wrong password, in the URL or as a parameter, is refused without being echoed.
   const std::string wrong =
       "postgresql://tt_secret:Wr0ng-guess@" + host_port(postgres_server()) + "/" + db;
-  const std::string refused = error_of([&] { Database::open(wrong); });
+  const std::string refused = pg_error_of([&] { Database::open(wrong); });
   EXPECT_NE(refused.find("cannot connect"), std::string::npos) << refused;
   EXPECT_NE(refused.find("password authentication failed"), std::string::npos) << refused;
   EXPECT_EQ(refused.find("Wr0ng-guess"), std::string::npos) << refused;
   const std::string param =
       "postgresql://tt_secret@" + host_port(postgres_server()) + "/" + db + "?password=Wr0ng-guess";
-  const std::string refused_param = error_of([&] { Database::open(param); });
+  const std::string refused_param = pg_error_of([&] { Database::open(param); });
   EXPECT_NE(refused_param.find("password=***"), std::string::npos) << refused_param;
   EXPECT_EQ(refused_param.find("Wr0ng-guess"), std::string::npos) << refused_param;
 }
@@ -94,9 +94,9 @@ TEST(Postgres, APasswordFileGivesTheCredentials) {
   const char* before = std::getenv("PGPASSFILE");
   const std::string saved = before != nullptr ? before : "";
   ::setenv("PGPASSFILE", passfile.c_str(), 1);
-  std::string error = error_of([&] { Database::open(url).put_workload(workload("matmul", 8)); });
+  std::string error = pg_error_of([&] { Database::open(url).put_workload(workload("matmul", 8)); });
   ::setenv("PGPASSFILE", "/nonexistent/pgpass", 1);
-  const std::string without = error_of([&] { Database::open(url); });
+  const std::string without = pg_error_of([&] { Database::open(url); });
   if (saved.empty())
     ::unsetenv("PGPASSFILE");
   else
@@ -110,7 +110,7 @@ TEST(Postgres, SomeoneElsesDatabaseIsRefused) {
   TestDb dbs("foreign");
   const std::string where = dbs.where("shop");
   exec_sql(where, "CREATE TABLE records(order_id INTEGER, amount INTEGER)");
-  const std::string message = error_of([&] { Database::open(where); });
+  const std::string message = pg_error_of([&] { Database::open(where); });
   EXPECT_NE(message.find("has a table 'records' but is not a tensortune database"),
             std::string::npos)
       << message;
@@ -121,7 +121,7 @@ TEST(Postgres, AnUnreachableServerIsNamedQuickly) {
   // Port 1 on loopback: nothing listens, the connection is refused at once.
   const auto start = std::chrono::steady_clock::now();
   const std::string message =
-      error_of([&] { Database::open("postgresql://tensortune@127.0.0.1:1/tt"); });
+      pg_error_of([&] { Database::open("postgresql://tensortune@127.0.0.1:1/tt"); });
   EXPECT_NE(message.find("database 'postgresql://tensortune@127.0.0.1:1/tt': cannot connect"),
             std::string::npos)
       << message;

@@ -5,6 +5,7 @@
 #include "tensortune/driver/compile.h"
 
 #include "common/reference.h"
+#include "common/text.h"
 #include "driver_test_util.h"
 #include "tensortune/codegen/llvm_codegen.h"
 #include "tensortune/ir/eval.h"
@@ -17,7 +18,7 @@
 
 namespace tensortune::driver {
 namespace {
-
+using test::count;
 using namespace testing;  // NOLINT(google-build-using-namespace): driver::testing
 using schedule::Annotate;
 using schedule::Reorder;
@@ -35,14 +36,6 @@ std::vector<Step> tiled(int64_t factor) {
   return {Split{"C", "i", factor, false}, Split{"C", "j", factor, false},
           Reorder{"C", {"i.o", "j.o", "k", "i.i", "j.i"}},
           Annotate{"C", "j.i", ir::ForKind::Vectorized}};
-}
-
-size_t count(const std::string& text, const std::string& word) {
-  size_t n = 0;
-  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 TEST(Compiler, AppliesTheFastestRecordOfTheWorkload) {

@@ -22,7 +22,7 @@ constexpr ir::DataType kUInt8(ir::DataType::Code::UInt, 8);
 constexpr ir::DataType kInt8(ir::DataType::Code::Int, 8);
 
 /// The message of the UserError `fn` throws; fails the test for no error or another kind.
-std::string user_error_of(const std::function<void()>& fn) {
+std::string npy_error_of(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const InternalError& e) {
@@ -229,38 +229,38 @@ TEST(Npy, IgnoresBytesAfterTheData) {
 }
 
 TEST(NpyError, RejectsBadMagic) {
-  EXPECT_EQ(user_error_of([] { parse_npy("PK\x03\x04 a zip file", "x.npy"); }),
+  EXPECT_EQ(npy_error_of([] { parse_npy("PK\x03\x04 a zip file", "x.npy"); }),
             "'x.npy': not a .npy file (bad magic)");
-  EXPECT_EQ(user_error_of([] { parse_npy("", "x.npy"); }), "'x.npy': not a .npy file (bad magic)");
+  EXPECT_EQ(npy_error_of([] { parse_npy("", "x.npy"); }), "'x.npy': not a .npy file (bad magic)");
 }
 
 TEST(NpyError, RejectsTruncatedHeaders) {
   const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n";
   const std::string whole = make_npy(1, header, std::string(8, '\0'));
-  EXPECT_EQ(user_error_of([&] { parse_npy(whole.substr(0, 7), "x.npy"); }),
+  EXPECT_EQ(npy_error_of([&] { parse_npy(whole.substr(0, 7), "x.npy"); }),
             "'x.npy': truncated header");
-  EXPECT_EQ(user_error_of([&] { parse_npy(whole.substr(0, 9), "x.npy"); }),
+  EXPECT_EQ(npy_error_of([&] { parse_npy(whole.substr(0, 9), "x.npy"); }),
             "'x.npy': truncated header");
-  EXPECT_EQ(user_error_of([&] { parse_npy(whole.substr(0, 30), "x.npy"); }),
+  EXPECT_EQ(npy_error_of([&] { parse_npy(whole.substr(0, 30), "x.npy"); }),
             "'x.npy': truncated header (58 bytes announced, 20 present)");
 }
 
 TEST(NpyError, RejectsTruncatedData) {
   const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n";
-  EXPECT_EQ(user_error_of([&] { parse_npy(make_npy(1, header, std::string(12, '\0')), "x.npy"); }),
+  EXPECT_EQ(npy_error_of([&] { parse_npy(make_npy(1, header, std::string(12, '\0')), "x.npy"); }),
             "'x.npy': data has 12 bytes, shape [2,3] of float32 needs 24");
 }
 
 TEST(NpyError, RejectsFortranOrder) {
   const std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }\n";
-  EXPECT_EQ(user_error_of([&] { parse_npy(make_npy(1, header, std::string(24, '\0')), "x.npy"); }),
+  EXPECT_EQ(npy_error_of([&] { parse_npy(make_npy(1, header, std::string(24, '\0')), "x.npy"); }),
             "'x.npy': fortran_order arrays are not supported");
 }
 
 TEST(NpyError, RejectsBigEndianAndUnsupportedDtypes) {
   const auto error_for = [](const std::string& descr) {
     const std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (), }";
-    return user_error_of([&] { parse_npy(make_npy(1, header, std::string(16, '\0')), "x.npy"); });
+    return npy_error_of([&] { parse_npy(make_npy(1, header, std::string(16, '\0')), "x.npy"); });
   };
   EXPECT_EQ(error_for(">f4"),
             "'x.npy': big-endian dtype '>f4' is not supported (save it as '<f4')");
@@ -278,7 +278,7 @@ TEST(NpyError, RejectsBigEndianAndUnsupportedDtypes) {
 
 TEST(NpyError, RejectsMalformedHeaders) {
   const auto error_for = [](const std::string& header) {
-    return user_error_of([&] { parse_npy(make_npy(1, header, std::string(64, '\0')), "x.npy"); });
+    return npy_error_of([&] { parse_npy(make_npy(1, header, std::string(64, '\0')), "x.npy"); });
   };
   const std::string prefix = "'x.npy': malformed header: ";
   const std::string no_shape = "{'descr': '<f4', 'fortran_order': False}";
@@ -317,39 +317,39 @@ TEST(NpyError, RejectsMalformedHeaders) {
 TEST(NpyError, RejectsUnknownFormatVersions) {
   std::string bytes = make_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': ()}", "");
   bytes[6] = 4;
-  EXPECT_EQ(user_error_of([&] { parse_npy(bytes, "x.npy"); }),
+  EXPECT_EQ(npy_error_of([&] { parse_npy(bytes, "x.npy"); }),
             "'x.npy': unsupported .npy format version 4.0 (supported: 1.0, 2.0, 3.0)");
 }
 
 TEST(NpyError, NamesAnUnreadablePath) {
   test::TempDir dir("npy_unreadable");
   const std::string missing = dir.file("missing.npy");
-  EXPECT_EQ(user_error_of([&] { read_npy(missing); }),
+  EXPECT_EQ(npy_error_of([&] { read_npy(missing); }),
             ".npy file '" + missing + "': cannot open (No such file or directory)");
-  EXPECT_EQ(user_error_of([&] { read_npy(dir.file("")); }),
+  EXPECT_EQ(npy_error_of([&] { read_npy(dir.file("")); }),
             ".npy file '" + dir.file("") + "' is a directory, not a regular file");
 }
 
 TEST(NpyError, RefusesEndlessAndOversizedFilesBeforeReadingThem) {
   // /dev/zero used to be read until std::bad_alloc (exit 70); a FIFO with no writer hung.
-  EXPECT_EQ(user_error_of([&] { read_npy("/dev/zero"); }),
+  EXPECT_EQ(npy_error_of([&] { read_npy("/dev/zero"); }),
             ".npy file '/dev/zero' is a device, not a regular file");
   test::TempDir dir("npy_endless");
   const std::string fifo = dir.file("fifo.npy");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_EQ(user_error_of([&] { read_npy(fifo); }),
+  EXPECT_EQ(npy_error_of([&] { read_npy(fifo); }),
             ".npy file '" + fifo + "' is a FIFO, not a regular file");
   const std::string big = dir.file("big.npy");
   write_npy(big, NpyArray::from_floats({1000}, std::vector<float>(1000, 1.0f)));
   EXPECT_EQ(read_npy(big, 4128).numel(), 1000);
-  EXPECT_EQ(user_error_of([&] { read_npy(big, 4000); }),
+  EXPECT_EQ(npy_error_of([&] { read_npy(big, 4000); }),
             ".npy file '" + big + "' has 4128 bytes, more than the limit of 4000");
 }
 
 TEST(NpyError, NamesAnUnwritablePath) {
   test::TempDir dir("npy_unwritable");
   const std::string path = dir.file("no_such_dir/out.npy");
-  EXPECT_EQ(user_error_of([&] { write_npy(path, NpyArray::from_floats({1}, {1.0f})); }),
+  EXPECT_EQ(npy_error_of([&] { write_npy(path, NpyArray::from_floats({1}, {1.0f})); }),
             "write_npy: cannot write '" + path + "': No such file or directory");
 }
 
@@ -357,7 +357,7 @@ TEST(NpyError, RejectsWritingUnsupportedDtypes) {
   NpyArray half;
   half.dtype = ir::DataType::float16();
   half.bytes = {0, 0};
-  EXPECT_EQ(user_error_of([&] { format_npy(half); }),
+  EXPECT_EQ(npy_error_of([&] { format_npy(half); }),
             "write_npy: unsupported dtype float16 (supported: float32, float64, int32, int64, "
             "bool, uint8, int8)");
 }

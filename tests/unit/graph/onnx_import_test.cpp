@@ -4,6 +4,7 @@
 #include "tensortune/graph/onnx_import.h"
 
 #include "common/temp_dir.h"
+#include "common/text.h"
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 
 namespace tensortune::graph {
 namespace {
+using test::contains;
 
 /// The message of the UserError that `fn` throws; fails the test when it throws nothing.
 template <class Fn>
@@ -29,10 +31,6 @@ std::string user_error_of(Fn fn) {
   }
   ADD_FAILURE() << "expected a UserError";
   return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(OnnxImport, SupportedOpsAreSortedAndComplete) {

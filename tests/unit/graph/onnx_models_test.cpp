@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The ONNX importer on the committed PyTorch-exported models of tests/models (see its README):
 // node counts, inputs, output shapes, and the bad models' messages.
+#include "common/text.h"
 #include "model_files.h"
 #include "tensortune/graph/onnx_import.h"
 #include "tensortune/support/error.h"
@@ -12,7 +13,7 @@
 
 namespace tensortune::graph {
 namespace {
-
+using test::contains;
 using testing::model_path;
 
 std::map<std::string, int> op_counts(const Graph& g) {
@@ -23,7 +24,7 @@ std::map<std::string, int> op_counts(const Graph& g) {
   return counts;
 }
 
-std::string user_error_of(const std::string& path) {
+std::string import_error_of(const std::string& path) {
   try {
     import_onnx(path);
   } catch (const UserError& e) {
@@ -31,10 +32,6 @@ std::string user_error_of(const std::string& path) {
   }
   ADD_FAILURE() << "expected a UserError for " << path;
   return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 struct ModelCase {
@@ -96,15 +93,15 @@ TEST(OnnxModels, RejectsTheBadModels) {
   if (unsupported.empty() || dynamic.empty() || truncated.empty() || not_onnx.empty()) {
     GTEST_SKIP() << "bad models not found";
   }
-  std::string msg = user_error_of(unsupported);
+  std::string msg = import_error_of(unsupported);
   EXPECT_TRUE(contains(msg, "2 unsupported node(s)")) << msg;
   EXPECT_TRUE(contains(msg, "(TopK)")) << msg;
   EXPECT_TRUE(contains(msg, "(Hardmax)")) << msg;
-  msg = user_error_of(dynamic);
+  msg = import_error_of(dynamic);
   EXPECT_TRUE(contains(msg, "dynamic or unknown shapes: 'x' [N,16]")) << msg;
-  msg = user_error_of(truncated);
+  msg = import_error_of(truncated);
   EXPECT_TRUE(contains(msg, "'" + truncated + "' ")) << msg;
-  msg = user_error_of(not_onnx);
+  msg = import_error_of(not_onnx);
   EXPECT_TRUE(contains(msg, "'" + not_onnx + "' ")) << msg;
 }
 

@@ -3,6 +3,7 @@
 // select laziness, vector stores, poisoned locals, and whole loop nests against C++ references.
 #include "tensortune/ir/eval.h"
 
+#include "ir_test_util.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 #include "tensortune/support/rng.h"
@@ -16,10 +17,7 @@
 
 namespace tensortune::ir {
 namespace {
-
-Expr f32(double v) {
-  return FloatImm::make(DataType::float32(), v);
-}
+using test_util::f32;
 
 template <class Fn>
 std::string error_of(Fn fn) {

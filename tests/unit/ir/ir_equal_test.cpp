@@ -2,6 +2,7 @@
 // Structural equality and hashing: free entities by identity, bound ones by position.
 #include "tensortune/ir/ir_equal.h"
 
+#include "ir_test_util.h"
 #include "tensortune/ir/ops.h"
 
 #include <gtest/gtest.h>
@@ -10,10 +11,7 @@
 
 namespace tensortune::ir {
 namespace {
-
-Expr f32(double v) {
-  return FloatImm::make(DataType::float32(), v);
-}
+using test_util::f32;
 
 Stmt fill_loop(const Buffer& buf, const Var& v, double value) {
   return For::make(v, 0, 8, ForKind::Serial, Store::make(buf, f32(value), {v}));

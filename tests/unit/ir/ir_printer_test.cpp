@@ -2,6 +2,7 @@
 // The canonical text form: golden strings for every node kind, unique names, determinism.
 #include "tensortune/ir/ir_printer.h"
 
+#include "ir_test_util.h"
 #include "tensortune/ir/ops.h"
 
 #include <gtest/gtest.h>
@@ -12,10 +13,7 @@
 
 namespace tensortune::ir {
 namespace {
-
-Expr f32(double v) {
-  return FloatImm::make(DataType::float32(), v);
-}
+using test_util::f32;
 
 TEST(IRPrinter, PrintsArithmeticFullyParenthesised) {
   Var i("i");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Statement simplification: loop ranges, dead loops and branches, extent-1 loops, lets.
+#include "ir_test_util.h"
 #include "tensortune/ir/eval.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/ir/ops.h"
@@ -11,10 +12,7 @@
 
 namespace tensortune::ir {
 namespace {
-
-Expr f32(double v) {
-  return FloatImm::make(DataType::float32(), v);
-}
+using test_util::f32;
 
 class SimplifyStmtTest : public ::testing::Test {
  protected:

@@ -2,6 +2,7 @@
 // The simplifier's canonical forms, one rule family per test, checked on the printed text.
 #include "tensortune/ir/simplify.h"
 
+#include "ir_test_util.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/ir/ops.h"
 
@@ -9,10 +10,7 @@
 
 namespace tensortune::ir {
 namespace {
-
-Expr f32(double v) {
-  return FloatImm::make(DataType::float32(), v);
-}
+using test_util::f32;
 
 std::string simp(const Expr& e, const VarRanges& ranges = {}) {
   return to_string(simplify(e, ranges));

@@ -19,8 +19,6 @@ using schedule::Split;
 using schedule::Step;
 using schedule::Tile;
 
-constexpr ir::MemoryScope kLocal = ir::MemoryScope::Local;
-
 /// True when a printed statement of `text` stores to `buffer` (a line "buffer[...] = ...").
 bool stores_to(const std::string& text, const std::string& buffer) {
   std::istringstream lines(text);

@@ -17,8 +17,6 @@ using schedule::Reorder;
 using schedule::Split;
 using schedule::Tile;
 
-constexpr ir::MemoryScope kLocal = ir::MemoryScope::Local;
-
 TEST(LowerAttach, CacheWriteAtRootIsAGlobalScratch) {
   ir::LoweredFunc f = expect_lowers_correctly(matmul_workload(5, 7, 3), {CacheWrite{"C", kLocal}});
   EXPECT_EQ(count_in(f, "allocate"), 1) << ir::to_string(f);

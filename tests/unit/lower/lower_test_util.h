@@ -22,6 +22,8 @@
 
 namespace tensortune::lower {
 
+inline constexpr ir::MemoryScope kLocal = ir::MemoryScope::Local;
+
 /// Fills every output with NaN (floats) or a sentinel (ints), so unwritten elements show.
 inline void poison_outputs(testing::HostBuffers& buffers) {
   for (size_t i = buffers.num_inputs(); i < buffers.size(); ++i) {

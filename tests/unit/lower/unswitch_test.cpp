@@ -25,7 +25,7 @@ using schedule::PragmaUnroll;
 using schedule::Reorder;
 using schedule::Split;
 
-Stmt loop(const Var& v, int64_t extent, Stmt body) {
+Stmt serial_loop(const Var& v, int64_t extent, Stmt body) {
   return ir::For::make(v, 0, ir::IntImm::make(ir::DataType::index(), extent), ir::ForKind::Serial,
                        std::move(body));
 }
@@ -40,7 +40,7 @@ struct TiledAdd {
   Stmt build(const Expr& guard) const {
     Expr idx = o * 16 + i;
     Stmt store = ir::Store::make(out, ir::Load::make(in, {idx}) + 1.0f, {idx});
-    return loop(o, 3, loop(i, 16, ir::IfThenElse::make(guard, store)));
+    return serial_loop(o, 3, serial_loop(i, 16, ir::IfThenElse::make(guard, store)));
   }
 
   /// Runs `s` and returns out, with -1 where nothing was written.
@@ -82,8 +82,9 @@ TEST(UnswitchGuards, FullTilesLoseTheGuardBoundaryTileRunsItsLiveIterations) {
   ASSERT_NE(outer, nullptr) << ir::to_string(u);
   const auto* split = outer->body.as<ir::IfThenElse>();
   ASSERT_NE(split, nullptr) << ir::to_string(u);
-  // then: the tile loop without any `if`; else: the boundary tile (o = 2, the only tile failing
-  // o*16 < 25), whose guard 32 + i < 40 became its loop's bound: 8 iterations, no `if`.
+  // then: the tile serial_loop without any `if`; else: the boundary tile (o = 2, the only tile
+  // failing o*16 < 25), whose guard 32 + i < 40 became its serial_loop's bound: 8 iterations, no
+  // `if`.
   const auto* full = split->then_case.as<ir::For>();
   ASSERT_NE(full, nullptr) << ir::to_string(u);
   EXPECT_NE(full->body.as<ir::Store>(), nullptr) << ir::to_string(u);
@@ -93,7 +94,8 @@ TEST(UnswitchGuards, FullTilesLoseTheGuardBoundaryTileRunsItsLiveIterations) {
   const int64_t* live = ir::as_const_int(partial->extent);
   ASSERT_NE(live, nullptr) << ir::to_string(u);
   EXPECT_EQ(*live, 8) << ir::to_string(u);
-  EXPECT_NE(partial->var.get(), full->var.get()) << "the copies must not share a loop variable";
+  EXPECT_NE(partial->var.get(), full->var.get())
+      << "the copies must not share a serial_loop variable";
   EXPECT_EQ(t.run(u), expected_tiled_add(40));
   EXPECT_EQ(t.run(s), expected_tiled_add(40));
   ir::LoweredFunc f{"f", {t.in, t.out}, 1, u, {}, {}};
@@ -135,8 +137,9 @@ TEST(UnswitchGuards, GuardOnALetBoundInsideIsLeftAlone) {
   Expr idx = t.o * 16 + t.i;
   Stmt store = ir::Store::make(t.out, ir::Load::make(t.in, {idx}) + 1.0f, {idx});
   Stmt s =
-      loop(t.o, 3,
-           ir::LetStmt::make(x, t.o * 2, loop(t.i, 16, ir::IfThenElse::make(x + t.i < 20, store))));
+      serial_loop(t.o, 3,
+                  ir::LetStmt::make(
+                      x, t.o * 2, serial_loop(t.i, 16, ir::IfThenElse::make(x + t.i < 20, store))));
   Stmt u = unswitch_guards(s);
   const auto* outer = u.as<ir::For>();
   ASSERT_NE(outer, nullptr);
@@ -172,7 +175,7 @@ TEST(UnswitchGuards, GuardsOnALoopsOwnVariableBecomeItsBoundOthersStay) {
   EXPECT_EQ(t.run(s), want);
   EXPECT_EQ(ir::to_string(u).find("i < 5"), std::string::npos) << ir::to_string(u);
   EXPECT_EQ(ir::to_string(u).find("14"), std::string::npos) << ir::to_string(u);
-  // A guard that never holds removes the loop.
+  // A guard that never holds removes the serial_loop.
   Stmt none = unswitch_guards(t.build(t.i * 2 < 0));
   EXPECT_EQ(ir::to_string(none).find("out["), std::string::npos) << ir::to_string(none);
 }
@@ -191,7 +194,7 @@ TEST(UnswitchGuards, SeveralBoundaryTilesKeepTheirGuards) {
 
 /// A register-tiled matmul whose splits divide none of the extents: the full tiles must be
 /// vectorized (a float32x16 store) and everything must match the reference, with and without a
-/// local accumulator, a parallel fused outer loop and an unroll pragma.
+/// local accumulator, a parallel fused outer serial_loop and an unroll pragma.
 TEST(UnswitchGuards, OddMatmulVectorizesItsFullTiles) {
   te::Workload w = matmul_workload(37, 45, 29);
   std::vector<schedule::Step> tiled = {Split{"C", "i", 8}, Split{"C", "j", 16}, Split{"C", "k", 8},
@@ -217,8 +220,8 @@ TEST(UnswitchGuards, OddMatmulVectorizesItsFullTiles) {
 }
 
 /// N = 33 in tiles of 16 leaves a last tile of one column; M = 37 in tiles of 8 one of 5 rows.
-/// Each boundary tile is one tile (its offset known), so its guards become loop bounds: the column
-/// tail is one scalar lane, not 16 masked ones, and nothing is predicated.
+/// Each boundary tile is one tile (its offset known), so its guards become serial_loop bounds: the
+/// column tail is one scalar lane, not 16 masked ones, and nothing is predicated.
 TEST(UnswitchGuards, BoundaryTilesOfAnOddMatmulRunUnmasked) {
   te::Workload w = matmul_workload(37, 33, 29);
   std::vector<schedule::Step> cached = {CacheWrite{"C", ir::MemoryScope::Local},

@@ -26,7 +26,7 @@ namespace {
 
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
-constexpr int kN = 64;
+constexpr int kGpuN = 64;
 
 target::Target gpu_target() {
   return target::Target::parse("cuda -arch=sm_90");
@@ -50,7 +50,7 @@ std::vector<ir::LoweredFunc> sampled_gpu_kernels(const te::Workload& w, size_t c
   return out;
 }
 
-MeasurerOptions quick_options() {
+MeasurerOptions gpu_quick_options() {
   MeasurerOptions options;
   options.run.timing.repeat = 3;
   options.run.timing.min_repeat_ms = 1;
@@ -73,7 +73,7 @@ TEST(GpuMeasurer, WithoutADeviceConstructionIsAClearUserError) {
     GTEST_SKIP() << "a CUDA device is present";
   }
   try {
-    Measurer measurer(gpu_target(), quick_options());
+    Measurer measurer(gpu_target(), gpu_quick_options());
     FAIL() << "a Measurer for a GPU target was built without a device";
   } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()), "measure: no CUDA device: " + why);
@@ -88,7 +88,7 @@ TEST(GpuBuilder, BuildsTheCubinAndLaunchShapesOfEveryKernel) {
   if (!codegen::nvrtc_available(&why)) {
     GTEST_SKIP() << "no NVRTC: " << why;
   }
-  te::Workload w = matmul_workload(kN);
+  te::Workload w = matmul_workload(kGpuN);
   std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 2);
   candidates.insert(candidates.begin(), lower_gpu(w, {}));
   BuilderOptions options;
@@ -144,7 +144,7 @@ TEST(GpuBuilder, NvrtcBuildsPastTheBuildTimeoutAreCompileTimeouts) {
   if (!codegen::nvrtc_available(&why)) {
     GTEST_SKIP() << "no NVRTC: " << why;
   }
-  te::Workload w = matmul_workload(kN);
+  te::Workload w = matmul_workload(kGpuN);
   std::vector<ir::LoweredFunc> candidates = {lower_gpu(w, {}), lower_gpu(w, {})};
   BuilderOptions options;
   options.workers = 1;
@@ -279,9 +279,9 @@ TEST(GpuMeasurer, DefaultAndGpuSpaceSchedulesAreVerifiedAndTimed) {
   if (std::string why = gpu_missing(); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  te::Workload w = matmul_workload(kN);
-  Measurer measurer(gpu_target(), quick_options());
-  auto reference = measurer.make_reference(lower_gpu(w, {}), Tolerance::for_reduction(kN));
+  te::Workload w = matmul_workload(kGpuN);
+  Measurer measurer(gpu_target(), gpu_quick_options());
+  auto reference = measurer.make_reference(lower_gpu(w, {}), Tolerance::for_reduction(kGpuN));
   std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 3);
   ASSERT_EQ(candidates.size(), 3U);
   candidates.insert(candidates.begin(), lower_gpu(w, {}));
@@ -313,7 +313,7 @@ TEST(GpuMeasurer, DoubleBufferedTilesInDynamicSharedMemoryVerify) {
     EXPECT_EQ(codegen::generate_cuda(candidates.back(), gpu_target()).kernels[0].shared_bytes,
               65536);
   }
-  Measurer measurer(gpu_target(), quick_options());
+  Measurer measurer(gpu_target(), gpu_quick_options());
   auto reference = measurer.make_reference(lower_gpu(w, {}), Tolerance::for_reduction(256));
   for (const MeasureResult& r : measurer.measure(*reference, candidates)) {
     EXPECT_TRUE(r.ok()) << status_name(r.status) << ": " << r.message;
@@ -324,10 +324,10 @@ TEST(GpuMeasurer, WrongCrashingAndUnlaunchableKernelsCostOneRecordEach) {
   if (std::string why = gpu_missing(); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  te::Workload w = matmul_workload(kN);
+  te::Workload w = matmul_workload(kGpuN);
   ir::LoweredFunc base = lower_gpu(w, {});
-  Measurer measurer(gpu_target(), quick_options());
-  auto reference = measurer.make_reference(base, Tolerance::for_reduction(kN));
+  Measurer measurer(gpu_target(), gpu_quick_options());
+  auto reference = measurer.make_reference(base, Tolerance::for_reduction(kGpuN));
   ir::Var tx("tx");
   ir::LoweredFunc too_many_threads =
       with_body(base, ir::For::make(tx, 0, 4096, ir::ForKind::ThreadX,
@@ -418,7 +418,7 @@ TEST(GpuMeasurer, EveryOperatorIsCorrectOnTheDevice) {
   if (std::string why = gpu_missing(); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  Measurer measurer(gpu_target(), quick_options());
+  Measurer measurer(gpu_target(), gpu_quick_options());
   for (const std::string& spec : operator_specs()) {
     SCOPED_TRACE(spec);
     te::Workload w = te::make_workload(spec);
@@ -446,7 +446,7 @@ TEST(GpuKernel, RunsABuildAndReleasesItsModuleAndMemory) {
   if (std::string why = gpu_missing(); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  te::Workload w = matmul_workload(kN);
+  te::Workload w = matmul_workload(kGpuN);
   std::vector<ir::LoweredFunc> candidates = sampled_gpu_kernels(w, 2);
   ASSERT_EQ(candidates.size(), 2U);
   ir::LoweredFunc def = lower_gpu(w, {});
@@ -470,7 +470,7 @@ TEST(GpuKernel, RunsABuildAndReleasesItsModuleAndMemory) {
       };
       double warmup = device.time_events(1, call);
       kernel.download_outputs(buffers);
-      EXPECT_EQ(compare_outputs(buffers, expected, Tolerance::for_reduction(kN)), std::nullopt);
+      EXPECT_EQ(compare_outputs(buffers, expected, Tolerance::for_reduction(kGpuN)), std::nullopt);
       TimingOptions timing;
       timing.repeat = 3;
       timing.min_repeat_ms = 1;

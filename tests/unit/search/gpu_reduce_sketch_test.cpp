@@ -25,20 +25,6 @@
 namespace tensortune::search {
 namespace {
 
-const target::Target& gpu() {
-  static const target::Target kTarget = target::Target::parse("cuda -arch=sm_80");
-  return kTarget;
-}
-
-const Knob* find_knob(const Sketch& sketch, const std::string& name) {
-  for (const Knob& k : sketch.knobs) {
-    if (k.name == name) {
-      return &k;
-    }
-  }
-  return nullptr;
-}
-
 TEST(GpuReduceSketch, SoftmaxGetsACrossThreadSketchBesideGpuGeneric) {
   const SearchSpace space = SearchSpace::generate(te::make_workload("softmax:M=4,N=100"), gpu());
   const std::vector<std::string> names = sketch_names(space);

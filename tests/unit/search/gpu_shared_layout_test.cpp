@@ -4,6 +4,7 @@
 // axis ([K][tile]), so a thread's elements are contiguous in shared memory. The copy still
 // reads global memory in the input's own order, float4 at a time, and stores lane by lane into
 // rows padded against bank conflicts.
+#include "search_test_util.h"
 #include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_printer.h"
@@ -30,11 +31,6 @@
 namespace tensortune::search {
 namespace {
 
-const target::Target& gpu() {
-  static const target::Target kTarget = target::Target::parse("cuda -arch=sm_80");
-  return kTarget;
-}
-
 std::vector<std::string> knob_names(const SearchSpace& space, const std::string& sketch_name) {
   std::vector<std::string> names;
   for (const Sketch& sketch : space.sketches()) {
@@ -46,10 +42,6 @@ std::vector<std::string> knob_names(const SearchSpace& space, const std::string&
   }
   EXPECT_FALSE(names.empty()) << sketch_name;
   return names;
-}
-
-bool has(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 /// A 256x256x128 GEMM: 16x16 threads of 8x8 accumulators, a k step of 8, float4 fetches.

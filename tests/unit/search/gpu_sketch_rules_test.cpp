@@ -31,11 +31,6 @@
 namespace tensortune::search {
 namespace {
 
-const target::Target& gpu() {
-  static const target::Target kTarget = target::Target::parse("cuda -arch=sm_80");
-  return kTarget;
-}
-
 /// Lowers sampled configurations of `spec` until `wanted` lowered (or `attempts` were tried),
 /// checking every lowered one against the reference. Returns how many lowered.
 int check_gpu_space(const std::string& spec, int wanted, int attempts, uint64_t seed) {

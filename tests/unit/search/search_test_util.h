@@ -16,6 +16,25 @@
 #include <vector>
 
 namespace tensortune::search {
+/// The GPU target the sketch tests derive schedules for.
+inline const target::Target& gpu() {
+  static const target::Target kTarget = target::Target::parse("cuda -arch=sm_80");
+  return kTarget;
+}
+
+/// The knob called `name`, or null.
+inline const Knob* find_knob(const Sketch& sketch, const std::string& name) {
+  for (const Knob& k : sketch.knobs) {
+    if (k.name == name) {
+      return &k;
+    }
+  }
+  return nullptr;
+}
+
+inline bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
 
 /// Tiny instances of every named workload (odd extents, so non-dividing splits are exercised).
 inline const std::map<std::string, std::vector<std::string>>& tiny_specs() {

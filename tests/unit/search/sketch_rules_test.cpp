@@ -153,10 +153,6 @@ double knob_count(const SearchSpace& space, size_t s) {
   return n;
 }
 
-bool has(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 TEST(SketchRules, UserDefinedComputeWithReuseGetsTilingAndAFusedEpilogue) {
   te::Workload w = gram_plus_bias();
   SearchSpace space = SearchSpace::generate(w, target::Target{});
@@ -216,15 +212,6 @@ TEST(SketchRules, UserDefinedComputeWithoutRulesGetsTheGenericSpace) {
   }
   SampleStats stats = check_space(w, 40, 6);
   EXPECT_GT(stats.lowered, 30);
-}
-
-const Knob* find_knob(const Sketch& sketch, const std::string& name) {
-  for (const Knob& k : sketch.knobs) {
-    if (k.name == name) {
-      return &k;
-    }
-  }
-  return nullptr;
 }
 
 constexpr ir::MemoryScope kLocal = ir::MemoryScope::Local;

@@ -2,6 +2,7 @@
 // Target strings: accepted forms, canonical printing, round trips, and the errors for bad input.
 #include "tensortune/target/target.h"
 
+#include "common/text.h"
 #include "tensortune/support/error.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 namespace tensortune::target {
 namespace {
+using test::contains;
 
 std::string parse_error(const std::string& text) {
   try {
@@ -18,10 +20,6 @@ std::string parse_error(const std::string& text) {
     return e.what();
   }
   return "<no error>";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(Target, NativeIsDefaultLlvm) {

@@ -2,6 +2,7 @@
 // placeholder, compute and the reductions: axis naming, body checks, collected inputs.
 #include "tensortune/te/compute.h"
 
+#include "common/errors.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/operators.h"
@@ -11,22 +12,14 @@
 namespace tensortune::te {
 namespace {
 
+using test::user_error;
+
 using ir::DataType;
 using ir::Expr;
 using ir::Var;
 using Vars = std::vector<Var>;
 
 /// Runs `fn` and returns the UserError message it throws ("" when it does not throw).
-template <class Fn>
-std::string user_error(Fn fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Placeholder, HasShapeDtypeAndName) {
   Tensor a = placeholder({3, 4}, DataType::float32(), "A");
   EXPECT_TRUE(a.op()->is_placeholder());

@@ -3,6 +3,7 @@
 // (Element values are checked against hand-written loops in reference_test.cpp.)
 #include "tensortune/te/operators.h"
 
+#include "common/errors.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/compute.h"
 
@@ -11,18 +12,10 @@
 namespace tensortune::te {
 namespace {
 
+using test::user_error;
+
 using ir::DataType;
 using Shape = std::vector<int64_t>;
-
-template <class Fn>
-std::string user_error(Fn fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 Tensor f32(Shape shape, const std::string& name) {
   return placeholder(std::move(shape), DataType::float32(), name);

@@ -15,13 +15,13 @@
 namespace tensortune::te {
 namespace {
 
-struct Shape {
+struct ConvShape {
   int64_t n, c, h, w, k, pad;
 };
 
 /// Runs both workloads on the same inputs and compares; the Winograd transforms of F(4x4) round
 /// more than direct summation, hence the looser tolerance of tile 4.
-void expect_equal_to_direct(const Shape& s, int64_t tile) {
+void expect_equal_to_direct(const ConvShape& s, int64_t tile) {
   std::string dims = "N=" + std::to_string(s.n) + ",C=" + std::to_string(s.c) +
                      ",H=" + std::to_string(s.h) + ",W=" + std::to_string(s.w) +
                      ",K=" + std::to_string(s.k) + ",pad=" + std::to_string(s.pad);

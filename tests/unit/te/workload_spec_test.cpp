@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Workload specs: the strict parser, the named workloads, their readable names and errors.
+#include "common/errors.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/operators.h"
 
@@ -10,15 +11,7 @@
 namespace tensortune::te {
 namespace {
 
-template <class Fn>
-std::string user_error(Fn fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::user_error;
 
 TEST(WorkloadSpec, ParsesNameAndParams) {
   WorkloadSpec s = parse_workload_spec("matmul:N=2,M=1,K=3");

@@ -2,6 +2,7 @@
 // Workload: DAG checks, operation order, consumers, canonical text, key and flop count.
 #include "tensortune/te/workload.h"
 
+#include "common/errors.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
 #include "tensortune/te/compute.h"
@@ -12,19 +13,11 @@
 namespace tensortune::te {
 namespace {
 
+using test::user_error;
+
 using ir::DataType;
 using ir::Expr;
 using Vars = std::vector<ir::Var>;
-
-template <class Fn>
-std::string user_error(Fn fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 /// D = relu(A x B) + A  over [n, n] with user-chosen names.
 Workload chain(int64_t n,
