@@ -7,6 +7,7 @@
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/support/error.h"
 
+#include <type_traits>
 #include <unordered_set>
 
 namespace tensortune::ir {
@@ -21,11 +22,13 @@ class Verifier : public IRVisitor {
   Verifier(const LoweredFunc& f, const VerifyOptions& options) : func_(f), options_(options) {
     for (const Buffer& b : f.params) {
       check(b.defined(), "a parameter buffer is undefined");
-      check(buffers_.insert(b.get()).second, "buffer '" + b.name() + "' is a parameter twice");
+      check(buffers_.insert(b.get()).second,
+            [&] { return "buffer '" + b.name() + "' is a parameter twice"; });
     }
     for (const Buffer& b : f.prepacked) {
       check(b.defined(), "a prepacked buffer is undefined");
-      check(buffers_.insert(b.get()).second, "buffer '" + b.name() + "' is a parameter twice");
+      check(buffers_.insert(b.get()).second,
+            [&] { return "buffer '" + b.name() + "' is a parameter twice"; });
     }
     check(f.num_inputs <= f.params.size(), "num_inputs exceeds the number of parameters");
     check(f.prepacked.empty() == !f.prepare.defined(),
@@ -43,7 +46,8 @@ class Verifier : public IRVisitor {
   using IRVisitor::visit;
 
   void visit(const VarNode* op) override {
-    check(vars_.count(op) != 0, "variable '" + op->name + "' is used outside its scope");
+    check(vars_.count(op) != 0,
+          [&] { return "variable '" + op->name + "' is used outside its scope"; });
   }
   void visit(const And* op) override {
     check_bool(op->a, "&& operand");
@@ -66,13 +70,14 @@ class Verifier : public IRVisitor {
   void visit(const Load* op) override {
     check_access(op->buffer, op->indices, op->predicate, op->type.lanes(), "load from");
     check(op->type.element_of() == op->buffer.dtype(),
-          "load from '" + op->buffer.name() + "' has type " + op->type.to_string());
+          [&] { return "load from '" + op->buffer.name() + "' has type " + op->type.to_string(); });
     IRVisitor::visit(op);
   }
   void visit(const Reduce* op) override {
-    check(options_.allow_reduce, std::string("a Reduce node remains: ") +
-                                     reduce_kind_name(op->reducer) + " of " +
-                                     to_string(op->source));
+    check(options_.allow_reduce, [&] {
+      return std::string("a Reduce node remains: ") + reduce_kind_name(op->reducer) + " of " +
+             to_string(op->source);
+    });
     for (const IterVar& iv : op->axes) {
       bind(iv.var.get());
     }
@@ -83,8 +88,9 @@ class Verifier : public IRVisitor {
   }
 
   void visit(const For* op) override {
-    check(op->var.type().is_scalar() && is_index_type(op->var.type()),
-          "loop variable '" + op->var.name() + "' has type " + op->var.type().to_string());
+    check(op->var.type().is_scalar() && is_index_type(op->var.type()), [&] {
+      return "loop variable '" + op->var.name() + "' has type " + op->var.type().to_string();
+    });
     check_index(op->min, "loop min");
     check_index(op->extent, "loop extent");
     visit_expr(op->min);
@@ -94,9 +100,10 @@ class Verifier : public IRVisitor {
     vars_.erase(op->var.get());
   }
   void visit(const LetStmt* op) override {
-    check(op->value.type() == op->var.type(), "let '" + op->var.name() + "' of type " +
-                                                  op->var.type().to_string() + " bound to " +
-                                                  op->value.type().to_string());
+    check(op->value.type() == op->var.type(), [&] {
+      return "let '" + op->var.name() + "' of type " + op->var.type().to_string() + " bound to " +
+             op->value.type().to_string();
+    });
     visit_expr(op->value);
     bind(op->var.get());
     IRVisitor::visit(op->body);
@@ -105,41 +112,53 @@ class Verifier : public IRVisitor {
   void visit(const Allocate* op) override {
     const Buffer& b = op->buffer;
     check(b.defined(), "an allocated buffer is undefined");
-    check(buffers_.insert(b.get()).second, "buffer '" + b.name() + "' is allocated twice");
+    check(buffers_.insert(b.get()).second,
+          [&] { return "buffer '" + b.name() + "' is allocated twice"; });
     for (int64_t d : b.shape()) {
-      check(d > 0, "buffer '" + b.name() + "' has a non-positive extent");
+      check(d > 0, [&] { return "buffer '" + b.name() + "' has a non-positive extent"; });
     }
     IRVisitor::visit(op->body);
     buffers_.erase(b.get());
   }
   void visit(const Store* op) override {
-    check(op->value.type().element_of() == op->buffer.dtype(),
-          "store to '" + op->buffer.name() + "' of a " + op->value.type().to_string() +
-              " value into a " + op->buffer.dtype().to_string() + " buffer");
+    check(op->value.type().element_of() == op->buffer.dtype(), [&] {
+      return "store to '" + op->buffer.name() + "' of a " + op->value.type().to_string() +
+             " value into a " + op->buffer.dtype().to_string() + " buffer";
+    });
     check_access(op->buffer, op->indices, op->predicate, op->value.type().lanes(), "store to");
     IRVisitor::visit(op);
   }
   void visit(const IfThenElse* op) override {
-    check(op->condition.type() == DataType::boolean(), "if condition of type " +
-                                                           op->condition.type().to_string() + ": " +
-                                                           to_string(op->condition));
+    check(op->condition.type() == DataType::boolean(), [&] {
+      return "if condition of type " + op->condition.type().to_string() + ": " +
+             to_string(op->condition);
+    });
     IRVisitor::visit(op);
   }
 
  private:
   void visit_expr(const Expr& e) { IRVisitor::visit(e); }
-  void check(bool ok, const std::string& what) const {
-    TT_CHECK(ok) << "verify: function '" << func_.name << "': " << what;
+  /// `message` is a string literal or a callable that builds the text: only a failure pays for
+  /// printing the IR (the walk runs after every lowering, and the checks pass).
+  template <class Message>
+  void check(bool ok, const Message& message) const {
+    if constexpr (std::is_invocable_v<Message>) {
+      TT_CHECK(ok) << "verify: function '" << func_.name << "': " << message();
+    } else {
+      TT_CHECK(ok) << "verify: function '" << func_.name << "': " << message;
+    }
   }
   void check_bool(const Expr& e, const char* what) const {
-    check(e.type().is_bool(), std::string(what) + " is not boolean: " + to_string(e));
+    check(e.type().is_bool(),
+          [&] { return std::string(what) + " is not boolean: " + to_string(e); });
   }
   void check_index(const Expr& e, const char* what) const {
-    check(e.defined() && is_index_type(e.type()),
-          std::string(what) + " is not an index: " + (e.defined() ? to_string(e) : "undefined"));
+    check(e.defined() && is_index_type(e.type()), [&] {
+      return std::string(what) + " is not an index: " + (e.defined() ? to_string(e) : "undefined");
+    });
   }
   void bind(const VarNode* v) {
-    check(vars_.insert(v).second, "variable '" + v->name + "' is defined twice");
+    check(vars_.insert(v).second, [&] { return "variable '" + v->name + "' is defined twice"; });
   }
   void check_access(const Buffer& b,
                     const std::vector<Expr>& indices,
@@ -158,22 +177,32 @@ void Verifier::check_access(const Buffer& b,
                             const Expr& predicate,
                             int lanes,
                             const char* access) const {
-  std::string where = std::string(access) + " '" + b.name() + "'";
-  check(buffers_.count(b.get()) != 0, where + ": the buffer is neither a parameter nor allocated");
+  const auto where = [&] {
+    return std::string(access) + " '" + b.name() + "'";
+  };
+  check(buffers_.count(b.get()) != 0,
+        [&] { return where() + ": the buffer is neither a parameter nor allocated"; });
   size_t expected = options_.flattened ? 1 : b.shape().size();
-  check(indices.size() == expected, where + " has " + std::to_string(indices.size()) +
-                                        " indices, expected " + std::to_string(expected));
+  check(indices.size() == expected, [&] {
+    return where() + " has " + std::to_string(indices.size()) + " indices, expected " +
+           std::to_string(expected);
+  });
   for (const Expr& index : indices) {
-    check_index(index, (where + " index").c_str());
+    check(index.defined() && is_index_type(index.type()), [&] {
+      return where() +
+             " index is not an index: " + (index.defined() ? to_string(index) : "undefined");
+    });
     int index_lanes = index.type().lanes();
-    check(index_lanes == lanes || (index_lanes == 1 && indices.size() > 1),
-          where + ": index " + to_string(index) + " has " + std::to_string(index_lanes) +
-              " lanes, the value " + std::to_string(lanes));
+    check(index_lanes == lanes || (index_lanes == 1 && indices.size() > 1), [&] {
+      return where() + ": index " + to_string(index) + " has " + std::to_string(index_lanes) +
+             " lanes, the value " + std::to_string(lanes);
+    });
   }
   if (predicate.defined()) {
-    check(predicate.type() == DataType::boolean(lanes), where + ": predicate of type " +
-                                                            predicate.type().to_string() + ": " +
-                                                            to_string(predicate));
+    check(predicate.type() == DataType::boolean(lanes), [&] {
+      return where() + ": predicate of type " + predicate.type().to_string() + ": " +
+             to_string(predicate);
+    });
   }
 }
 
