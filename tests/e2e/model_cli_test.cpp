@@ -223,6 +223,15 @@ TEST(ModelCli, ModelMistakesAreClearErrors) {
     EXPECT_EQ(r.exit_code, 1) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find(c.words), std::string::npos) << c.args << ": " << r.err;
   }
+  // A bad target is refused before the model is read (an import can take seconds).
+  for (const std::string& command :
+       {"compile-model " + model("missing.onnx") + " --out " + dir,
+        "tune-model " + model("missing.onnx") + " --trials 4 --db " + temp_path("x.db")}) {
+    CliResult r = run_cli(command + " --target 'cuda -arch=sm_20'");
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("expects 'sm_XY' with XY >= 75"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("missing.onnx"), std::string::npos) << r.err;
+  }
   ASSERT_EQ(
       run_cli("compile-model " + model("mlp.onnx") + " --target native --out " + dir).exit_code, 0);
   CliResult wrong = run_cli("run-model " + dir + " --input x=" + model("cnn.input.0.npy"));

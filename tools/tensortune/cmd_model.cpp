@@ -77,6 +77,8 @@ int run_tune_model(const std::vector<std::string>& in_args) {
     return 0;
   const ArgParser::Parsed& p = *parsed;
   const std::string model = p.positionals().at(0);
+  // A bad target fails before the import, which can take seconds.
+  const target::Target target = resolve_target(p.get("target"));
   graph::Graph g = load_model(model, false);
   graph::Partition partition = graph::partition(g);
   std::vector<graph::Task> model_tasks = graph::extract_tasks(g, partition);
@@ -112,7 +114,6 @@ int run_tune_model(const std::vector<std::string>& in_args) {
   // 200 trials a task by default; a time budget alone is not capped (tune_options).
   if (p.has("trials") || !p.has("time-budget"))
     o.trials = p.get_int("trials", 200 * static_cast<int64_t>(tasks.size()), 0, int64_t{1} << 40);
-  const target::Target target = resolve_target(p.get("target"));
   check_target_runs_here(p.get("target"), "tune-model", true);
   read_machine_speed(o, target);
   const measure::MeasurerOptions mo = measurer_options(p, target, true);
@@ -221,6 +222,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     return 0;
   const ArgParser::Parsed& p = *parsed;
   const std::string model = p.positionals().at(0);
+  const target::Target target = target::Target::parse(p.get("target"));
   graph::Graph g = load_model(model, p.has("json"));
   std::optional<database::Database> db;
   if (has_database(p)) {
@@ -229,7 +231,7 @@ int run_compile_model(const std::vector<std::string>& in_args) {
     // made for distribution) would be switched to WAL.
     db.emplace(database::Database::open(database_path(p), true));
   }
-  driver::Compiler compiler(db ? &*db : nullptr, target::Target::parse(p.get("target")));
+  driver::Compiler compiler(db ? &*db : nullptr, target);
   enable_zero_shot(p, compiler);
   check_target_runs_here(p.get("target"), "compile-model", false);
   graph::ExportedModel m = graph::export_model(g, compiler, p.get("out"));
