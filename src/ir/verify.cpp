@@ -138,23 +138,28 @@ class Verifier : public IRVisitor {
 
  private:
   void visit_expr(const Expr& e) { IRVisitor::visit(e); }
-  /// `message` is a string literal or a callable that builds the text: only a failure pays for
-  /// printing the IR (the walk runs after every lowering, and the checks pass).
+  /// `text` itself (a string literal) or what it builds (a callable): a message is built only
+  /// when its check fails (the walk runs after every lowering, and the checks pass).
+  template <class Text>
+  static std::string text_of(const Text& text) {
+    if constexpr (std::is_invocable_v<Text>) {
+      return text();
+    } else {
+      return text;
+    }
+  }
   template <class Message>
   void check(bool ok, const Message& message) const {
-    if constexpr (std::is_invocable_v<Message>) {
-      TT_CHECK(ok) << "verify: function '" << func_.name << "': " << message();
-    } else {
-      TT_CHECK(ok) << "verify: function '" << func_.name << "': " << message;
-    }
+    TT_CHECK(ok) << "verify: function '" << func_.name << "': " << text_of(message);
   }
   void check_bool(const Expr& e, const char* what) const {
     check(e.type().is_bool(),
           [&] { return std::string(what) + " is not boolean: " + to_string(e); });
   }
-  void check_index(const Expr& e, const char* what) const {
+  template <class What>
+  void check_index(const Expr& e, const What& what) const {
     check(e.defined() && is_index_type(e.type()), [&] {
-      return std::string(what) + " is not an index: " + (e.defined() ? to_string(e) : "undefined");
+      return text_of(what) + " is not an index: " + (e.defined() ? to_string(e) : "undefined");
     });
   }
   void bind(const VarNode* v) {
@@ -188,10 +193,7 @@ void Verifier::check_access(const Buffer& b,
            std::to_string(expected);
   });
   for (const Expr& index : indices) {
-    check(index.defined() && is_index_type(index.type()), [&] {
-      return where() +
-             " index is not an index: " + (index.defined() ? to_string(index) : "undefined");
-    });
+    check_index(index, [&] { return where() + " index"; });
     int index_lanes = index.type().lanes();
     check(index_lanes == lanes || (index_lanes == 1 && indices.size() > 1), [&] {
       return where() + ": index " + to_string(index) + " has " + std::to_string(index_lanes) +

@@ -3,6 +3,7 @@
 // select laziness, vector stores, poisoned locals, and whole loop nests against C++ references.
 #include "tensortune/ir/eval.h"
 
+#include "common/errors.h"
 #include "ir_test_util.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -17,17 +18,8 @@
 
 namespace tensortune::ir {
 namespace {
+using test::internal_error;
 using test_util::f32;
-
-template <class Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const InternalError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 LoweredFunc func(std::vector<Buffer> params, size_t num_inputs, Stmt body) {
   LoweredFunc f;
@@ -118,7 +110,7 @@ TEST(Eval, IntegerDivisionAndModuloFloor) {
   EXPECT_EQ(run(x % y, 7, -2), -1);
   EXPECT_EQ(run(x / y, 7, 2), 3);
   EXPECT_EQ(run(x % y, -8, 4), 0);
-  EXPECT_NE(error_of([&] { run(x / y, 1, 0); }).find("division by zero"), std::string::npos);
+  EXPECT_NE(internal_error([&] { run(x / y, 1, 0); }).find("division by zero"), std::string::npos);
 }
 
 TEST(Eval, Int32ArithmeticWraps) {
@@ -154,7 +146,7 @@ TEST(Eval, CastsTruncateAndRejectNan) {
   EXPECT_EQ(eval_int(cast(DataType::boolean(), Expr(3)), {}), 1);
   EXPECT_EQ(eval_int(cast(DataType(DataType::Code::Int, 8), Expr(300)), {}), 44);
   Expr nan_cast = cast(DataType::int32(), f32(std::nan("")));
-  EXPECT_NE(error_of([&] { eval_int(nan_cast, {}); }).find("cast of"), std::string::npos);
+  EXPECT_NE(internal_error([&] { eval_int(nan_cast, {}); }).find("cast of"), std::string::npos);
 }
 
 TEST(Eval, FloatMinMaxPropagateNan) {
@@ -173,12 +165,12 @@ TEST(Eval, ReportsOutOfBoundsAccessesWithBufferAndIndex) {
   LoweredFunc rows =
       func({a, out}, 1,
            For::make(i, 0, 5, ForKind::Serial, Store::make(out, Load::make(a, {i, 0}), {i})));
-  std::string msg = error_of([&] { eval(rows, {av.data(), ov.data()}); });
+  std::string msg = internal_error([&] { eval(rows, {av.data(), ov.data()}); });
   EXPECT_NE(msg.find("load from 'A' out of bounds: index [4, 0] (shape [4, 4])"), std::string::npos)
       << msg;
   LoweredFunc flat =
       func({a, out}, 1, For::make(i, 0, 9, ForKind::Serial, Store::make(out, f32(0), {i})));
-  msg = error_of([&] { eval(flat, {av.data(), ov.data()}); });
+  msg = internal_error([&] { eval(flat, {av.data(), ov.data()}); });
   EXPECT_NE(msg.find("store to 'Out' out of bounds: index 8 (valid [0, 8))"), std::string::npos)
       << msg;
 }
@@ -256,17 +248,20 @@ TEST(Eval, LoopsWithANonZeroMinAndVectorLets) {
 TEST(Eval, RejectsUnboundVariablesAndReduce) {
   Var x("x");
   Var y("y");
-  EXPECT_NE(error_of([&] { eval_int(x + y, {{x.get(), 1}}); }).find("'y'"), std::string::npos);
+  EXPECT_NE(internal_error([&] {
+              eval_int(x + y, {{x.get(), 1}});
+            }).find("'y'"),
+            std::string::npos);
   Buffer a("A", DataType::float32(), {4});
   Var k("k");
   Expr sum = Reduce::make(ReduceKind::Sum, Load::make(a, {k}), {IterVar{k, 4, IterKind::Reduce}});
-  EXPECT_NE(error_of([&] { eval_float(sum, {}); }).find("Reduce"), std::string::npos);
+  EXPECT_NE(internal_error([&] { eval_float(sum, {}); }).find("Reduce"), std::string::npos);
 }
 
 TEST(Eval, ChecksTheArgumentCount) {
   LoweredFunc f = matmul(2, true);
   std::vector<float> a(4);
-  EXPECT_NE(error_of([&] { eval(f, {a.data()}); }).find("takes 3 buffers, got 1"),
+  EXPECT_NE(internal_error([&] { eval(f, {a.data()}); }).find("takes 3 buffers, got 1"),
             std::string::npos);
 }
 

@@ -2,6 +2,7 @@
 // ir::verify accepts well-formed functions and names the first problem of ill-formed ones.
 #include "tensortune/ir/verify.h"
 
+#include "common/errors.h"
 #include "ir_test_util.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/support/error.h"
@@ -12,6 +13,7 @@
 
 namespace tensortune::ir {
 namespace {
+using test::internal_error;
 using test_util::f32;
 
 /// C[i, j] = sum_k A[i, k] * B[k, j] over 4x4 matrices, unflattened.
@@ -43,17 +45,6 @@ LoweredFunc wrap(const Buffer& out, Stmt body) {
   return f;
 }
 
-/// The message of the InternalError `fn` throws, or "" when it does not throw one.
-template <class Fn>
-std::string verify_error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const InternalError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Verify, AcceptsAWellFormedFunction) {
   EXPECT_NO_THROW(verify(matmul()));
 }
@@ -63,7 +54,7 @@ TEST(Verify, RejectsAVariableUsedOutsideItsScope) {
   Var i("i");
   Var stray("stray");
   LoweredFunc f = wrap(c, For::make(i, 0, 4, ForKind::Serial, Store::make(c, f32(0), {stray})));
-  EXPECT_NE(verify_error_of([&] { verify(f); }).find("variable 'stray' is used outside its scope"),
+  EXPECT_NE(internal_error([&] { verify(f); }).find("variable 'stray' is used outside its scope"),
             std::string::npos);
 }
 
@@ -72,7 +63,7 @@ TEST(Verify, RejectsALoopVariableRedefinedInsideItsScope) {
   Var i("i");
   Stmt inner = For::make(i, 0, 4, ForKind::Serial, Store::make(c, f32(0), {i}));
   LoweredFunc f = wrap(c, For::make(i, 0, 4, ForKind::Serial, inner));
-  EXPECT_NE(verify_error_of([&] { verify(f); }).find("'i' is defined twice"), std::string::npos);
+  EXPECT_NE(internal_error([&] { verify(f); }).find("'i' is defined twice"), std::string::npos);
 }
 
 TEST(Verify, AllowsSiblingScopesToReuseAVariable) {
@@ -88,7 +79,7 @@ TEST(Verify, RejectsABufferThatIsNeitherAParameterNorAllocated) {
   Var i("i");
   Stmt use = Store::make(c, Load::make(t, {i}), {i});
   LoweredFunc bad = wrap(c, For::make(i, 0, 4, ForKind::Serial, use));
-  EXPECT_NE(verify_error_of([&] { verify(bad); }).find("'T': the buffer is neither a parameter"),
+  EXPECT_NE(internal_error([&] { verify(bad); }).find("'T': the buffer is neither a parameter"),
             std::string::npos);
   LoweredFunc good = wrap(c, Allocate::make(t, For::make(i, 0, 4, ForKind::Serial, use)));
   EXPECT_NO_THROW(verify(good));
@@ -98,10 +89,10 @@ TEST(Verify, ChecksIndexCountsAgainstRankOrFlattening) {
   Buffer c("C", DataType::float32(), {4, 4});
   Var i("i");
   LoweredFunc flat = wrap(c, For::make(i, 0, 16, ForKind::Serial, Store::make(c, f32(0), {i})));
-  EXPECT_NE(verify_error_of([&] { verify(flat); }).find("has 1 indices, expected 2"),
+  EXPECT_NE(internal_error([&] { verify(flat); }).find("has 1 indices, expected 2"),
             std::string::npos);
   EXPECT_NO_THROW(verify(flat, VerifyOptions{true, false}));
-  EXPECT_NE(verify_error_of([&] {
+  EXPECT_NE(internal_error([&] {
               verify(matmul(), VerifyOptions{true, false});
             }).find("expected 1"),
             std::string::npos);
@@ -115,7 +106,7 @@ TEST(Verify, RejectsReduceUnlessAllowed) {
   LoweredFunc f = wrap(c, Store::make(c, sum, {0}));
   f.params = {a, c};
   f.num_inputs = 1;
-  EXPECT_NE(verify_error_of([&] { verify(f); }).find("a Reduce node remains"), std::string::npos);
+  EXPECT_NE(internal_error([&] { verify(f); }).find("a Reduce node remains"), std::string::npos);
   EXPECT_NO_THROW(verify(f, VerifyOptions{false, true}));
 }
 
@@ -123,14 +114,14 @@ TEST(Verify, RejectsMoreInputsThanParameters) {
   Buffer c("C", DataType::float32(), {4});
   LoweredFunc f = wrap(c, Store::make(c, f32(0), {0}));
   f.num_inputs = 2;
-  EXPECT_NE(verify_error_of([&] { verify(f); }).find("num_inputs"), std::string::npos);
+  EXPECT_NE(internal_error([&] { verify(f); }).find("num_inputs"), std::string::npos);
 }
 
 TEST(Verify, RejectsAParameterListedTwice) {
   Buffer c("C", DataType::float32(), {4});
   LoweredFunc f = wrap(c, Store::make(c, f32(0), {0}));
   f.params = {c, c};
-  EXPECT_NE(verify_error_of([&] { verify(f); }).find("is a parameter twice"), std::string::npos);
+  EXPECT_NE(internal_error([&] { verify(f); }).find("is a parameter twice"), std::string::npos);
 }
 
 TEST(Verify, RejectsAReferenceToALetVariableAfterItsScope) {
@@ -138,7 +129,7 @@ TEST(Verify, RejectsAReferenceToALetVariableAfterItsScope) {
   Var x("x");
   Stmt let = LetStmt::make(x, 1, Store::make(c, f32(0), {x}));
   Stmt after = Store::make(c, f32(1), {x});
-  EXPECT_NE(verify_error_of([&] {
+  EXPECT_NE(internal_error([&] {
               verify(wrap(c, Seq::make({let, after})));
             }).find("variable 'x' is used outside its scope"),
             std::string::npos);
