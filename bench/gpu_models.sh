@@ -32,8 +32,12 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$TT" ] || { echo "gpu_models.sh: no tensortune at $TT (--tt)" >&2; exit 2; }
 mkdir -p "$OUT"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+# The Python that has PyTorch: Debian's here, the image's own (first on PATH) on a GPU machine.
+PY=""
+for c in python3 /usr/bin/python3; do
+  if "$c" -c "import torch, numpy" 2>/dev/null; then PY=$c; break; fi
+done
+[ -n "$PY" ] || { echo "gpu_models.sh: no python3 with torch and numpy" >&2; exit 2; }
 status=0
 for m in ${MODELS//,/ }; do
   [ -f "$DIR/$m.onnx" ] || { echo "gpu_models.sh: $DIR/$m.onnx missing (make_models.py --$m)"; continue; }

@@ -29,6 +29,12 @@ for f in $bins; do ldd "$build/$f"; done | awk '/=>/ {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libpthread|libdl|librt)\.so|ld-linux' | while read -r lib; do
   cp -L "$lib" .devpack/libs/
 done
+# Two libraries libLLVM pulls in that no GPU path calls, replaced by empty stand-ins so the pack
+# stays inside the device tool's 64 MiB: Z3 (the static analyzer's solver; every reference is a
+# lazily bound function) and ICU's data (libxml2's encoding tables; only its symbol must exist).
+stub() { gcc -shared -fPIC -o ".devpack/libs/$1" -Wl,-soname,"$1" -x c - <<<"$2"; }
+[ -f .devpack/libs/libz3.so.4 ] && stub libz3.so.4 'int tt_no_z3;'
+[ -f .devpack/libs/libicudata.so.72 ] && stub libicudata.so.72 'const char icudt72_dat[64];'
 tar -C .devpack/libs -cf - . | xz -T0 -6 >.devpack/libs.tar.xz
 tar -C .devpack/stage -cf - build | xz -T0 -6 >.devpack/bin.tar.xz
 rm -rf .devpack/libs .devpack/stage

@@ -9,7 +9,8 @@
 #   TRIALS  vs_vendor_gpu --tune-trials (default 32); ONLY its --only filter (default: every case)
 #   QUICK=1 skips the device tests but vs_vendor_gpu's own; VVG_S caps vs_vendor_gpu's seconds (240)
 #   GPU_MODELS: the models bench/gpu_models.sh runs (default superres,resnet18)
-#   VVG_NOPIPE_S caps the re-run of the best records without double-buffered fetches (120)
+#   VVG_NOPIPE_S caps the re-run of the best records without double-buffered fetches (120; 0: none)
+#   GPU_DEFAULTS=0 skips the models' second compile with the default (not zero-shot) schedules
 #   .devpack/seed.db, when present, is the database vs_vendor_gpu resumes from.
 # The binaries hold their build folder's absolute paths (/work/main/build...): a checkout elsewhere
 # is linked there.
@@ -55,13 +56,28 @@ t() {
 }
 [ -f "$R/.devpack/seed.db" ] && cp "$R/.devpack/seed.db" "$OUT/vvg.db"
 if [ -z "${QUICK:-}" ]; then
-  t 60 tests/unit/runtime/runtime_test --gtest_filter='Cuda*'
-  t 60 tests/unit/codegen/codegen_test --gtest_filter='Nvrtc*:*Cuda*:*Gpu*'
-  t 60 tests/golden/golden_test --gtest_filter='*Cuda*'
-  t 200 tests/unit/measure/measure_test --gtest_filter='Gpu*:HostReference*:TimeBatches*'
-  t 120 tests/e2e/gpu_tune_cli_test
-  t 300 tests/e2e/gpu_model_test
-  t 120 tests/e2e/model_cli_test --gtest_filter='*Cuda*'
+  # Correctness only, so the suites share the GPU and the cores at once; each keeps its own log.
+  el "device tests, in parallel"
+  mkdir -p "$OUT/tests"
+  pids=()
+  pt() {
+    local s=$1 log=$OUT/tests/$(basename "$2").log
+    shift
+    (timeout "$s" "$@" >"$log" 2>&1; echo "rc=$?" >>"$log") &
+    pids+=($!)
+  }
+  pt 150 tests/unit/runtime/runtime_test --gtest_filter='Cuda*'
+  pt 150 tests/unit/codegen/codegen_test --gtest_filter='Nvrtc*:*Cuda*:*Gpu*'
+  pt 150 tests/golden/golden_test --gtest_filter='*Cuda*'
+  pt 200 tests/unit/measure/measure_test --gtest_filter='Gpu*:HostReference*:TimeBatches*'
+  pt 150 tests/e2e/gpu_tune_cli_test
+  pt 200 tests/e2e/gpu_model_test
+  pt 150 tests/e2e/model_cli_test --gtest_filter='*Cuda*'
+  wait "${pids[@]}"
+  for f in "$OUT"/tests/*.log; do
+    el "$(basename "$f" .log): $(grep -E '^\[  (PASSED|FAILED) |^rc=' "$f" | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \]|Failure|error' "$f" | head -20
+  done
 fi
 # Whole models against PyTorch (bench/gpu_models.sh); GPU_MODEL_TRIALS > 0 tunes them first.
 # ResNet-18 is too large to pack: it is made here (PyTorch alone is enough) unless GPU_MODELS
@@ -80,8 +96,8 @@ if [ -d "$R/.devpack/models" ]; then
   fi
   (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models "$MODELS" \
     --tt /work/main/build/tools/tensortune/tensortune --out "$OUT/models" "${dbarg[@]}")
-  # Untuned, the default GPU schedules against the zero-shot picks above.
-  (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models "$MODELS" \
+  # Untuned, the default GPU schedules against the zero-shot picks above (GPU_DEFAULTS=0: not).
+  [ "${GPU_DEFAULTS:-1}" = 0 ] || (cd "$R" && t 300 bash bench/gpu_models.sh "$R/.devpack/models" --models "$MODELS" \
     --tt /work/main/build/tools/tensortune/tensortune --out "$OUT/models-default" \
     --compile-args --no-zero-shot "${dbarg[@]}")
 fi
@@ -92,6 +108,7 @@ timeout "${VVG_S:-240}" bench/vs_vendor_gpu --target "cuda -arch=sm_90" --db "$O
 echo "rc=${PIPESTATUS[0]}"
 # The same best records built without double-buffered fetches (pipeline.cpp): what the cp.async
 # pipeline buys, in the same run.
+[ "${VVG_NOPIPE_S:-120}" = 0 ] && { el done; exit 0; }
 el "vs_vendor_gpu, TT_CUDA_PIPELINE=0"
 TT_CUDA_PIPELINE=0 timeout "${VVG_NOPIPE_S:-120}" bench/vs_vendor_gpu --target "cuda -arch=sm_90" \
   --db "$OUT/vvg.db" ${ONLY:+--only "$ONLY"} --json "$OUT/vvg-nopipe.json" 2>&1 | tail -30
