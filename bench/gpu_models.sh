@@ -74,6 +74,10 @@ if tpath.exists() and tpath.read_text().strip():
         line += f", CUDA graph {t['graph_ms']:.3f} ms (ratio {ours / t['graph_ms']:.2f}x)"
     line += f", peak {t['peak_reserved_bytes']/2**20:.1f} MiB reserved " \
             f"(memory ratio {g['device_bytes'] / max(t['peak_reserved_bytes'], 1):.2f})"
+    if "device_in_use_bytes" in g and "eager_in_use_bytes" in t:
+        line += f"; device in use {g['device_in_use_bytes']/2**20:.0f} vs " \
+                f"{t['eager_in_use_bytes']/2**20:.0f} MiB (ratio " \
+                f"{g['device_in_use_bytes'] / max(t['eager_in_use_bytes'], 1):.2f})"
 print(line)
 PYEOF
 done

@@ -4,6 +4,7 @@
 // embedded in libmodel.so beside model.h, model.json and weights.bin.
 #include "graph/model_folder.h"
 #include "tensortune/graph/model_library.h"
+#include "tensortune/runtime/cuda_driver.h"
 #include "tensortune/support/error.h"
 
 #include <algorithm>
@@ -349,6 +350,8 @@ LoadedModel::GpuTimes LoadedModel::gpu_times(int runs) const {
       cuda_->time(gpu_.get(), runs, &t.host_to_host, &t.device_resident, t.calls.data());
   TT_CHECK(rc == 0) << "timing the GPU model failed: " << cuda_->error(gpu_.get());
   t.device_bytes = cuda_->device_bytes(gpu_.get());
+  // After the runs: the arena, the weights, the loaded kernels and any captured graph all live.
+  t.device_in_use = runtime::CudaDevice(0).memory_in_use();
   if (cuda_->launches != nullptr) {
     t.cuda_graph = cuda_->launches(gpu_.get(), -1, &t.each_seconds, &t.graph_seconds);
   }

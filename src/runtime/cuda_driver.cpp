@@ -236,6 +236,13 @@ CudaDevice::~CudaDevice() {
   api.primary_ctx_release(impl_->device);
 }
 
+int64_t CudaDevice::memory_in_use() const {
+  impl_->bind();
+  size_t free_bytes = 0, total_bytes = 0;
+  check(impl_->api, impl_->api.mem_get_info(&free_bytes, &total_bytes), "cuMemGetInfo");
+  return static_cast<int64_t>(total_bytes - free_bytes);
+}
+
 const CudaDeviceInfo& CudaDevice::info() const {
   return impl_->info;
 }

@@ -38,6 +38,7 @@ std::string resolve_all(void* handle, DriverApi& api) {
   resolve(handle, "cuStreamDestroy_v2", api.stream_destroy, missing);
   resolve(handle, "cuStreamSynchronize", api.stream_synchronize, missing);
   resolve(handle, "cuMemAlloc_v2", api.mem_alloc, missing);
+  resolve(handle, "cuMemGetInfo_v2", api.mem_get_info, missing);
   resolve(handle, "cuMemFree_v2", api.mem_free, missing);
   resolve(handle, "cuMemcpyHtoD_v2", api.memcpy_htod, missing);
   resolve(handle, "cuMemcpyDtoH_v2", api.memcpy_dtoh, missing);

@@ -65,6 +65,7 @@ struct DriverApi {
   CuResult (*device_get)(CuDevice*, int) = nullptr;
   CuResult (*device_get_name)(char*, int, CuDevice) = nullptr;
   CuResult (*device_total_mem)(size_t*, CuDevice) = nullptr;
+  CuResult (*mem_get_info)(size_t*, size_t*) = nullptr;  // free, total
   CuResult (*device_get_attribute)(int*, int, CuDevice) = nullptr;
   CuResult (*primary_ctx_retain)(CuContext*, CuDevice) = nullptr;
   CuResult (*primary_ctx_release)(CuDevice) = nullptr;

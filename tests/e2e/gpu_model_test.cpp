@@ -281,6 +281,7 @@ TEST(GpuModelLoad, RunsOnADeviceOrRefusesCleanlyWithoutOne) {
   graph::LoadedModel::GpuTimes t = model.gpu_times(3);
   EXPECT_GT(t.device_resident, 0);
   EXPECT_GT(t.device_bytes, 0);
+  EXPECT_GE(t.device_in_use, t.device_bytes);  // the allocations, and the context beside them
   EXPECT_EQ(t.calls.size(), model.plan().calls.size());
   // Opening chose between one CUDA graph and the launches one by one by timing both.
   ASSERT_GE(t.cuda_graph, 0);

@@ -213,6 +213,7 @@ int run_run_model(const std::vector<std::string>& in_args) {
       g["host_to_host_seconds"] = gpu->host_to_host;
       g["device_resident_seconds"] = gpu->device_resident;
       g["device_bytes"] = gpu->device_bytes;
+      g["device_in_use_bytes"] = gpu->device_in_use;
       if (gpu->cuda_graph >= 0) {
         g["cuda_graph"] = gpu->cuda_graph == 1;
         if (gpu->each_seconds > 0) {  // the automatic choice's comparison
@@ -245,8 +246,9 @@ int run_run_model(const std::vector<std::string>& in_args) {
   if (gpu) {
     std::cout << fmt::format(
         "  CUDA events: {:.3f} ms device resident, {:.3f} ms host to host; device memory "
-        "{:.1f} MiB\n",
-        gpu->device_resident * 1e3, gpu->host_to_host * 1e3, gpu->device_bytes / 1048576.0);
+        "{:.1f} MiB allocated, {:.1f} MiB in use on the device\n",
+        gpu->device_resident * 1e3, gpu->host_to_host * 1e3, gpu->device_bytes / 1048576.0,
+        gpu->device_in_use / 1048576.0);
     if (gpu->cuda_graph >= 0) {
       std::cout << "  launches: " << (gpu->cuda_graph == 1 ? "one CUDA graph" : "one by one");
       if (gpu->each_seconds > 0)

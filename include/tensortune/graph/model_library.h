@@ -88,13 +88,16 @@ class LoadedModel {
   /// True for a model compiled for a CUDA target (run and profile then use the device).
   bool is_gpu() const { return gpu_ != nullptr; }
   /// A GPU model's times by the runtime: medians over `runs` after a warm-up, host to host
-  /// (copies included) and device resident (CUDA events), each call's, and the device memory
-  /// the model allocated. UserError for a CPU model or `runs` < 1; InternalError (the driver's
-  /// message) when the device fails.
+  /// (copies included) and device resident (CUDA events), each call's, the device memory the
+  /// model allocated and the device's memory in use. UserError for a CPU model or `runs` < 1;
+  /// InternalError (the driver's message) when the device fails.
   struct GpuTimes {
     double host_to_host = 0, device_resident = 0;
     std::vector<double> calls;
     int64_t device_bytes = 0;
+    /// The device's memory in use with the model open (runtime::CudaDevice::memory_in_use):
+    /// the process's whole footprint, context and code included, as nvidia-smi shows it.
+    int64_t device_in_use = 0;
     /// Whether whole runs go as one CUDA graph (1) or launch by launch (0); -1 for a library
     /// built before graphs. With the automatic choice, each way's seconds per run as timed then.
     int cuda_graph = -1;

@@ -52,6 +52,10 @@ class CudaDevice {
   void free(uint64_t ptr);
   void copy_to_device(uint64_t dst, const void* src, size_t bytes);
   void copy_to_host(void* dst, uint64_t src, size_t bytes);
+  /// Bytes in use on the whole device (cuMemGetInfo: total - free), what nvidia-smi calls used:
+  /// every context on it (this process's included, with its code and reserves) and their
+  /// allocations. The way to compare a process's footprint with another framework's.
+  int64_t memory_in_use() const;
 
   /// Loads a module from PTX or cubin bytes; returns a handle for function().
   int load_module(const std::string& image);

@@ -119,6 +119,21 @@ TEST(CudaDevice, CopiesToTheDeviceAndBack) {
   EXPECT_EQ(back, host);
 }
 
+TEST(CudaDevice, MemoryInUseGrowsWithAnAllocation) {
+  if (std::string why = no_device(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  CudaDevice device;
+  const int64_t before = device.memory_in_use();
+  EXPECT_GT(before, 0);  // the context itself
+  constexpr size_t kBytes = size_t{256} << 20;
+  uint64_t buffer = device.alloc(kBytes);
+  const int64_t during = device.memory_in_use();
+  device.free(buffer);
+  // The driver rounds allocations up to its pages; another process may come and go meanwhile.
+  EXPECT_GE(during - before, static_cast<int64_t>(kBytes) * 9 / 10);
+}
+
 TEST(CudaDevice, RunsAndTimesAHandWrittenPtxKernel) {
   if (std::string why = no_device(); !why.empty()) {
     GTEST_SKIP() << why;
