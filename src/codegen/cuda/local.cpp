@@ -7,7 +7,10 @@
 // What is left may still have holes where the other threads' elements were: a layout
 // [v][threads][inner] leaves v * threads * inner + i, which becomes v * inner + i (each thread
 // index's span squeezed out, outermost first); then, when every index left is a multiple of one
-// stride (interleaved tiles: v * T + thread), it is divided by it, so the slice is dense.
+// stride (interleaved tiles: v * T + thread), it is divided by it, so the slice is dense. A
+// vector access (a ramp of constant stride, e.g. a float4 of the accumulator stored to global
+// memory) counts as its first and last lanes, and its stride bounds the divisor, so its lanes stay
+// evenly spaced in the slice.
 #include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
@@ -36,7 +39,8 @@ struct LocalUse {
   std::map<ir::ForKind, int64_t> thread_part;  // coefficient per threadIdx dimension
   std::vector<ThreadSpan> squeezed;            // thread spans removed from the index, in order
   int64_t size = 0;                            // elements the reduced index needs
-  int64_t stride = 0;  // gcd of the reduced indices' terms (0: all of them are 0)
+  int64_t stride = 0;       // gcd of the reduced indices' terms (0: all of them are 0)
+  int64_t ramp_stride = 0;  // gcd of the vector accesses' lane strides (0: none)
   /// Each access's index without its thread part, with the loop ranges around it.
   std::vector<std::pair<ir::Expr, ir::VarRanges>> rests;
 };
@@ -147,8 +151,24 @@ class Analysis : public ir::IRVisitor {
       return;
     }
     LocalUse& use = it->second;
+    if (indices.size() != 1) {
+      use.ok = false;
+      return;
+    }
+    ir::Expr index = indices[0];
+    ir::Expr last_lane;  // a ramp's last lane, beside its base
+    if (const auto* ramp = index.as<ir::Ramp>()) {
+      const int64_t* stride = ir::as_const_int(ramp->stride);
+      if (stride == nullptr || *stride <= 0) {
+        use.ok = false;
+        return;
+      }
+      use.ramp_stride = std::gcd(use.ramp_stride, *stride);
+      index = ramp->base;
+      last_lane = ramp->base + ir::make_const(ramp->base.type(), *stride * (ramp->lanes - 1));
+    }
     std::map<ir::ForKind, int64_t> part;
-    use.ok = indices.size() == 1 && indices[0].type().is_scalar() && split(indices[0], &part);
+    use.ok = index.type().is_scalar() && split(index, &part);
     for (auto p = part.begin(); p != part.end();) {
       p = p->second == 0 ? part.erase(p) : std::next(p);
     }
@@ -159,9 +179,14 @@ class Analysis : public ir::IRVisitor {
     use.seen = true;
     use.thread_part = part;
     // Simplified as Shrink::reduced does, so the stride found here divides what it divides.
-    ir::Expr rest = ir::simplify(ir::substitute(indices[0], zero));
-    use.ok = ir::const_bound(rest, ranges_).has_value();
-    use.rests.emplace_back(rest, ranges_);
+    for (const ir::Expr& e : {index, last_lane}) {
+      if (!e.defined()) {
+        continue;
+      }
+      ir::Expr rest = ir::simplify(ir::substitute(e, zero));
+      use.ok = use.ok && ir::const_bound(rest, ranges_).has_value();
+      use.rests.emplace_back(rest, ranges_);
+    }
   }
 
  public:
@@ -172,7 +197,7 @@ class Analysis : public ir::IRVisitor {
         continue;
       }
       squeeze(use);
-      use.stride = 0;
+      use.stride = use.ramp_stride;
       for (const auto& [rest, ranges] : use.rests) {
         use.stride = std::gcd(use.stride, ir::common_divisor(ir::linear_form(rest)));
       }
@@ -265,7 +290,7 @@ class Shrink : public ir::IRMutator {
     if (it == replacements_.end()) {
       return ir::IRMutator::visit(op, e);
     }
-    return ir::Load::make(it->second.buffer, {reduced(op->indices[0], it->second)},
+    return ir::Load::make(it->second.buffer, {reduced_index(op->indices[0], it->second)},
                           mutate(op->predicate));
   }
   ir::Stmt visit(const ir::Store* op, const ir::Stmt& s) override {
@@ -274,7 +299,7 @@ class Shrink : public ir::IRMutator {
       return ir::IRMutator::visit(op, s);
     }
     return ir::Store::make(it->second.buffer, mutate(op->value),
-                           {reduced(op->indices[0], it->second)}, mutate(op->predicate));
+                           {reduced_index(op->indices[0], it->second)}, mutate(op->predicate));
   }
   ir::Stmt visit(const ir::Allocate* op, const ir::Stmt& s) override {
     auto it = replacements_.find(op->buffer.get());
@@ -285,6 +310,15 @@ class Shrink : public ir::IRMutator {
   }
 
  private:
+  /// A scalar index reduced, or a ramp with its base reduced and its stride divided.
+  ir::Expr reduced_index(const ir::Expr& index, const Replacement& r) {
+    if (const auto* ramp = index.as<ir::Ramp>()) {
+      const int64_t stride = *ir::as_const_int(ramp->stride);  // checked by the analysis
+      return ir::Ramp::make(reduced(ramp->base, r),
+                            ir::make_const(ramp->stride.type(), stride / r.stride), ramp->lanes);
+    }
+    return reduced(index, r);
+  }
   ir::Expr reduced(const ir::Expr& index, const Replacement& r) {
     ir::Expr rest = ir::simplify(ir::substitute(index, zero_));
     for (const ThreadSpan& span : r.squeezed) {

@@ -128,6 +128,13 @@ class GpuSharedTilePlan final : public StagePlan {
             knobs.add_values(inputs_[n] + ".shared.layout", KnobKind::Choice, {0, 1});
       }
     }
+    // A thread's contiguous sub-tile read float4 by float4 along threadIdx.x puts lanes P floats
+    // apart: for P = 8 two lanes of each quarter-warp share banks. Interleaving it in groups of
+    // 4, T * 4 apart (CUTLASS's SIMT thread tiles), makes each quarter-warp's float4s one
+    // contiguous 128 bytes. Choice 0 keeps the sub-tile contiguous.
+    if (!vthread_) {
+      interleave_ = knobs.add_values(stage_ + ".local.interleave", KnobKind::Choice, {0, 1});
+    }
     unroll_ = knobs.add_values(stage_ + ".local.unroll", KnobKind::Unroll, {0, 16, 64, 512});
     fetch_vector_ = knobs.add_values(stage_ + ".shared.vector", KnobKind::VectorLength, {1, 2, 4});
   }
@@ -163,6 +170,16 @@ class GpuSharedTilePlan final : public StagePlan {
     // C (or the epilogue's output): blocks (fused, blockIdx.x), threads, per-thread tile.
     std::vector<std::string> blocks, threads, inner;
     for (const Axis& a : data_) {
+      if (const int64_t w = interleave_width(a, v); w > 0) {
+        // [blocks][P / w][threads][w]: a thread's groups of w lie threads * w apart.
+        emit_split_chain(outer_, a.outer_name, {per_thread(a, v) / w, threads_of(a, v), w}, out);
+        const std::vector<std::string> names = level_names(a.outer_name, 3);
+        blocks.push_back(names[0]);
+        threads.push_back(names[2]);
+        inner.push_back(names[1]);
+        inner.push_back(names[3]);
+        continue;
+      }
       emit_split_chain(outer_, a.outer_name, a.slot.of(v), out);
       const std::vector<std::string> names = level_names(a.outer_name, 2);
       blocks.push_back(names[0]);
@@ -176,6 +193,11 @@ class GpuSharedTilePlan final : public StagePlan {
     const std::string block = emit_fuse(outer_, blocks, out);
     out.emplace_back(schedule::Annotate{outer_, block, ir::ForKind::BlockX});
     bind_threads(outer_, threads, v, out);
+    // An interleaved last axis whose tiles divide it stores its groups as float4s.
+    if (const Axis& last = data_.back();
+        interleave_width(last, v) > 0 && last.extent % tile_of(last, v) == 0) {
+      out.emplace_back(schedule::Annotate{outer_, inner.back(), ir::ForKind::Vectorized});
+    }
 
     // C.local at the block: outer reduction, threads, inner reduction, per-thread tile.
     out.emplace_back(schedule::ComputeAt{local, outer_, block});
@@ -189,6 +211,14 @@ class GpuSharedTilePlan final : public StagePlan {
         out.emplace_back(schedule::Split{local, a.name, f, false});
         outer = a.name + ".o";
         in = a.name + ".i";
+      }
+      if (const int64_t w = interleave_width(a, v); w > 0) {
+        // The block is threads * w: the threads, then a group of w.
+        out.emplace_back(schedule::Split{local, in, w, false});
+        local_threads.push_back(in + ".o");
+        local_inner.push_back(outer);
+        local_inner.push_back(in + ".i");
+        continue;
       }
       // Without virtual threads the block is the per-thread tile, with them the threads.
       const bool thread_inside = vthread_ && threads_of(a, v) > 1;
@@ -276,7 +306,7 @@ class GpuSharedTilePlan final : public StagePlan {
     // before the FMA pipe does.
     // A thread's elements contiguous in shared memory along its own tile are read 4 at a time.
     // Elements a row apart are read one by one, and a warp's rows fall in one bank.
-    constexpr double kStridedReads = 0.8;
+    constexpr double kStridedReads = 0.8, kConflictedReads = 0.85;
     double loads = 0;
     for (size_t n = 0; n < input_uses_.size(); ++n) {
       double count = 1;
@@ -285,6 +315,13 @@ class GpuSharedTilePlan final : public StagePlan {
       const std::optional<size_t> inner = contiguous_axis(n, v);
       if (inner && !vthread_ && per_thread(data_[*inner], v) % 4 == 0) {
         count /= 4;
+        // Contiguous sub-tiles of 8 or more along threadIdx.x: lanes of a quarter-warp share
+        // banks (interleave_width).
+        const Axis& a = data_[*inner];
+        if (a.kind == ir::ForKind::ThreadX && threads_of(a, v) > 1 && per_thread(a, v) >= 8 &&
+            interleave_width(a, v) == 0) {
+          p *= kConflictedReads;
+        }
       }
       if (layouts_[n].axis >= 0 && layouts_[n].slot.one(v) == 0 &&
           tile_of(data_[static_cast<size_t>(layouts_[n].axis)], v) > 1) {
@@ -323,12 +360,27 @@ class GpuSharedTilePlan final : public StagePlan {
   int64_t tile_of(const Axis& a, const Values& v) const {
     return threads_of(a, v) * per_thread(a, v);
   }
-  /// The accumulator's block of axis `a`: what varies fastest inside one thread's elements.
+  /// The accumulator's block of axis `a`: what varies fastest inside one thread's elements
+  /// and the threads' (the interleave's period).
   int64_t block_factor(const Axis& a, const Values& v) const {
     if (vthread_ && threads_of(a, v) > 1) {
       return threads_of(a, v);
     }
+    if (const int64_t w = interleave_width(a, v); w > 0) {
+      return threads_of(a, v) * w;
+    }
     return per_thread(a, v);
+  }
+  /// The group width of axis `a`'s interleaved per-thread tile, or 0 where it stays contiguous:
+  /// a threaded axis whose tile is a multiple of 4 and at least 8, under interleave choice 1.
+  int64_t interleave_width(const Axis& a, const Values& v) const {
+    constexpr int64_t kGroup = 4;
+    if (vthread_ || interleave_.one(v) == 0 || a.kind == ir::ForKind::Serial ||
+        threads_of(a, v) <= 1) {
+      return 0;
+    }
+    const int64_t p = per_thread(a, v);
+    return p >= 2 * kGroup && p % kGroup == 0 ? kGroup : 0;
   }
   /// The layout block of input `n`'s shared copy (none for the natural layout).
   std::vector<schedule::LayoutBlock> layout_blocks(size_t n, const Values& v) const {
@@ -412,7 +464,7 @@ class GpuSharedTilePlan final : public StagePlan {
     KnobSlot slot{-1, {0}};
   };
   std::vector<Layout> layouts_;
-  KnobSlot unroll_{-1, {0}}, fetch_vector_{-1, {1}};
+  KnobSlot unroll_{-1, {0}}, fetch_vector_{-1, {1}}, interleave_{-1, {0}};
 };
 
 }  // namespace

@@ -296,7 +296,9 @@ TEST(GpuMeasurer, DefaultAndGpuSpaceSchedulesAreVerifiedAndTimed) {
 }
 
 // 128x128 tiles a k step of 32 apart, double-buffered with cp.async: 64 KB of dynamic shared
-// memory a block (the module loader raises the kernel's limit). Both copy layouts of A verify.
+// memory a block (the module loader raises the kernel's limit), 65 KB with A blocked into rows
+// padded to 132 floats. Both copy layouts of A verify, and thread tiles interleaved in groups of
+// 4 stored as float4s.
 TEST(GpuMeasurer, DoubleBufferedTilesInDynamicSharedMemoryVerify) {
   if (std::string why = gpu_missing(); !why.empty()) {
     GTEST_SKIP() << why;
@@ -304,14 +306,16 @@ TEST(GpuMeasurer, DoubleBufferedTilesInDynamicSharedMemoryVerify) {
   te::Workload w = matmul_workload(256);
   search::SearchSpace space = search::SearchSpace::generate(w, gpu_target());
   std::vector<ir::LoweredFunc> candidates;
-  for (int layout : {0, 1}) {
+  for (const auto& [layout, interleave] :
+       std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {1, 1}}) {
     const search::Config config = space.from_json(support::Json::parse(
         R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8], "C.j.split": [16,8],
             "C.local.k.split": [32], "A.shared.layout": [)" +
-        std::to_string(layout) + R"(], "C.local.unroll": [512], "C.shared.vector": [4]}})"));
+        std::to_string(layout) + R"(], "C.local.interleave": [)" + std::to_string(interleave) +
+        R"(], "C.local.unroll": [512], "C.shared.vector": [4]}})"));
     candidates.push_back(lower_gpu(w, space.steps(config)));
     EXPECT_EQ(codegen::generate_cuda(candidates.back(), gpu_target()).kernels[0].shared_bytes,
-              65536);
+              layout == 0 ? 65536 : 66560);
   }
   Measurer measurer(gpu_target(), gpu_quick_options());
   auto reference = measurer.make_reference(lower_gpu(w, {}), Tolerance::for_reduction(256));

@@ -44,43 +44,95 @@ std::vector<std::string> knob_names(const SearchSpace& space, const std::string&
   return names;
 }
 
-/// A 256x256x128 GEMM: 16x16 threads of 8x8 accumulators, a k step of 8, float4 fetches.
-Config matmul_config(const SearchSpace& space, const std::string& sketch, int layout) {
-  const std::string vthread = sketch.find("vthread") != std::string::npos ? "true" : "false";
-  const std::string i = vthread == "true" ? "[8,16]" : "[16,8]";
+/// A 256x256x128 GEMM: 16x16 threads of 8x8 accumulators, a k step of 8, float4 fetches; without
+/// virtual threads, each thread's 8x8 contiguous (interleave 0) or in groups of 4 (1).
+Config matmul_config(const SearchSpace& space,
+                     const std::string& sketch,
+                     int layout,
+                     int interleave = 0) {
+  const bool vthread = sketch.find("vthread") != std::string::npos;
+  const std::string i = vthread ? "[8,16]" : "[16,8]";
   return space.from_json(support::Json::parse(
       R"({"sketch": ")" + sketch + R"(", "knobs": {"C.i.split": )" + i + R"(, "C.j.split": )" + i +
-      R"(, "C.local.k.split": [8], "A.shared.layout": [)" + std::to_string(layout) +
-      R"(], "C.local.unroll": [512], "C.shared.vector": [4]}})"));
+      R"(, "C.local.k.split": [8], "A.shared.layout": [)" + std::to_string(layout) + "]" +
+      (vthread ? "" : R"(, "C.local.interleave": [)" + std::to_string(interleave) + "]") +
+      R"(, "C.local.unroll": [512], "C.shared.vector": [4]}})"));
 }
 
-/// The most distinct addresses one bank of shared memory (32 banks of 4 bytes) takes from the
-/// first warp of a block (threadIdx.x fastest, then y, z: the launch's block shape from the
-/// largest thread loops) in one store instruction into `buffer`, in the first iteration of
-/// every other loop, as the CUDA C stores: contiguous vectors as float4/float2, other vectors
-/// lane by lane. 1: no conflict.
-int worst_store_conflict(const ir::LoweredFunc& f, const std::string& buffer) {
-  struct Walker : ir::IRVisitor {
-    using ir::IRVisitor::visit;
-    std::map<ir::ForKind, int64_t> block;
-    std::string buffer;
-    std::vector<const ir::For*> loops;
-    int worst = 0;
-    bool sizing = true;  ///< the first walk only finds the block's shape
-    void visit(const ir::For* op) override {
-      const int64_t* extent = ir::as_const_int(op->extent);
-      if (sizing && extent != nullptr && ir::is_thread_kind(op->for_kind)) {
-        block[op->for_kind] = std::max(block[op->for_kind], *extent);
-      }
-      loops.push_back(op);
-      ir::IRVisitor::visit(op);
-      loops.pop_back();
+/// Walks a lowered kernel's accesses of one buffer and evaluates their indices for the lanes of
+/// the first warp of a block (threadIdx.x fastest, then y, z: the launch's block shape from the
+/// largest thread loops), in the first iteration of every other loop.
+class FirstWarp : public ir::IRVisitor {
+ public:
+  using ir::IRVisitor::visit;
+
+  FirstWarp(const ir::LoweredFunc& f, std::string buffer) : buffer_(std::move(buffer)) {
+    visit(f.body);  // the block's shape first
+    sizing_ = false;
+  }
+  /// Calls on_store / on_load for each access of the buffer.
+  void walk(const ir::LoweredFunc& f) { visit(f.body); }
+
+ protected:
+  virtual void on_store(const ir::Store*) {}
+  virtual void on_load(const ir::Load*) {}
+
+  /// `index` for thread `thread` of the first warp.
+  int64_t address_of(const ir::Expr& index, int64_t thread) {
+    const int64_t x = block_.count(ir::ForKind::ThreadX) ? block_[ir::ForKind::ThreadX] : 1;
+    const int64_t y = block_.count(ir::ForKind::ThreadY) ? block_[ir::ForKind::ThreadY] : 1;
+    const int64_t at[] = {thread % x, (thread / x) % y, thread / (x * y)};
+    ir::VarMap values;
+    for (const ir::For* loop : loops_) {
+      const int k = loop->for_kind == ir::ForKind::ThreadX   ? 0
+                    : loop->for_kind == ir::ForKind::ThreadY ? 1
+                    : loop->for_kind == ir::ForKind::ThreadZ ? 2
+                                                             : -1;
+      values[loop->var.get()] = k >= 0 ? ir::make_const(loop->var.type(), at[k]) : loop->min;
     }
-    void visit(const ir::Store* op) override {
-      ir::IRVisitor::visit(op);
-      if (sizing || op->buffer.name() != buffer) {
-        return;
-      }
+    const ir::Expr value = ir::simplify(ir::substitute(index, values));
+    const int64_t* address = ir::as_const_int(value);  // points into `value`
+    EXPECT_NE(address, nullptr) << ir::to_string(index);
+    return address != nullptr ? *address : 0;
+  }
+
+  void visit(const ir::For* op) override {
+    const int64_t* extent = ir::as_const_int(op->extent);
+    if (sizing_ && extent != nullptr && ir::is_thread_kind(op->for_kind)) {
+      block_[op->for_kind] = std::max(block_[op->for_kind], *extent);
+    }
+    loops_.push_back(op);
+    ir::IRVisitor::visit(op);
+    loops_.pop_back();
+  }
+  void visit(const ir::Store* op) override {
+    ir::IRVisitor::visit(op);
+    if (!sizing_ && op->buffer.name() == buffer_) {
+      on_store(op);
+    }
+  }
+  void visit(const ir::Load* op) override {
+    ir::IRVisitor::visit(op);
+    if (!sizing_ && op->buffer.name() == buffer_) {
+      on_load(op);
+    }
+  }
+
+ private:
+  std::string buffer_;
+  std::map<ir::ForKind, int64_t> block_;
+  std::vector<const ir::For*> loops_;
+  bool sizing_ = true;
+};
+
+/// The most distinct addresses one bank of shared memory (32 banks of 4 bytes) takes from the
+/// first warp in one store instruction into `buffer`, as the CUDA C stores: contiguous vectors
+/// as float4/float2, other vectors lane by lane. 1: no conflict.
+int worst_store_conflict(const ir::LoweredFunc& f, const std::string& buffer) {
+  struct Stores : FirstWarp {
+    using FirstWarp::FirstWarp;
+    int worst = 0;
+    void on_store(const ir::Store* op) override {
       EXPECT_EQ(op->indices.size(), 1u);
       const auto* ramp = op->indices[0].as<ir::Ramp>();
       const int lanes = ramp != nullptr ? ramp->lanes : 1;
@@ -107,30 +159,39 @@ int worst_store_conflict(const ir::LoweredFunc& f, const std::string& buffer) {
         }
       }
     }
-    /// `index` for thread `thread` of the first warp in the first iteration of other loops.
-    int64_t address_of(const ir::Expr& index, int64_t thread) {
-      const int64_t x = block.count(ir::ForKind::ThreadX) ? block[ir::ForKind::ThreadX] : 1;
-      const int64_t y = block.count(ir::ForKind::ThreadY) ? block[ir::ForKind::ThreadY] : 1;
-      const int64_t at[] = {thread % x, (thread / x) % y, thread / (x * y)};
-      ir::VarMap values;
-      for (const ir::For* loop : loops) {
-        const int k = loop->for_kind == ir::ForKind::ThreadX   ? 0
-                      : loop->for_kind == ir::ForKind::ThreadY ? 1
-                      : loop->for_kind == ir::ForKind::ThreadZ ? 2
-                                                               : -1;
-        values[loop->var.get()] = k >= 0 ? ir::make_const(loop->var.type(), at[k]) : loop->min;
+  } stores(f, buffer);
+  stores.walk(f);
+  return stores.worst;
+}
+
+/// The same for the compute's scalar reads of `buffer` that start a 16-byte group in every lane
+/// (the first of four adjacent reads ptxas makes one float4 load): the most distinct groups one
+/// bank takes from a quarter-warp (a float4 load serves 8 lanes at a time). 0: no such read.
+int worst_float4_read_conflict(const ir::LoweredFunc& f, const std::string& buffer) {
+  struct Reads : FirstWarp {
+    using FirstWarp::FirstWarp;
+    int worst = 0;
+    void on_load(const ir::Load* op) override {
+      if (op->indices.size() != 1 || !op->indices[0].type().is_scalar()) {
+        return;
       }
-      const ir::Expr value = ir::simplify(ir::substitute(index, values));
-      const int64_t* address = ir::as_const_int(value);  // points into `value`
-      EXPECT_NE(address, nullptr) << ir::to_string(index);
-      return address != nullptr ? *address : 0;
+      for (int64_t first = 0; first < 32; first += 8) {
+        std::map<int64_t, std::set<int64_t>> banks;  // bank quad -> 16-byte groups
+        for (int64_t thread = first; thread < first + 8; ++thread) {
+          const int64_t address = address_of(op->indices[0], thread);
+          if (address % 4 != 0) {
+            return;
+          }
+          banks[(address / 4) % 8].insert(address / 4);
+        }
+        for (const auto& [quad, groups] : banks) {
+          worst = std::max(worst, static_cast<int>(groups.size()));
+        }
+      }
     }
-  } walker;
-  walker.buffer = buffer;
-  walker.visit(f.body);
-  walker.sizing = false;
-  walker.visit(f.body);
-  return walker.worst;
+  } reads(f, buffer);
+  reads.walk(f);
+  return reads.worst;
 }
 
 TEST(GpuSharedLayout, OnlyInputsThatStrideAThreadsElementsGetALayoutKnob) {
@@ -207,7 +268,8 @@ TEST(GpuSharedLayout, PaddedRowsSpreadTheTransposedStoresOverTheBanks) {
         R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8], "C.j.split": [16,8],
             "C.local.k.split": [)" +
         std::to_string(step) +
-        R"(], "A.shared.layout": [1], "C.local.unroll": [0], "C.shared.vector": [4]}})"));
+        R"(], "A.shared.layout": [1], "C.local.interleave": [0], "C.local.unroll": [0],
+            "C.shared.vector": [4]}})"));
     std::vector<schedule::Step> steps = space.steps(config);
     const ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, steps), gpu(), "f");
     EXPECT_EQ(worst_store_conflict(f, "A.shared"), padded);
@@ -219,6 +281,30 @@ TEST(GpuSharedLayout, PaddedRowsSpreadTheTransposedStoresOverTheBanks) {
     const ir::LoweredFunc plain = lower::lower(schedule::apply_steps(w, steps), gpu(), "f");
     EXPECT_EQ(worst_store_conflict(plain, "A.shared"), unpadded);
   }
+}
+
+// A thread's 8 columns of B read as two float4s: contiguous, lanes 8 floats apart and two lanes
+// of a quarter-warp in one bank; interleaved in groups of 4 (CUTLASS's SIMT thread tile), a
+// quarter-warp's float4s are one 128-byte row. The accumulators stay in registers and the
+// output goes out as float4s either way the tile is laid out.
+TEST(GpuSharedLayout, InterleavedThreadTilesReadFloat4sWithoutBankConflicts) {
+  const te::Workload w = te::make_workload("matmul:M=256,N=256,K=128");
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  for (const auto& [interleave, conflict] : std::vector<std::pair<int, int>>{{0, 2}, {1, 1}}) {
+    const Config config = matmul_config(space, "C:gpu-tile+shared", 1, interleave);
+    SCOPED_TRACE(space.describe(config));
+    const ir::LoweredFunc f =
+        lower::lower(schedule::apply_steps(w, space.steps(config)), gpu(), "f");
+    EXPECT_EQ(worst_float4_read_conflict(f, "B.shared"), conflict);
+    EXPECT_EQ(worst_float4_read_conflict(f, "A.shared"), 1);  // a quarter-warp's rows: one row
+    const std::string source = codegen::generate_cuda(f, gpu()).source;
+    EXPECT_NE(source.find("float C_local[64];"), std::string::npos) << source;
+    EXPECT_EQ(source.find("*reinterpret_cast<float4*>(&C[") != std::string::npos, interleave == 1)
+        << source;
+  }
+  // The prior knows the conflict.
+  EXPECT_GT(space.prior(matmul_config(space, "C:gpu-tile+shared", 1, 1)),
+            space.prior(matmul_config(space, "C:gpu-tile+shared", 1, 0)));
 }
 
 TEST(GpuSharedLayout, ThePriorPrefersTheBlockedCopyOfAStridedInput) {
@@ -238,7 +324,8 @@ TEST(GpuSharedLayout, DoubleBufferedTilesOverStaticSharedMemoryAreDynamic) {
   const SearchSpace space = SearchSpace::generate(w, gpu());
   const Config config = space.from_json(support::Json::parse(
       R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8], "C.j.split": [16,8],
-          "C.local.k.split": [32], "A.shared.layout": [1], "C.local.unroll": [0],
+          "C.local.k.split": [32], "A.shared.layout": [1], "C.local.interleave": [0],
+          "C.local.unroll": [0],
           "C.shared.vector": [4]}})"));
   const target::Target hopper = target::Target::parse("cuda -arch=sm_90");
   const ir::LoweredFunc f =

@@ -314,12 +314,16 @@ TEST(GpuSketchRules, AConvsOuterReductionStepsAreOneLoopThatThePipelineSpans) {
     } catch (const ScheduleError&) {
       continue;
     }
+    const std::string source = codegen::generate_cuda(f, hopper).source;
+    if (source.find("__launch_bounds__(1)") != std::string::npos) {
+      continue;  // one thread fetches alone: nothing to overlap the copies with
+    }
     ++checked;
     SCOPED_TRACE(space.describe(config));
-    const std::string source = codegen::generate_cuda(f, hopper).source;
     // One loop of 72 steps; step k fetches step k + 1 unless it is the last.
-    EXPECT_NE(source.find(" < 72; ++"), std::string::npos) << source;
-    EXPECT_EQ(source.find(" < 3; ++"), std::string::npos) << source;
+    EXPECT_NE(source.find("rc_o_ry_o_rx_o < 72; ++"), std::string::npos) << source;
+    EXPECT_EQ(source.find("ry_o < 3; ++"), std::string::npos) << source;
+    EXPECT_EQ(source.find("rx_o < 3; ++"), std::string::npos) << source;
     EXPECT_NE(source.find(" < 71))"), std::string::npos) << source;
     EXPECT_NE(source.find("tt_cp_async"), std::string::npos) << source;
   }
