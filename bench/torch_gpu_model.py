@@ -6,7 +6,8 @@
 
 Usage: python3 bench/torch_gpu_model.py DIR --model resnet18|superres [--runs 50] [--warmup 20]
 Prints one JSON line: {eager_ms, graph_ms (or null), peak_allocated_bytes, peak_reserved_bytes,
-eager_in_use_bytes (the device's total - free after the eager runs), ref_rel_err}. Times are medians of --runs calls measured with CUDA events, batch 1, fp32 with
+eager_in_use_bytes (the device's total - free after the eager runs), ref_rel_err,
+onnx_tensors_loaded of module_tensors: the ONNX file's weights, by name, replace the seeded ones}. Times are medians of --runs calls measured with CUDA events, batch 1, fp32 with
 TF32 off, under torch.no_grad(). Exits 2 when torch has no CUDA device.
 """
 
@@ -32,9 +33,31 @@ def build(folder, name):
     else:
         sys.exit(f"torch_gpu_model.py: unknown model '{name}' (resnet18, superres)")
     model.eval()
+    loaded = load_onnx_weights(model, folder / f"{name}.onnx")
     x = torch.from_numpy(np.load(folder / f"{name}.input.0.npy"))
     ref = np.load(folder / f"{name}.output.0.npy")
-    return model, x, ref
+    return model, x, ref, loaded
+
+
+def load_onnx_weights(model, path):
+    """The exported model's own tensors, by name, over the seeded ones: the module is then the one
+    the ONNX file holds whatever this torch's initializers draw. Returns how many of the module's
+    tensors were loaded (0 without the onnx package)."""
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        return 0
+    tensors = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+    state = model.state_dict()
+    loaded = 0
+    for key, value in state.items():
+        array = tensors.get(key)
+        if array is not None and tuple(array.shape) == tuple(value.shape):
+            state[key] = torch.from_numpy(array.copy()).to(value.dtype)
+            loaded += 1
+    model.load_state_dict(state)
+    return loaded
 
 
 def time_events(fn, warmup, runs):
@@ -64,7 +87,7 @@ def main():
         sys.exit(2)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    model, x, ref = build(args.dir, args.model)
+    model, x, ref, loaded = build(args.dir, args.model)
     model = model.cuda()
     x = x.cuda()
     torch.cuda.reset_peak_memory_stats()
@@ -94,6 +117,7 @@ def main():
         "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
         "eager_in_use_bytes": eager_in_use,
         "device": torch.cuda.get_device_name(), "torch": torch.__version__, "ref_rel_err": err,
+        "onnx_tensors_loaded": loaded, "module_tensors": len(model.state_dict()),
     }))
 
 
