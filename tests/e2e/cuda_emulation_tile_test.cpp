@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace tensortune::codegen {
@@ -145,7 +146,7 @@ TEST(CudaEmulationTile, InterleavedAccumulatorsSqueezedAroundTheThreadIndex) {
 }
 
 // Double-buffered 128x128 tiles of 32 KB a step: 64 KB of dynamic shared memory on a device, a
-// static array under the emulation.
+// static array under the emulation; and the same tiles in three stages.
 TEST(CudaEmulationTile, DoubleBufferedTilesInDynamicSharedMemory) {
   const std::string spec = "matmul:M=256,N=128,K=64";
   const search::SearchSpace space = search::SearchSpace::generate(
@@ -158,6 +159,15 @@ TEST(CudaEmulationTile, DoubleBufferedTilesInDynamicSharedMemory) {
         std::string(interleave) + R"(], "C.local.unroll": [0], "C.shared.vector": [4]}})"));
     expect_emulation_matches_eval(spec, space.steps(config));
   }
+  // Three stages (TT_CUDA_PIPELINE=3): the emulation's copies land at once, so a step that
+  // fetched into the stage it then reads would compute from the wrong tile.
+  const search::Config config = space.from_json(support::Json::parse(
+      R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8], "C.j.split": [16,8],
+          "C.local.k.split": [16], "A.shared.layout": [1], "C.local.interleave": [1],
+          "C.local.unroll": [0], "C.shared.vector": [4]}})"));
+  setenv("TT_CUDA_PIPELINE", "3", 1);
+  expect_emulation_matches_eval(spec, space.steps(config));
+  unsetenv("TT_CUDA_PIPELINE");
 }
 
 }  // namespace

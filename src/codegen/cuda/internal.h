@@ -65,8 +65,12 @@ struct Pipelines {
   std::set<const ir::StmtNode*> step_starts;
   /// The fetches' stores into the doubled buffers: cp.async copies where their form allows.
   std::set<const ir::Store*> async_stores;
-  /// The doubled shared buffers.
+  /// The repeated (double- or more-buffered) shared buffers.
   std::set<const ir::BufferNode*> doubled;
+  /// With more than two stages: the statements each followed by a cp.async commit (a fetched
+  /// step's last), and per step start the groups it leaves pending (cp.async.wait_group N).
+  std::set<const ir::StmtNode*> commit_after;
+  std::map<const ir::StmtNode*, int> step_waits;
 };
 
 /// The shared memory a kernel for `target` may use: the target's -max-shared-memory when given,
@@ -74,9 +78,11 @@ struct Pipelines {
 /// shared memory declares it dynamic; only double-buffered tiles go past the target's default.
 int64_t shared_memory_limit(const target::Target& target);
 
-/// Whether kernels for `target` get double-buffered fetches: sm_80 and newer (cp.async), unless
-/// the environment sets TT_CUDA_PIPELINE=0.
-bool pipelines_fetches(const target::Target& target);
+/// The stages of the kernels' pipelined fetches for `target`: 0 (none) before sm_80 (no
+/// cp.async), else 2, or what the environment's TT_CUDA_PIPELINE says (0 or 1: none; 2 to 4
+/// stages, a loop without the steps or the shared memory for more gets 2). UserError for another
+/// value.
+int pipeline_stages(const target::Target& target);
 
 /// The kernel with each serial loop (outside the thread loops) whose body fetches shared tiles
 /// and then computes from them double-buffered, as far as the target's shared memory allows

@@ -178,6 +178,17 @@ std::string helper_source(const Helpers& h) {
         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
         "  asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n"
         "#endif\n"
+        "}\n"
+        "__device__ __forceinline__ void tt_cp_async_commit() {\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+        "  asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"
+        "#endif\n"
+        "}\n"
+        "template <int N>\n"
+        "__device__ __forceinline__ void tt_cp_async_wait_group() {\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+        "  asm volatile(\"cp.async.wait_group %0;\\n\" :: \"n\"(N) : \"memory\");\n"
+        "#endif\n"
         "}\n";
   }
   return out;

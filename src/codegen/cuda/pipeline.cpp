@@ -1,23 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// Double-buffered shared-memory fetches (software pipelining of depth 2). A serial loop outside
-// the thread loops whose body first fills shared buffers from global memory and then only reads
-// them (a GEMM's k steps: fetch A and B tiles, then the block's FMAs) becomes:
+// Multi-buffered shared-memory fetches (software pipelining, S stages: 2 by default). A serial
+// loop outside the thread loops whose body first fills shared buffers from global memory and then
+// only reads them (a GEMM's k steps: fetch A and B tiles, then the block's FMAs) becomes, for S=2:
 //
 //   fetch(min) into half 0
 //   for k: [cp.async.wait_all; __syncthreads()]
 //          if (k + 1 < end) fetch(k + 1) into half (k + 1 - min) % 2
 //          compute(k) from half (k - min) % 2
 //
-// Each buffer is doubled (both halves in one array); the fetch's stores become cp.async copies
-// (sm_80 and newer), so the next tile's loads are in flight while this one is computed. One
-// barrier per step suffices: the barrier at the top of step k follows every thread's compute(k-1)
-// (so fetch(k+1) may overwrite its half) and every thread's wait for fetch(k) (so compute(k) may
-// read it). The barrier planner is told so: inside the loop it ignores the doubled buffers.
+// and for S > 2, with one cp.async group committed per fetched step:
+//
+//   fetch(min + s) into stage s; commit          (s = 0 .. S-2)
+//   for k: [cp.async.wait_group S-2; __syncthreads()]
+//          if (k + S-1 < end) fetch(k + S-1) into stage (k + S-1 - min) % S
+//          commit (empty past the end, so every step waits for the same count)
+//          compute(k) from stage (k - min) % S
+//
+// Each buffer is repeated S times in one array; the fetch's stores become cp.async copies (sm_80
+// and newer), so the next tiles' loads are in flight while this one is computed. One barrier per
+// step suffices: the barrier at the top of step k follows every thread's compute(k-1) (so the
+// fetch may overwrite that stage) and every thread's wait for fetch(k) (so compute(k) may read
+// it). The barrier planner is told so: inside the loop it ignores the repeated buffers.
 #include "codegen/cuda/internal.h"
 #include "tensortune/ir/ir_mutator.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
 #include "tensortune/ir/simplify.h"
+#include "tensortune/support/error.h"
 
 #include <cstdlib>
 #include <map>
@@ -65,11 +74,11 @@ class Accesses : public ir::IRVisitor {
   }
 };
 
-/// Loads and stores of the original buffers moved to a half of the doubled ones.
-class ToHalf : public ir::IRMutator {
+/// Loads and stores of the original buffers moved to a stage of the repeated ones.
+class ToStage : public ir::IRMutator {
  public:
-  ToHalf(const std::map<const ir::BufferNode*, ir::Buffer>& doubled, ir::Expr half)
-      : doubled_(doubled), half_(std::move(half)) {}
+  ToStage(const std::map<const ir::BufferNode*, ir::Buffer>& doubled, ir::Expr stage)
+      : doubled_(doubled), half_(std::move(stage)) {}
   using ir::IRMutator::visit;
 
  protected:
@@ -105,7 +114,7 @@ class ToHalf : public ir::IRMutator {
   }
 
   const std::map<const ir::BufferNode*, ir::Buffer>& doubled_;
-  ir::Expr half_;
+  ir::Expr half_;  ///< the stage
 };
 
 /// The stores to the doubled buffers (emitted as cp.async copies).
@@ -159,7 +168,8 @@ class SharedBytes : public ir::IRVisitor {
 
 class Pipeliner : public ir::IRMutator {
  public:
-  Pipeliner(int64_t spare_bytes, Pipelines* out) : spare_bytes_(spare_bytes), out_(out) {}
+  Pipeliner(int64_t spare_bytes, int stages, Pipelines* out)
+      : spare_bytes_(spare_bytes), stages_(stages), out_(out) {}
   using ir::IRMutator::visit;
 
  protected:
@@ -191,7 +201,10 @@ class Pipeliner : public ir::IRMutator {
       targets.insert(b.get());
       bytes += b.num_elements() * b.dtype().bytes();
     }
-    if (shared.empty() || bytes > spare_bytes_) {
+    // More stages where they fit and the loop has the steps for them, else two.
+    const int64_t stages =
+        stages_ > 2 && (stages_ - 1) * bytes <= spare_bytes_ && *extent >= stages_ ? stages_ : 2;
+    if (shared.empty() || (stages - 1) * bytes > spare_bytes_) {
       return std::nullopt;
     }
     // A prefix of fetches (stores to the body's shared buffers only, reading global memory
@@ -229,27 +242,43 @@ class Pipeliner : public ir::IRMutator {
     }
     std::map<const ir::BufferNode*, ir::Buffer> doubled;
     for (const ir::Buffer& b : shared) {
-      doubled.emplace(b.get(), ir::Buffer(b.name(), b.dtype(), {2 * b.num_elements()},
+      doubled.emplace(b.get(), ir::Buffer(b.name(), b.dtype(), {stages * b.num_elements()},
                                           ir::MemoryScope::Shared));
     }
     const ir::Var& k = op->var;
     const ir::DataType t = k.type();
-    const auto fetch_at = [&](const ir::Expr& step, const ir::Expr& half) {
+    // With more than two stages each fetched step is a cp.async group: its last statement is
+    // followed by a commit.
+    const bool groups = stages > 2;
+    const auto fetch_at = [&](const ir::Expr& step, const ir::Expr& stage) {
       std::vector<ir::Stmt> out;
       for (size_t n = 0; n < fetches; ++n) {
         ir::Stmt st = ir::substitute(stmts[n], {{k.get(), step}});
-        out.push_back(ir::simplify(ToHalf(doubled, half).mutate(st)));
+        out.push_back(ir::simplify(ToStage(doubled, stage).mutate(st)));
       }
-      return ir::Seq::make(std::move(out));
+      return out;
     };
     const ir::Expr first = ir::make_const(t, *min);
-    const ir::Expr two = ir::make_const(t, int64_t{2});
-    ir::Stmt prologue = fetch_at(first, ir::make_const(t, int64_t{0}));
-    const ir::Expr next = k + ir::make_const(t, int64_t{1});
-    ir::Stmt next_fetch = ir::IfThenElse::make(k < ir::make_const(t, *min + *extent - 1),
-                                               fetch_at(next, (next - first) % two));
+    const ir::Expr count = ir::make_const(t, stages);
+    std::vector<ir::Stmt> prologue_stmts;
+    for (int64_t st = 0; st + 1 < stages; ++st) {
+      std::vector<ir::Stmt> f = fetch_at(ir::make_const(t, *min + st), ir::make_const(t, st));
+      if (groups) {
+        out_->commit_after.insert(f.back().get());
+      }
+      prologue_stmts.insert(prologue_stmts.end(), f.begin(), f.end());
+    }
+    ir::Stmt prologue = ir::Seq::make(std::move(prologue_stmts));
+    const ir::Expr next = k + ir::make_const(t, stages - 1);
+    ir::Stmt next_fetch =
+        ir::IfThenElse::make(k < ir::make_const(t, *min + *extent - (stages - 1)),
+                             ir::Seq::make(fetch_at(next, (next - first) % count)));
+    if (groups) {
+      out_->commit_after.insert(next_fetch.get());
+      out_->step_waits[next_fetch.get()] = static_cast<int>(stages - 2);
+    }
     std::vector<ir::Stmt> body = {next_fetch};
-    ToHalf current(doubled, (ir::Expr(k) - first) % two);
+    ToStage current(doubled, (ir::Expr(k) - first) % count);
     for (size_t n = fetches; n < stmts.size(); ++n) {
       body.push_back(current.mutate(stmts[n]));  // no pipeline nested in a pipelined loop
     }
@@ -259,7 +288,7 @@ class Pipeliner : public ir::IRMutator {
     for (auto it = shared.rbegin(); it != shared.rend(); ++it) {
       result = ir::Allocate::make(doubled.at(it->get()), result);
     }
-    spare_bytes_ -= bytes;
+    spare_bytes_ -= (stages - 1) * bytes;
     for (const auto& [node, buffer] : doubled) {
       out_->doubled.insert(buffer.get());
     }
@@ -271,6 +300,7 @@ class Pipeliner : public ir::IRMutator {
   }
 
   int64_t spare_bytes_;
+  int stages_;
   Pipelines* out_;
 };
 
@@ -289,26 +319,33 @@ int64_t shared_memory_limit(const target::Target& target) {
   return it != kOptIn.end() ? it->second : target.max_shared_memory_bytes;
 }
 
-bool pipelines_fetches(const target::Target& target) {
-  const char* env = std::getenv("TT_CUDA_PIPELINE");
-  if (env != nullptr && std::string(env) == "0") {
-    return false;
-  }
+int pipeline_stages(const target::Target& target) {
   // cp.async needs sm_80; before it the copies would stall as plain loads and stores.
-  return target.arch.size() > 3 && target.arch.compare(0, 3, "sm_") == 0 &&
-         std::atoi(target.arch.c_str() + 3) >= 80;
+  if (target.arch.size() <= 3 || target.arch.compare(0, 3, "sm_") != 0 ||
+      std::atoi(target.arch.c_str() + 3) < 80) {
+    return 0;
+  }
+  const char* env = std::getenv("TT_CUDA_PIPELINE");
+  if (env == nullptr || *env == '\0') {
+    return 2;
+  }
+  const std::string v(env);
+  TT_USER_CHECK(v.size() == 1 && v[0] >= '0' && v[0] <= '4')
+      << "TT_CUDA_PIPELINE='" << v << "': 0 or 1 (no pipelining), or 2 to 4 stages";
+  return v[0] <= '1' ? 0 : v[0] - '0';
 }
 
 ir::Stmt pipeline_shared_fetches(const ir::Stmt& kernel,
                                  const target::Target& target,
                                  Pipelines* out) {
-  if (!pipelines_fetches(target)) {
+  const int stages = pipeline_stages(target);
+  if (stages == 0) {
     return kernel;
   }
   SharedBytes used;
   used.visit(kernel);
   const int64_t spare = shared_memory_limit(target) - used.bytes;
-  Pipeliner pipeliner(spare, out);
+  Pipeliner pipeliner(spare, stages, out);
   return pipeliner.mutate(kernel);
 }
 

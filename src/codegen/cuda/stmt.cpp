@@ -99,7 +99,12 @@ void KernelPrinter::stmt(const ir::Stmt& s, bool sole_in_scope) {
   }
   if (thread_depth_ == 0 && ctx_.barriers.count(s.get()) != 0) {
     if (ctx_.pipelines.step_starts.count(s.get()) != 0) {
-      line("tt_cp_async_wait_all();");  // this thread's copies of the step's tiles
+      // This thread's copies of the step's tiles: all of them, or all but the later steps'
+      // groups.
+      const auto waits = ctx_.pipelines.step_waits.find(s.get());
+      line(waits == ctx_.pipelines.step_waits.end()
+               ? std::string("tt_cp_async_wait_all();")
+               : "tt_cp_async_wait_group<" + std::to_string(waits->second) + ">();");
       ctx_.helpers->cp_async = true;
     }
     line("__syncthreads();");
@@ -131,6 +136,9 @@ void KernelPrinter::stmt(const ir::Stmt& s, bool sole_in_scope) {
     case ir::StmtKind::Seq:
       for (const ir::Stmt& child : s.as<ir::Seq>()->stmts) {
         stmt(child, false);
+        if (ctx_.pipelines.commit_after.count(child.get()) != 0) {
+          line("tt_cp_async_commit();");  // a fetched step's copies are one group
+        }
       }
       return;
     case ir::StmtKind::Evaluate:

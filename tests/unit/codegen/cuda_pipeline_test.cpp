@@ -82,6 +82,55 @@ TEST(CudaPipeline, TheNextTileIsCopiedAsynchronouslyIntoTheOtherHalf) {
   EXPECT_NE(s.find("asm volatile(\"cp.async.ca.shared.global"), std::string::npos) << s;
 }
 
+/// The source for `arch` with TT_CUDA_PIPELINE set to `stages` while it is generated.
+std::string source_with_stages(const ir::LoweredFunc& f,
+                               const char* stages,
+                               const std::string& arch = "sm_90") {
+  setenv("TT_CUDA_PIPELINE", stages, 1);
+  try {
+    std::string s = source(f, arch);
+    unsetenv("TT_CUDA_PIPELINE");
+    return s;
+  } catch (...) {
+    unsetenv("TT_CUDA_PIPELINE");
+    throw;
+  }
+}
+
+// Three stages: the prologue fetches steps 0 and 1, each a committed group; step k leaves one
+// group (step k + 1's) pending, fetches step k + 2 into stage (k + 2) % 3 and commits, empty or
+// not, and reads stage k % 3.
+TEST(CudaPipeline, ThreeStagesKeepTwoStepsInFlight) {
+  const std::string s = source_with_stages(tiled_sum(false, false), "3");
+  EXPECT_NE(s.find("float S[192];"), std::string::npos) << s;
+  const size_t loop_at = s.find("for (int k = 0; k < 8; ++k) {");
+  ASSERT_NE(loop_at, std::string::npos) << s;
+  const std::string prologue = s.substr(0, loop_at);
+  EXPECT_NE(prologue.find("tt_cp_async4(&S[t], &A[((b * 512) + t)], true);"), std::string::npos)
+      << s;
+  EXPECT_NE(prologue.find("tt_cp_async4(&S[(t + 64)], &A[(((b * 512) + t) + 64)], true);"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(count(prologue, "tt_cp_async_commit();"), 2u) << s;
+  const std::string body = s.substr(loop_at);
+  EXPECT_NE(body.find("tt_cp_async_wait_group<1>();\n    __syncthreads();"), std::string::npos)
+      << s;
+  EXPECT_EQ(count(body, "__syncthreads();"), 1u) << s;
+  EXPECT_NE(body.find("if ((k < 6))"), std::string::npos) << s;
+  EXPECT_NE(body.find("(((k + 2) % 3) * 64)"), std::string::npos) << s;
+  EXPECT_EQ(count(body, "tt_cp_async_commit();"), 1u) << s;
+  // The commit follows the conditional fetch, outside it.
+  EXPECT_GT(body.find("tt_cp_async_commit();"), body.find("if ((k < 6))")) << s;
+  EXPECT_NE(body.find("S[((((k % 3) * 64) - u) + 63)]"), std::string::npos) << s;
+  // Two stages are the default; other values are refused.
+  EXPECT_EQ(source_with_stages(tiled_sum(false, false), "2"),
+            source(tiled_sum(false, false), "sm_90"));
+  EXPECT_EQ(source_with_stages(tiled_sum(false, false), "1").find("tt_cp_async"),
+            std::string::npos);  // one stage: nothing overlaps
+  EXPECT_THROW(source_with_stages(tiled_sum(false, false), "5"), UserError);
+  EXPECT_THROW(source_with_stages(tiled_sum(false, false), "yes"), UserError);
+}
+
 TEST(CudaPipeline, AlignedVectorsAreSixteenByteCopiesAndPaddingCopiesZeroBytes) {
   const std::string v = source(tiled_sum(true, false), "sm_80");
   EXPECT_NE(v.find("tt_cp_async16(&S[(t * 4)], &A[((b * 512) + (t * 4))]);"), std::string::npos)
@@ -192,6 +241,12 @@ TEST(CudaPipeline, NvrtcAssemblesTheCopiesForAmpereAndHopper) {
       const CudaModule m = generate_cuda(tiled_sum(vector, !vector), target);
       const NvrtcOutput out = compile_cuda(m.source, target, true);
       EXPECT_NE(out.ptx.find("cp.async.wait_all"), std::string::npos) << arch;
+      EXPECT_FALSE(out.cubin.empty()) << arch;
+      const NvrtcOutput three =
+          compile_cuda(source_with_stages(tiled_sum(vector, !vector), "3", arch), target, true);
+      EXPECT_NE(three.ptx.find("cp.async.wait_group 1"), std::string::npos) << three.ptx;
+      EXPECT_NE(three.ptx.find("cp.async.commit_group"), std::string::npos) << three.ptx;
+      EXPECT_FALSE(three.cubin.empty()) << arch;
       EXPECT_NE(out.ptx.find(vector ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global"),
                 std::string::npos)
           << arch << "\n"
