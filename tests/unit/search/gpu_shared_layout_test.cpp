@@ -307,6 +307,23 @@ TEST(GpuSharedLayout, InterleavedThreadTilesReadFloat4sWithoutBankConflicts) {
             space.prior(matmul_config(space, "C:gpu-tile+shared", 1, 0)));
 }
 
+// Same threads, accumulators, loads per FMA and blocks: the square tile loads 256 elements per k
+// for 16384 FMAs, the 64x256 one 320 for the same, so the square one goes first.
+TEST(GpuSharedLayout, ThePriorBreaksTiesByTheBlocksReuse) {
+  const SearchSpace space =
+      SearchSpace::generate(te::make_workload("matmul:M=1024,N=1024,K=1024"), gpu());
+  const auto config = [&](const std::string& i, const std::string& j) {
+    return space.from_json(support::Json::parse(
+        R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": )" + i + R"(, "C.j.split": )" +
+        j + R"(, "C.local.k.split": [8], "A.shared.layout": [1], "C.local.interleave": [1],
+            "C.local.unroll": [512], "C.shared.vector": [4]}})"));
+  };
+  const double square = space.prior(config("[16,8]", "[16,8]"));
+  const double wide = space.prior(config("[4,16]", "[64,4]"));
+  EXPECT_GT(square, wide);
+  EXPECT_GT(wide, 0.95 * square);  // a tie-breaker only
+}
+
 TEST(GpuSharedLayout, ThePriorPrefersTheBlockedCopyOfAStridedInput) {
   const SearchSpace space =
       SearchSpace::generate(te::make_workload("matmul:M=1024,N=1024,K=1024"), gpu());
