@@ -31,6 +31,7 @@ struct Helpers {
   bool max = false;
   bool abs = false;
   bool cp_async = false;
+  bool cp_async_groups = false;  ///< commit and wait_group, for pipelines of 3 or more stages
   bool dynamic_shared = false;
 };
 

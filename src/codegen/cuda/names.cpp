@@ -178,7 +178,10 @@ std::string helper_source(const Helpers& h) {
         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
         "  asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n"
         "#endif\n"
-        "}\n"
+        "}\n";
+  }
+  if (h.cp_async_groups) {
+    out +=
         "__device__ __forceinline__ void tt_cp_async_commit() {\n"
         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
         "  asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");\n"

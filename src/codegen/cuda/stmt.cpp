@@ -106,6 +106,9 @@ void KernelPrinter::stmt(const ir::Stmt& s, bool sole_in_scope) {
                ? std::string("tt_cp_async_wait_all();")
                : "tt_cp_async_wait_group<" + std::to_string(waits->second) + ">();");
       ctx_.helpers->cp_async = true;
+      if (waits != ctx_.pipelines.step_waits.end()) {
+        ctx_.helpers->cp_async_groups = true;
+      }
     }
     line("__syncthreads();");
   }
