@@ -318,6 +318,10 @@ Config SearchSpace::from_json(const support::Json& json) const {
   }
   for (const Knob& k : sketch.knobs) {
     auto it = knobs.find(k.name);
+    if (it == knobs.end() && k.absent >= 0) {
+      config.choice.push_back(k.absent);
+      continue;
+    }
     TT_USER_CHECK(it != knobs.end())
         << "configuration: knob '" << k.name << "' of sketch '" << name << "' is missing";
     std::vector<int64_t> values;

@@ -42,6 +42,9 @@ struct Knob {
   std::string name;  ///< unique in its sketch, e.g. "C.i.split", "C.unroll", "C.local.at"
   KnobKind kind = KnobKind::Choice;
   std::vector<std::vector<int64_t>> choices;
+  /// For a knob added after records were written: the choice a stored configuration without it
+  /// means (the one that builds what the sketch built before the knob existed); -1: required.
+  int absent = -1;
 };
 
 /// A configuration: the sketch and the index of the chosen value of each of its knobs.
@@ -110,7 +113,8 @@ class SearchSpace {
 
   /// {"sketch": NAME, "knobs": {KNOB: [values...], ...}}: stable across runs, stored in records.
   support::Json to_json(const Config& config) const;
-  /// Inverse of to_json; UserError when the sketch or a knob is unknown or a value is not a choice.
+  /// Inverse of to_json; UserError when the sketch or a knob is unknown, a value is not a choice,
+  /// or a knob is missing that has no Knob::absent choice.
   Config from_json(const support::Json& json) const;
   /// The configuration of this space closest to `json` (a configuration of the same operator on
   /// another shape): same sketch, and per knob the exact value when it is a choice, else the choice

@@ -225,4 +225,13 @@ KnobSlot KnobTable::add_values(std::string name,
   return add(std::move(name), kind, std::move(choices));
 }
 
+void KnobTable::added_later(const KnobSlot& slot, int absent_choice) {
+  if (slot.index < 0)
+    return;
+  Knob& knob = knobs_[static_cast<size_t>(slot.index)];
+  TT_CHECK(absent_choice >= 0 && static_cast<size_t>(absent_choice) < knob.choices.size())
+      << "knob '" << knob.name << "' has no choice " << absent_choice;
+  knob.absent = absent_choice;
+}
+
 }  // namespace tensortune::search::detail

@@ -134,6 +134,7 @@ class GpuSharedTilePlan final : public StagePlan {
     // contiguous 128 bytes. Choice 0 keeps the sub-tile contiguous.
     if (!vthread_) {
       interleave_ = knobs.add_values(stage_ + ".local.interleave", KnobKind::Choice, {0, 1});
+      knobs.added_later(interleave_, 0);
     }
     unroll_ = knobs.add_values(stage_ + ".local.unroll", KnobKind::Unroll, {0, 16, 64, 512});
     fetch_vector_ = knobs.add_values(stage_ + ".shared.vector", KnobKind::VectorLength, {1, 2, 4});

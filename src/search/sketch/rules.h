@@ -122,6 +122,8 @@ class KnobTable {
   KnobSlot add(std::string name, KnobKind kind, std::vector<std::vector<int64_t>> choices);
   /// Single-value choices {v} for each v of `values`.
   KnobSlot add_values(std::string name, KnobKind kind, const std::vector<int64_t>& values);
+  /// Marks `slot`'s knob as added after records were written (Knob::absent).
+  void added_later(const KnobSlot& slot, int absent_choice);
   std::vector<Knob> take() { return std::move(knobs_); }
 
  private:

@@ -307,6 +307,22 @@ TEST(GpuSharedLayout, InterleavedThreadTilesReadFloat4sWithoutBankConflicts) {
             space.prior(matmul_config(space, "C:gpu-tile+shared", 1, 0)));
 }
 
+// Records written before the interleave knob existed still parse, as the contiguous tile they
+// were measured with; every other knob stays required.
+TEST(GpuSharedLayout, RecordsWrittenBeforeTheInterleaveKnobStillParse) {
+  const SearchSpace space =
+      SearchSpace::generate(te::make_workload("matmul:M=256,N=256,K=128"), gpu());
+  const std::string old = R"({"sketch": "C:gpu-tile+shared", "knobs": {"C.i.split": [16,8],
+      "C.j.split": [16,8], "C.local.k.split": [8], "A.shared.layout": [1],
+      "C.local.unroll": [512], "C.shared.vector": [4]}})";
+  const Config parsed = space.from_json(support::Json::parse(old));
+  EXPECT_EQ(parsed, matmul_config(space, "C:gpu-tile+shared", 1, 0));
+  EXPECT_EQ(space.to_json(parsed).at("knobs").at("C.local.interleave").dump(), "[0]");
+  std::string without_unroll = old;
+  without_unroll.replace(without_unroll.find(R"("C.local.unroll": [512], )"), 25, "");
+  EXPECT_THROW(space.from_json(support::Json::parse(without_unroll)), UserError);
+}
+
 // Same threads, accumulators, loads per FMA and blocks: the square tile loads 256 elements per k
 // for 16384 FMAs, the 64x256 one 320 for the same, so the square one goes first.
 TEST(GpuSharedLayout, ThePriorBreaksTiesByTheBlocksReuse) {
