@@ -50,7 +50,7 @@ class Step:
         d: Dict[str, Any] = {"kind": self.kind}
         for f in fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            if f.name == "row_pad" and value == 0:
+            if f.name in ("row_pad", "stages") and value == 0:
                 continue  # as the C++ side writes it
             d[f.name] = [list(b) for b in value] if f.name == "blocks" else (
                 list(value) if isinstance(value, tuple) else value)
@@ -157,12 +157,15 @@ class CacheWrite(Step):
 @dataclass
 class CacheRead(Step):
     """Add stage "<stage>.<scope>" copying tensor ``stage`` for ``readers`` (all when empty);
-    ``row_pad`` elements widen its buffer's rows (against shared-memory bank conflicts)."""
+    ``row_pad`` elements widen its buffer's rows (against shared-memory bank conflicts);
+    ``stages`` (2 to 4, 0: the target's default) is a CUDA kernel's pipeline depth for its
+    fetches."""
     stage: str
     scope: str = "local"
     readers: Tuple[str, ...] = ()
     blocks: Tuple[Tuple[int, ...], ...] = ()
     row_pad: int = 0
+    stages: int = 0
     kind = "cache_read"
 
 

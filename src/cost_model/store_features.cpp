@@ -233,7 +233,12 @@ void context_features(const StoreSite& site,
     double bytes = static_cast<double>(alloc.buffer.num_elements()) * alloc.buffer.dtype().bytes();
     alloc_bytes += bytes;
     local_bytes += alloc.buffer.scope() == ir::MemoryScope::Local ? bytes : 0;
-    shared_bytes += alloc.buffer.scope() == ir::MemoryScope::Shared ? bytes : 0;
+    // A pipeline asked for keeps that many copies of a shared tile (schedule::CacheRead::stages;
+    // 0, the default and every schedule before it, counts one as it always did).
+    shared_bytes +=
+        alloc.buffer.scope() == ir::MemoryScope::Shared
+            ? bytes * static_cast<double>(std::max<int64_t>(1, alloc.buffer.pipeline_stages()))
+            : 0;
   }
   v[kAllocSharedBytes] = log_scale(shared_bytes);
   v[kNumAllocs] = log_scale(static_cast<double>(site.allocs.size()));

@@ -179,7 +179,8 @@ std::vector<std::vector<Placement>> NestBuilder::place_attached(size_t s,
         placement.offsets.push_back(ir::IntImm::make(ir::DataType::index(), 0));
       }
       placement.buffer = ir::Buffer(original.name(), original.dtype(),
-                                    padded_rows(region.extent, producer.row_pad), original.scope());
+                                    padded_rows(region.extent, producer.row_pad), original.scope(),
+                                    producer.stages);
       redirect_[original.get()] = Redirect{placement.buffer, region.min};
       here.push_back(std::move(placement));
     }

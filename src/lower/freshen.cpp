@@ -44,7 +44,7 @@ class Freshen : public ir::IRMutator {
   }
   ir::Stmt visit(const ir::Allocate* op, const ir::Stmt&) override {
     const ir::Buffer& b = op->buffer;
-    ir::Buffer copy(b.name(), b.dtype(), b.shape(), b.scope());
+    ir::Buffer copy(b.name(), b.dtype(), b.shape(), b.scope(), b.pipeline_stages());
     buffers_[b.get()] = copy;
     return ir::Allocate::make(copy, mutate(op->body));
   }

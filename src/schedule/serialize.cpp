@@ -95,6 +95,9 @@ void fill(Json& j, const CacheRead& s) {
   if (s.row_pad != 0) {
     j["row_pad"] = s.row_pad;  // absent when 0: records from before it read the same
   }
+  if (s.stages != 0) {
+    j["stages"] = s.stages;  // likewise
+  }
 }
 
 // Reads the fields of one step object, remembering which were read so leftovers
@@ -235,6 +238,7 @@ Step read_step(StepReader& r, const std::string& kind) {
   if (kind == "cache_read") {
     CacheRead step{r.string("stage"), r.scope("scope"), r.strings("readers"), r.blocks("blocks")};
     step.row_pad = r.optional_integer("row_pad", 0);
+    step.stages = r.optional_integer("stages", 0);
     return step;
   }
   ir::ForKind annotation = ir::ForKind::Serial;

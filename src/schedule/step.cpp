@@ -49,8 +49,8 @@ bool fields_equal(const CacheWrite& a, const CacheWrite& b) {
   return std::tie(a.stage, a.scope, a.blocks) == std::tie(b.stage, b.scope, b.blocks);
 }
 bool fields_equal(const CacheRead& a, const CacheRead& b) {
-  return std::tie(a.stage, a.scope, a.readers, a.blocks, a.row_pad) ==
-         std::tie(b.stage, b.scope, b.readers, b.blocks, b.row_pad);
+  return std::tie(a.stage, a.scope, a.readers, a.blocks, a.row_pad, a.stages) ==
+         std::tie(b.stage, b.scope, b.readers, b.blocks, b.row_pad, b.stages);
 }
 
 const char* kind_word(const Split& /*step*/) {
@@ -147,6 +147,9 @@ void describe(std::ostream& os, const CacheRead& s) {
   describe_blocks(os, s.blocks);
   if (s.row_pad != 0) {
     os << " row_pad " << s.row_pad;
+  }
+  if (s.stages != 0) {
+    os << " stages " << s.stages;
   }
   if (!s.readers.empty()) {
     os << " for " << list(s.readers);

@@ -27,11 +27,12 @@ def test_json_round_trip():
                         s.CacheWrite("C", "local"), s.PragmaUnroll("C", "j", 16),
                         s.ComputeInline("X"), s.ComputeRoot("X"), s.ComputeAt("X", "C", "i"),
                         s.CacheRead("A", "local", ("C",), ((1, 8),)),
-                        s.CacheRead("B", "shared", ("C",), row_pad=4)])
+                        s.CacheRead("B", "shared", ("C",), row_pad=4, stages=3)])
     assert s.Schedule.from_json(every.to_json()) == every
-    # row_pad goes to the C++ side and back; 0 is left out, as the C++ side writes it.
-    assert "row_pad 4" in str(s.CacheRead("B", "shared", ("C",), row_pad=4))
+    # row_pad and stages go to the C++ side and back; 0 is left out, as the C++ side writes it.
+    assert "row_pad 4 stages 3" in str(s.CacheRead("B", "shared", ("C",), row_pad=4, stages=3))
     assert "row_pad" not in s.CacheRead("B").to_dict()
+    assert "stages" not in s.CacheRead("B").to_dict()
 
 
 def test_lower_llvm_and_assembly():

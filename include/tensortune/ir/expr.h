@@ -13,10 +13,32 @@
 namespace tensortune::ir {
 
 enum class ExprKind : uint8_t {
-  IntImm, FloatImm, Var,
-  Add, Sub, Mul, Div, Mod, Min, Max,
-  Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not,
-  Select, Cast, Load, Ramp, Broadcast, Call, Reduce,
+  IntImm,
+  FloatImm,
+  Var,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Min,
+  Max,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
+  Not,
+  Select,
+  Cast,
+  Load,
+  Ramp,
+  Broadcast,
+  Call,
+  Reduce,
 };
 
 /// Base of all expression nodes: a kind tag and a type; nothing virtual but the destructor.
@@ -138,7 +160,9 @@ struct Select final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Select;
   Expr condition, true_value, false_value;
   Select(DataType t, Expr c, Expr tv, Expr fv)
-      : ExprNode(kKind, t), condition(std::move(c)), true_value(std::move(tv)),
+      : ExprNode(kKind, t),
+        condition(std::move(c)),
+        true_value(std::move(tv)),
         false_value(std::move(fv)) {}
   static Expr make(Expr condition, Expr true_value, Expr false_value);
 };
@@ -158,20 +182,27 @@ struct BufferNode {
   DataType dtype;    // scalar element type
   std::vector<int64_t> shape;
   MemoryScope scope = MemoryScope::Global;
+  /// A shared buffer's request for the software pipeline of the loop whose fetches fill it (a
+  /// hint to CUDA code generation, schedule::CacheRead::stages): 0 for the target's default.
+  int64_t pipeline_stages = 0;
 };
 
 /// A dense row-major array. Identity is the node; lowering flattens indices to one dimension.
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(std::string name, DataType dtype, std::vector<int64_t> shape,
-         MemoryScope scope = MemoryScope::Global);
+  Buffer(std::string name,
+         DataType dtype,
+         std::vector<int64_t> shape,
+         MemoryScope scope = MemoryScope::Global,
+         int64_t pipeline_stages = 0);
   bool defined() const { return node_ != nullptr; }
   const BufferNode* get() const { return node_.get(); }
   const std::string& name() const { return node_->name; }
   DataType dtype() const { return node_->dtype; }
   const std::vector<int64_t>& shape() const { return node_->shape; }
   MemoryScope scope() const { return node_->scope; }
+  int64_t pipeline_stages() const { return node_->pipeline_stages; }
   int64_t num_elements() const;
   bool same_as(const Buffer& other) const { return node_ == other.node_; }
 
@@ -187,7 +218,10 @@ struct Load final : ExprNode {
   std::vector<Expr> indices;
   Expr predicate;  // undefined = all lanes
   Load(DataType t, Buffer b, std::vector<Expr> idx, Expr p)
-      : ExprNode(kKind, t), buffer(std::move(b)), indices(std::move(idx)), predicate(std::move(p)) {}
+      : ExprNode(kKind, t),
+        buffer(std::move(b)),
+        indices(std::move(idx)),
+        predicate(std::move(p)) {}
   static Expr make(Buffer buffer, std::vector<Expr> indices, Expr predicate = Expr());
 };
 
@@ -217,7 +251,8 @@ struct Call final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Call;
   Intrinsic op;
   std::vector<Expr> args;
-  Call(DataType t, Intrinsic o, std::vector<Expr> a) : ExprNode(kKind, t), op(o), args(std::move(a)) {}
+  Call(DataType t, Intrinsic o, std::vector<Expr> a)
+      : ExprNode(kKind, t), op(o), args(std::move(a)) {}
   static Expr make(Intrinsic op, std::vector<Expr> args);
 };
 

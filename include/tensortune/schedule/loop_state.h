@@ -58,6 +58,8 @@ struct Stage {
   bool is_output = false;
   /// Elements its buffer's rows are padded by (CacheRead::row_pad).
   int64_t row_pad = 0;
+  /// The software pipeline depth its fetches ask for (CacheRead::stages).
+  int64_t stages = 0;
 
   bool is_placeholder() const { return op->is_placeholder(); }
   /// Index of the leaf axis named `name`, or -1.

@@ -114,6 +114,10 @@ struct CacheRead {
   /// (its row pitch), so that copies transposed into shared memory fall in other banks; the copy
   /// and its readers still touch only the first `extent` elements of each row. 0 to 64.
   int64_t row_pad = 0;
+  /// For a shared copy filled inside a serial loop of a CUDA kernel: the depth of that loop's
+  /// software pipeline, the tiles in flight plus the one computed (2 to 4; 1: none; 0: the
+  /// target's default). The deepest of a loop's copies counts; CPU targets ignore it.
+  int64_t stages = 0;
 };
 
 using Step = std::variant<Split,

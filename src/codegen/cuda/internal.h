@@ -82,7 +82,8 @@ int64_t shared_memory_limit(const target::Target& target);
 /// The stages of the kernels' pipelined fetches for `target`: 0 (none) before sm_80 (no
 /// cp.async), else 2, or what the environment's TT_CUDA_PIPELINE says (0 or 1: none; 2 to 4
 /// stages, a loop without the steps or the shared memory for more gets 2). UserError for another
-/// value.
+/// value. Where the variable is unset, a loop whose shared buffers ask for a depth
+/// (ir::BufferNode::pipeline_stages) gets that instead.
 int pipeline_stages(const target::Target& target);
 
 /// The kernel with each serial loop (outside the thread loops) whose body fetches shared tiles

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Multi-buffered shared-memory fetches (software pipelining, S stages: 2 by default). A serial
+// Multi-buffered shared-memory fetches (software pipelining, S stages: what the loop's shared
+// buffers ask for, schedule::CacheRead::stages, else 2; TT_CUDA_PIPELINE overrides). A serial
 // loop outside the thread loops whose body first fills shared buffers from global memory and then
 // only reads them (a GEMM's k steps: fetch A and B tiles, then the block's FMAs) becomes, for S=2:
 //
@@ -28,6 +29,7 @@
 #include "tensortune/ir/simplify.h"
 #include "tensortune/support/error.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -168,8 +170,9 @@ class SharedBytes : public ir::IRVisitor {
 
 class Pipeliner : public ir::IRMutator {
  public:
-  Pipeliner(int64_t spare_bytes, int stages, Pipelines* out)
-      : spare_bytes_(spare_bytes), stages_(stages), out_(out) {}
+  /// `stages`: the depth of a loop whose buffers ask for none, or of every loop when `forced`.
+  Pipeliner(int64_t spare_bytes, int stages, bool forced, Pipelines* out)
+      : spare_bytes_(spare_bytes), stages_(stages), forced_(forced), out_(out) {}
   using ir::IRMutator::visit;
 
  protected:
@@ -197,14 +200,17 @@ class Pipeliner : public ir::IRMutator {
     flatten(op->body, &shared, &stmts);
     std::set<const ir::BufferNode*> targets;
     int64_t bytes = 0;
+    int64_t asked = 0;  // the deepest pipeline the loop's buffers ask for (0: none asked)
     for (const ir::Buffer& b : shared) {
       targets.insert(b.get());
       bytes += b.num_elements() * b.dtype().bytes();
+      asked = std::max(asked, b.pipeline_stages());
     }
+    const int64_t want = forced_ || asked == 0 ? stages_ : asked;
     // More stages where they fit and the loop has the steps for them, else two.
     const int64_t stages =
-        stages_ > 2 && (stages_ - 1) * bytes <= spare_bytes_ && *extent >= stages_ ? stages_ : 2;
-    if (shared.empty() || (stages - 1) * bytes > spare_bytes_) {
+        want > 2 && (want - 1) * bytes <= spare_bytes_ && *extent >= want ? want : 2;
+    if (shared.empty() || want < 2 || (stages - 1) * bytes > spare_bytes_) {
       return std::nullopt;
     }
     // A prefix of fetches (stores to the body's shared buffers only, reading global memory
@@ -301,6 +307,7 @@ class Pipeliner : public ir::IRMutator {
 
   int64_t spare_bytes_;
   int stages_;
+  bool forced_;
   Pipelines* out_;
 };
 
@@ -345,7 +352,8 @@ ir::Stmt pipeline_shared_fetches(const ir::Stmt& kernel,
   SharedBytes used;
   used.visit(kernel);
   const int64_t spare = shared_memory_limit(target) - used.bytes;
-  Pipeliner pipeliner(spare, stages, out);
+  const char* env = std::getenv("TT_CUDA_PIPELINE");
+  Pipeliner pipeliner(spare, stages, env != nullptr && *env != '\0', out);
   return pipeliner.mutate(kernel);
 }
 

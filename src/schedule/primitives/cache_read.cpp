@@ -164,6 +164,11 @@ LoopState apply_primitive(const LoopState& state, const CacheRead& step) {
     throw ScheduleError("cache_read: row_pad " + std::to_string(step.row_pad) + " of '" +
                         step.stage + "' is outside 0.." + std::to_string(kMaxRowPad));
   }
+  constexpr int64_t kMaxStages = 4;
+  if (step.stages < 0 || step.stages > kMaxStages) {
+    throw ScheduleError("cache_read: stages " + std::to_string(step.stages) + " of '" + step.stage +
+                        "' is outside 0.." + std::to_string(kMaxStages));
+  }
   std::vector<std::string> readers = checked_readers(next, step);
   std::string name = unique_stage_name(next, step.stage + "." + scope_name(step.scope));
   te::OperationRef producer = stage.op;
@@ -175,6 +180,7 @@ LoopState apply_primitive(const LoopState& state, const CacheRead& step) {
   cache_stage.root_axes = root_axes_of(*copy);
   cache_stage.leaf_axes = cache_stage.root_axes;
   cache_stage.row_pad = step.row_pad;
+  cache_stage.stages = step.stages;
   for (const std::string& reader : readers) {
     next.replace_op(reader,
                     redirect_reader(*next.stage(reader).op, producer->output, copy, step.blocks));

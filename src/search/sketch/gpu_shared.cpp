@@ -138,6 +138,13 @@ class GpuSharedTilePlan final : public StagePlan {
     }
     unroll_ = knobs.add_values(stage_ + ".local.unroll", KnobKind::Unroll, {0, 16, 64, 512});
     fetch_vector_ = knobs.add_values(stage_ + ".shared.vector", KnobKind::VectorLength, {1, 2, 4});
+    // The depth of the fetches' software pipeline (codegen's): 2 has the next step's tiles in
+    // flight while this one is computed; 3 two steps, for blocks with too few warps to hide the
+    // copies' latency otherwise, at a third copy of the tiles in shared memory.
+    if (gpu_.async_copies) {
+      stages_ = knobs.add_values(stage_ + ".shared.stages", KnobKind::Choice, {2, 3});
+      knobs.added_later(stages_, 0);
+    }
   }
 
   void emit(Phase phase, const Values& v, Steps& out) const override {
@@ -157,6 +164,7 @@ class GpuSharedTilePlan final : public StagePlan {
       for (size_t n = 0; n < inputs_.size(); ++n) {
         schedule::CacheRead copy{inputs_[n], ir::MemoryScope::Shared, {local}, layout_blocks(n, v)};
         copy.row_pad = row_pad(n, v);
+        copy.stages = stages_.one(v);
         out.emplace_back(std::move(copy));
       }
       return;
@@ -485,7 +493,7 @@ class GpuSharedTilePlan final : public StagePlan {
     KnobSlot slot{-1, {0}};
   };
   std::vector<Layout> layouts_;
-  KnobSlot unroll_{-1, {0}}, fetch_vector_{-1, {1}}, interleave_{-1, {0}};
+  KnobSlot unroll_{-1, {0}}, fetch_vector_{-1, {1}}, interleave_{-1, {0}}, stages_{-1, {0}};
 };
 
 }  // namespace

@@ -313,6 +313,8 @@ std::string emit_fuse(const std::string& stage, const std::vector<std::string>& 
 /// (the data-centre part of each: sm_90 an H100 or H200, 132; sm_80 an A100, 108).
 struct GpuShape {
   int64_t multiprocessors = 132;
+  /// cp.async (sm_80 and newer): shared tiles may be fetched more than one step ahead.
+  bool async_copies = true;
 };
 GpuShape gpu_shape(const target::Target& target);
 

@@ -29,11 +29,13 @@ using testing::store;
 
 /// C[b*64 + t] = sum over k of S[t] where S is A's k-th tile of 64 (read reversed, so threads
 /// share data): `vector` fetches a float4 per thread of 16, `padded` reads A through a
-/// select(inside, A, 0) as a padded conv input does. The tile holds `tile` floats (64 or more).
-ir::LoweredFunc tiled_sum(bool vector, bool padded, int64_t tile = 64, bool in_place = false) {
+/// select(inside, A, 0) as a padded conv input does. The tile holds `tile` floats (64 or more);
+/// it asks for a pipeline of `stages` (ir::BufferNode::pipeline_stages, 0: the default).
+ir::LoweredFunc tiled_sum(
+    bool vector, bool padded, int64_t tile = 64, bool in_place = false, int64_t stages = 0) {
   ir::Buffer a = buffer("A", kF32, 4 * 8 * 64);
   ir::Buffer c = buffer("C", kF32, 4 * 64);
-  ir::Buffer s = buffer("S", kF32, tile, ir::MemoryScope::Shared);
+  ir::Buffer s("S", kF32, {tile}, ir::MemoryScope::Shared, stages);
   Var b("b"), k("k"), t("t"), u("u");
   const Expr at = b * 512 + k * 64;
   Stmt fetch;
@@ -129,6 +131,24 @@ TEST(CudaPipeline, ThreeStagesKeepTwoStepsInFlight) {
             std::string::npos);  // one stage: nothing overlaps
   EXPECT_THROW(source_with_stages(tiled_sum(false, false), "5"), UserError);
   EXPECT_THROW(source_with_stages(tiled_sum(false, false), "yes"), UserError);
+}
+
+// A schedule asks for a depth through its shared buffers (cache_read's stages); the
+// environment's TT_CUDA_PIPELINE still decides for every kernel where it is set, and targets
+// without cp.async pipeline nothing.
+TEST(CudaPipeline, SharedBuffersAskForTheirLoopsDepth) {
+  const auto asking = [](int64_t stages) {
+    return tiled_sum(false, false, 64, false, stages);
+  };
+  const std::string three = source_with_stages(tiled_sum(false, false), "3");
+  EXPECT_EQ(source(asking(3), "sm_90"), three);
+  EXPECT_EQ(source(asking(2), "sm_90"), source(tiled_sum(false, false), "sm_90"));
+  EXPECT_EQ(source(asking(1), "sm_90").find("tt_cp_async"), std::string::npos);
+  EXPECT_EQ(source_with_stages(asking(3), "2"), source(tiled_sum(false, false), "sm_90"));
+  EXPECT_EQ(source_with_stages(asking(2), "3"), three);
+  EXPECT_EQ(source(asking(3), "sm_75").find("tt_cp_async"), std::string::npos);
+  // Four stages where the loop has only 8 steps and room: three groups in the prologue.
+  EXPECT_EQ(count(source(asking(4), "sm_90"), "tt_cp_async_commit();"), 4u);
 }
 
 TEST(CudaPipeline, AlignedVectorsAreSixteenByteCopiesAndPaddingCopiesZeroBytes) {

@@ -29,6 +29,7 @@ inline std::vector<Step> one_step_of_each_kind() {
   };
   CacheRead padded{"A", ir::MemoryScope::Shared, {"C"}, {{0, 8}}};
   padded.row_pad = 4;
+  padded.stages = 3;
   steps.emplace_back(padded);
   for (int k = 0; k <= static_cast<int>(ir::ForKind::ThreadZ); ++k) {
     steps.push_back(Annotate{"C", "j.i", static_cast<ir::ForKind>(k)});

@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 namespace tensortune::schedule {
 namespace {
 
@@ -178,12 +182,14 @@ TEST(CacheRead, RejectsBlocksThatDoNotFitTheTensor) {
             "cache_read: block factor 0 does not divide dimension 0 of 'B' (extent 32)");
 }
 
-TEST(CacheRead, RejectsARowPadOutsideItsRange) {
-  for (int64_t pad : {-1, 65}) {
+TEST(CacheRead, RejectsARowPadOrStagesOutsideTheirRange) {
+  for (const auto& [field, value, range] : std::vector<std::tuple<std::string, int64_t, int64_t>>{
+           {"row_pad", -1, 64}, {"row_pad", 65, 64}, {"stages", -1, 4}, {"stages", 5, 4}}) {
     CacheRead step{"B", ir::MemoryScope::Shared, {}};
-    step.row_pad = pad;
+    (field == "row_pad" ? step.row_pad : step.stages) = value;
     EXPECT_EQ(schedule_error([&] { apply_steps(testing::matmul_relu(), {step}); }),
-              "cache_read: row_pad " + std::to_string(pad) + " of 'B' is outside 0..64");
+              "cache_read: " + field + " " + std::to_string(value) + " of 'B' is outside 0.." +
+                  std::to_string(range));
   }
 }
 

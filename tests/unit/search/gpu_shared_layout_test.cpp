@@ -323,6 +323,36 @@ TEST(GpuSharedLayout, RecordsWrittenBeforeTheInterleaveKnobStillParse) {
   EXPECT_THROW(space.from_json(support::Json::parse(without_unroll)), UserError);
 }
 
+// Where cp.async exists, the depth of the fetches' pipeline is a knob: its copies ask for it
+// and the kernel keeps that many tiles; sm_75 has no such knob and nothing to pipeline.
+TEST(GpuSharedLayout, ThePipelineDepthIsAKnobWhereCopiesAreAsynchronous) {
+  const te::Workload w = te::make_workload("matmul:M=256,N=256,K=128");
+  const SearchSpace space = SearchSpace::generate(w, gpu());
+  for (const char* sketch : {"C:gpu-tile+shared", "C:gpu-tile+shared+vthread"}) {
+    const std::vector<std::string> names = knob_names(space, sketch);
+    EXPECT_NE(std::find(names.begin(), names.end(), "C.shared.stages"), names.end()) << sketch;
+  }
+  support::Json json = space.to_json(matmul_config(space, "C:gpu-tile+shared", 1, 1));
+  EXPECT_EQ(json.at("knobs").at("C.shared.stages").dump(), "[2]");  // absent: what it was
+  json["knobs"]["C.shared.stages"] = support::Json::parse("[3]");
+  const std::vector<schedule::Step> steps = space.steps(space.from_json(json));
+  int asking = 0;
+  for (const schedule::Step& s : steps) {
+    if (const auto* read = std::get_if<schedule::CacheRead>(&s)) {
+      EXPECT_EQ(read->stages, 3) << read->stage;
+      ++asking;
+    }
+  }
+  EXPECT_EQ(asking, 2);
+  const ir::LoweredFunc f = lower::lower(schedule::apply_steps(w, steps), gpu(), "f");
+  const std::string source = codegen::generate_cuda(f, gpu()).source;
+  EXPECT_NE(source.find("tt_cp_async_wait_group<1>();"), std::string::npos) << source;
+  const target::Target turing = target::Target::parse("cuda -arch=sm_75");
+  const std::vector<std::string> old =
+      knob_names(SearchSpace::generate(w, turing), "C:gpu-tile+shared");
+  EXPECT_EQ(std::find(old.begin(), old.end(), "C.shared.stages"), old.end());
+}
+
 // Same threads, accumulators, loads per FMA and blocks: the square tile loads 256 elements per k
 // for 16384 FMAs, the 64x256 one 320 for the same, so the square one goes first.
 TEST(GpuSharedLayout, ThePriorBreaksTiesByTheBlocksReuse) {

@@ -175,8 +175,15 @@ TEST(GpuSketchRules, SharedSketchesStageInputsAndKeepAccumulatorsInRegisters) {
       const codegen::CudaModule module = codegen::generate_cuda(f, gpu());
       ASSERT_EQ(module.kernels.size(), 1u) << module.source;
       for (const char* shared : {"A_shared", "B_shared"}) {
+        // Static, or a slice of the dynamic array past 48 KB (deeper pipelines get there).
         const size_t at = module.source.find(std::string("float ") + shared + "[");
-        ASSERT_NE(at, std::string::npos) << module.source;
+        if (at == std::string::npos) {
+          EXPECT_NE(module.source.find(std::string("float* ") + shared +
+                                       " = reinterpret_cast<float*>(tt_shared"),
+                    std::string::npos)
+              << module.source;
+          continue;
+        }
         const size_t line = module.source.rfind('\n', at);
         EXPECT_NE(module.source.substr(line, at - line).find("__shared__"), std::string::npos)
             << module.source;
