@@ -10,7 +10,8 @@
 #   QUICK=1 skips the device tests but vs_vendor_gpu's own; VVG_S caps vs_vendor_gpu's seconds (240)
 #   GPU_MODELS: the models bench/gpu_models.sh runs (default superres,resnet18)
 #   VVG_NOPIPE_S caps the re-run of the best records without double-buffered fetches (120; 0: none)
-#   VVG_STAGES3_S caps the re-run of the best records with three pipeline stages (120; 0: none)
+#   VVG_STAGES3_S caps a re-run of the best records with three pipeline stages everywhere (default
+#     0: none; the search chooses the depth per kernel, <stage>.shared.stages)
 #   GPU_DEFAULTS=0 skips the models' second compile with the default (not zero-shot) schedules
 #   .devpack/seed.db, when present, is the database vs_vendor_gpu resumes from.
 # The binaries hold their build folder's absolute paths (/work/main/build...): a checkout elsewhere
@@ -115,10 +116,10 @@ if [ "${VVG_NOPIPE_S:-120}" != 0 ]; then
     --target "cuda -arch=sm_90" --db "$OUT/vvg.db" ${ONLY:+--only "$ONLY"} \
     --json "$OUT/vvg-nopipe.json" 2>&1 | tail -30
 fi
-# And with three stages in flight instead of two (VVG_STAGES3_S=0: not).
-if [ "${VVG_STAGES3_S:-120}" != 0 ]; then
+# And with three stages in flight in every kernel (VVG_STAGES3_S > 0).
+if [ "${VVG_STAGES3_S:-0}" != 0 ]; then
   el "vs_vendor_gpu, TT_CUDA_PIPELINE=3"
-  TT_CUDA_PIPELINE=3 timeout "${VVG_STAGES3_S:-120}" bench/vs_vendor_gpu \
+  TT_CUDA_PIPELINE=3 timeout "$VVG_STAGES3_S" bench/vs_vendor_gpu \
     --target "cuda -arch=sm_90" --db "$OUT/vvg.db" ${ONLY:+--only "$ONLY"} \
     --json "$OUT/vvg-3stage.json" 2>&1 | tail -30
 fi
