@@ -314,6 +314,38 @@ std::optional<ZeroShotPick> ZeroShot::pick(const te::Workload& workload,
     };
     scores = prior_scores(configs);
     refine(prior_scores);
+    // The annealing's chains end near good points, not on them: the 4096^3 GEMM's pick kept a
+    // contiguous thread tile whose interleaved neighbour scores higher. A greedy ascent moves
+    // to the best neighbour by the prior (cheap) that lowers (not), while one scores higher.
+    const std::vector<size_t> order = best_first(scores);
+    for (size_t i = 0, started = 0; i < order.size() && started < options_.climb_starts; ++i) {
+      if (!std::isfinite(scores[order[i]]))
+        continue;
+      ++started;
+      Config at = configs[order[i]];
+      double here = scores[order[i]];
+      for (int step = 0; step < options_.climb_steps; ++step) {
+        std::vector<std::pair<double, Config>> next;
+        for (Config& c : space.neighbours(at)) {
+          const double p = space.prior(c);
+          if (p > here)
+            next.emplace_back(p, std::move(c));
+        }
+        std::stable_sort(next.begin(), next.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
+        const auto up = std::find_if(next.begin(), next.end(), [&](const auto& n) {
+          return std::isfinite(prior_scores({n.second}).at(0));
+        });
+        if (up == next.end())
+          break;
+        here = up->first;
+        at = up->second;
+      }
+      if (seen.insert(space.key(at)).second) {
+        configs.push_back(at);
+        scores.push_back(static_cast<float>(here));
+      }
+    }
   } else if (model_ && model_->trained()) {
     const auto predict = [&](const std::vector<Config>& batch) {
       const std::vector<const std::vector<float>*> features = evaluator.features(batch);

@@ -4,6 +4,7 @@
 // zero-shot picks for a GPU.
 #include "cuda_emulation.h"
 
+#include "tensortune/codegen/cuda_codegen.h"
 #include "tensortune/ir/ir_printer.h"
 #include "tensortune/ir/ir_visitor.h"
 #include "tensortune/ir/ops.h"
@@ -148,6 +149,25 @@ TEST(CudaEmulation, ZeroShotGpuPicksRepeatAndMatchTheInterpreter) {
   }
 }
 
+// The zero-shot GEMM's tile fits the registers its block leaves a thread: ptxas spills nothing.
+TEST(CudaEmulation, ZeroShotGpuGemmCompilesWithoutSpills) {
+  if (!codegen::nvrtc_available()) {
+    GTEST_SKIP() << "NVRTC is not available";
+  }
+  const target::Target target = target::Target::parse("cuda -arch=sm_90");
+  const te::Workload workload = te::make_workload("matmul:M=4096,N=4096,K=4096");
+  const std::optional<search::ZeroShotPick> pick = search::ZeroShot(nullptr).pick(workload, target);
+  ASSERT_TRUE(pick.has_value());
+  SCOPED_TRACE(pick->config);
+  const ir::LoweredFunc f =
+      lower::lower(workload, schedule::Schedule{workload.key(), pick->steps}, target);
+  const codegen::NvrtcOutput out =
+      codegen::compile_cuda(codegen::generate_cuda(f, target).source, target, true);
+  ASSERT_EQ(out.resources.size(), 1u) << out.log;
+  EXPECT_EQ(out.resources[0].spill_store_bytes, 0) << out.log;
+  EXPECT_EQ(out.resources[0].spill_load_bytes, 0) << out.log;
+}
+
 /// The largest extent of the loops bound to each GPU index.
 class LaunchShape : public ir::IRVisitor {
  public:
@@ -189,6 +209,17 @@ TEST(CudaEmulation, ZeroShotGpuPicksTileLargeLayersThroughSharedMemory) {
     launch.visit(f.body);
     EXPECT_GE(launch.threads(), 64) << pick->config;
     EXPECT_GE(launch.extent[ir::ForKind::BlockX] * launch.threads() / 32, 132 * 4) << pick->config;
+    // A local maximum of the prior: no neighbour that lowers scores higher.
+    const search::SearchSpace space = search::SearchSpace::generate(workload, target);
+    const search::Config at = space.from_json(pick->configuration);
+    for (const search::Config& c : space.neighbours(at)) {
+      if (space.prior(c) <= pick->prior)
+        continue;
+      EXPECT_THROW(
+          lower::lower(workload, schedule::Schedule{workload.key(), space.steps(c)}, target),
+          ScheduleError)
+          << space.describe(c) << " scores " << space.prior(c);
+    }
   }
 }
 

@@ -34,9 +34,9 @@ struct ZeroShotOptions {
   int refine_steps = 30;
   size_t refine_starts = 32;
   size_t refine_keep = 8;
-  /// Then a greedy ascent under the model from each of the `climb_starts` best points: each step
-  /// moves to the best-scored neighbour (one knob one choice away) while that scores higher, for
-  /// at most `climb_steps` steps. 0 starts: none.
+  /// Then a greedy ascent under the model (for a GPU, the prior) from each of the `climb_starts`
+  /// best points: each step moves to the best-scored neighbour (one knob one choice away) while
+  /// that scores higher, for at most `climb_steps` steps. 0 starts: none.
   size_t climb_starts = 8;
   int climb_steps = 40;
   /// The prior's weight against the model's scores (TuneOptions::prior_weight's meaning).

@@ -163,8 +163,8 @@ class GpuTilePlan final : public StagePlan {
       accumulators *= f[1];
       blocks *= std::ceil(static_cast<double>(extents_[d]) / static_cast<double>(f[0] * f[1]));
     }
-    return kGlobalReads * gpu_threads_prior(threads) * gpu_accumulators_prior(accumulators) *
-           gpu_fill_prior(blocks, threads, gpu_);
+    return kGlobalReads * gpu_threads_prior(threads) *
+           gpu_accumulators_prior(accumulators, 0, threads) * gpu_fill_prior(blocks, threads, gpu_);
   }
 
  private:
@@ -183,11 +183,17 @@ double gpu_threads_prior(int64_t threads) {
   return threads < 32 ? 0.1 : threads < 64 ? 0.4 : threads < 128 ? 0.8 : threads > 512 ? 0.5 : 1.0;
 }
 
-/// Accumulators a thread keeps: each reuses what it loads across the others, and past 128 they
-/// spill out of the registers.
-double gpu_accumulators_prior(int64_t accumulators) {
-  constexpr int64_t kMaxAccumulators = 128;
-  return accumulators < 4 ? 0.3 : accumulators > kMaxAccumulators ? 0.1 : 1.0;
+/// Accumulators a thread keeps: each reuses what it loads across the others. With twice the
+/// operands of a reduction step (unrolled, the next step's loads run ahead of this one's FMAs)
+/// and about 20 registers of addresses and indices, they must fit what each thread of the block
+/// gets of a multiprocessor's 64K registers (255 at most), or ptxas spills: 16x16 threads of
+/// 8x8 need 116 and used 117 (sm_90); 16x32 threads of 16x8 need 196, got 128 and spilled.
+double gpu_accumulators_prior(int64_t accumulators, int64_t operands, int64_t threads) {
+  constexpr int64_t kRegisterFile = 65536, kMaxPerThread = 255, kAddressing = 20;
+  const int64_t lanes = std::max<int64_t>(32, (threads + 31) / 32 * 32);
+  const int64_t budget = std::min(kMaxPerThread, kRegisterFile / lanes / 8 * 8);
+  const int64_t needed = accumulators + 2 * operands + kAddressing;
+  return needed > budget ? 0.1 : accumulators < 4 ? 0.3 : 1.0;
 }
 
 GpuShape gpu_shape(const target::Target& target) {

@@ -308,7 +308,7 @@ class GpuSharedTilePlan final : public StagePlan {
       accumulators *= per_thread(a, v);
       blocks *= std::ceil(static_cast<double>(a.extent) / static_cast<double>(tile_of(a, v)));
     }
-    double p = gpu_threads_prior(threads) * gpu_accumulators_prior(accumulators);
+    double p = gpu_threads_prior(threads);
     // Shared-memory loads per FMA: per reduction element a thread reads, of each input, the
     // elements its tile spans along the data axes that input's index uses (a GEMM's 8x8 tile: 8
     // of A, 8 of B for 64 FMAs). Below 4 FMAs a load, shared-memory issue bounds the kernel
@@ -317,10 +317,12 @@ class GpuSharedTilePlan final : public StagePlan {
     // Elements a row apart are read one by one, and a warp's rows fall in one bank.
     constexpr double kStridedReads = 0.8, kConflictedReads = 0.85;
     double loads = 0;
+    int64_t operands = 0;
     for (size_t n = 0; n < input_uses_.size(); ++n) {
       double count = 1;
       for (size_t d : input_uses_[n])
         count *= static_cast<double>(per_thread(data_[d], v));
+      operands += static_cast<int64_t>(count);
       const std::optional<size_t> inner = contiguous_axis(n, v);
       if (inner && !vthread_ && per_thread(data_[*inner], v) % 4 == 0) {
         count /= 4;
@@ -338,6 +340,7 @@ class GpuSharedTilePlan final : public StagePlan {
       }
       loads += count;
     }
+    p *= gpu_accumulators_prior(accumulators, operands, threads);
     if (loads > 0) {
       p *= std::sqrt(std::min(1.0, static_cast<double>(accumulators) / loads / 4));
     }
@@ -367,6 +370,10 @@ class GpuSharedTilePlan final : public StagePlan {
       step *= slot.of(v).back();
     p *= step >= 8 ? 1.0 : step >= 4 ? 0.8 : step >= 2 ? 0.6 : 0.4;
     p *= fetch_vector_.one(v) >= 4 ? 1.0 : fetch_vector_.one(v) == 2 ? 0.9 : 0.8;
+    // Nothing here tells when a third stage pays for its shared memory: a tie-breaker only,
+    // toward two, so that an untimed pick keeps the default and measurements decide.
+    constexpr double kDeeperUntimed = 0.999;
+    p *= stages_.one(v) > 2 ? kDeeperUntimed : 1.0;
     return p * gpu_fill_prior(blocks, threads, gpu_);
   }
 

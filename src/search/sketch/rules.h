@@ -323,9 +323,10 @@ GpuShape gpu_shape(const target::Target& target);
 /// blocks should fill their last wave.
 double gpu_fill_prior(double blocks, int64_t threads, const GpuShape& gpu);
 
-/// Priors of a GPU stage's threads per block and accumulators per thread (sketch/gpu.cpp).
+/// Priors of a GPU stage's threads per block and accumulators per thread (sketch/gpu.cpp); a
+/// thread loads `operands` values per reduction element into registers (0 where unknown).
 double gpu_threads_prior(int64_t threads);
-double gpu_accumulators_prior(int64_t accumulators);
+double gpu_accumulators_prior(int64_t accumulators, int64_t operands, int64_t threads);
 
 /// The shared-memory tiling of reuse stage `stage`, with virtual threads or not, fusing its
 /// element-wise epilogue ending at `epilogue_output` when not null (sketch/gpu_shared.cpp).

@@ -353,6 +353,22 @@ TEST(GpuSharedLayout, ThePipelineDepthIsAKnobWhereCopiesAreAsynchronous) {
   EXPECT_EQ(std::find(old.begin(), old.end(), "C.shared.stages"), old.end());
 }
 
+// A thread of a 512-thread block gets 128 registers: 8x8 accumulators fit (ptxas: 128, no
+// spill), 16x8 do not (ptxas: 180 bytes spilled); with 256 threads, 255 registers hold 16x8.
+TEST(GpuSharedLayout, ThePriorKeepsATileInTheRegistersItsBlockLeavesAThread) {
+  const SearchSpace space =
+      SearchSpace::generate(te::make_workload("matmul:M=4096,N=4096,K=4096"), gpu());
+  const auto prior = [&](const std::string& i, const std::string& j) {
+    return space.prior(space.from_json(support::Json::parse(
+        R"({"sketch": "C:gpu-tile+shared+vthread", "knobs": {"C.i.split": )" + i +
+        R"(, "C.j.split": )" + j + R"(, "C.local.k.split": [8], "A.shared.layout": [1],
+            "C.local.unroll": [64], "C.shared.vector": [4]}})")));
+  };
+  const double fits = prior("[8,32]", "[8,16]");
+  EXPECT_LT(prior("[16,16]", "[8,32]"), 0.2 * fits);
+  EXPECT_GT(prior("[16,16]", "[8,16]"), 0.5 * fits);
+}
+
 // Same threads, accumulators, loads per FMA and blocks: the square tile loads 256 elements per k
 // for 16384 FMAs, the 64x256 one 320 for the same, so the square one goes first.
 TEST(GpuSharedLayout, ThePriorBreaksTiesByTheBlocksReuse) {
