@@ -271,12 +271,16 @@ TuneJob::Batch TuneJob::propose_batch(int task, PhaseTimes& times) {
       options_.initial_model->trained() && !options_.random_model && !target_.is_gpu()) {
     guide = options_.initial_model.get();
   }
-  if (guide != nullptr && guide == options_.initial_model.get() && state.top.empty() &&
-      !state.zero_shot_started && options_.tuner != TunerKind::Random) {
-    // The first batch measures what zero-shot builds under the same model, so no tuned record
-    // ends slower than the zero-shot pick it replaces at compile time: from an empty database
-    // (no shipped logs), 10 minutes of ResNet-18 tuning otherwise built 8.93 ms against the
-    // zero-shot build's 8.67.
+  // On a GPU, zero-shot ranks by the sketch prior whatever the model.
+  const bool zero_shot_guides = target_.is_gpu()
+                                    ? !options_.random_model
+                                    : guide != nullptr && guide == options_.initial_model.get();
+  if (zero_shot_guides && state.top.empty() && !state.zero_shot_started &&
+      options_.tuner != TunerKind::Random) {
+    // The first batch measures what zero-shot builds (under the same model on a CPU), so no
+    // tuned record ends slower than the zero-shot pick it replaces at compile time: from an
+    // empty database (no shipped logs), 10 minutes of ResNet-18 tuning otherwise built 8.93 ms
+    // against the zero-shot build's 8.67.
     state.zero_shot_started = true;
     const std::optional<ZeroShotPick> pick =
         ZeroShot(options_.initial_model).pick(state.task->workload, target_);

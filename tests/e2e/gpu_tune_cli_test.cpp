@@ -3,8 +3,12 @@
 // error line, exit 1 and no database touched; with one (label gpu), a short tuning run that
 // stores records, and bench of the best one.
 #include "cli_runner.h"
+#include "tensortune/database/database.h"
 #include "tensortune/runtime/cuda_driver.h"
+#include "tensortune/search/zero_shot.h"
 #include "tensortune/support/json.h"
+#include "tensortune/target/target.h"
+#include "tensortune/te/operators.h"
 
 #include <gtest/gtest.h>
 
@@ -72,6 +76,35 @@ TEST(GpuTuneCli, TunesAMatmulOnTheDevice) {
   EXPECT_EQ(bench.at("schedule").as_string().rfind("record", 0), 0U) << r.out;
   EXPECT_GT(bench.at("seconds").as_double(), 0);
   EXPECT_EQ(bench.at("repeats").size(), 3U);
+}
+
+// No tuned record may end slower than the zero-shot pick compile uses without it: the model-
+// guided tuner measures that pick in its first batch.
+TEST(GpuTuneCli, TheFirstBatchMeasuresTheZeroShotPick) {
+  const std::string why = runtime::cuda_unavailable_reason();
+  if (!why.empty()) {
+    GTEST_SKIP() << "no CUDA device: " << why;
+  }
+  const std::string db = temp_path("gpu_tune_zero_shot.db");
+  std::filesystem::remove(db);
+  const std::string spec = "matmul:M=512,N=256,K=128";
+  const e2e::CliResult r =
+      run_cli("tune --workload " + spec + " --target 'cuda -arch=sm_90' --db '" + db +
+              "' --trials 4 --batch 4 --tuner xgb --progress none");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const te::Workload workload = te::make_workload(spec);
+  const std::optional<search::ZeroShotPick> pick =
+      search::ZeroShot(nullptr).pick(workload, target::Target::parse("cuda -arch=sm_90"));
+  ASSERT_TRUE(pick.has_value());
+  const database::Database stored = database::Database::open(db, true);
+  bool measured = false;
+  for (const database::TargetKey& key : stored.targets()) {
+    for (const database::Record& record : stored.history(workload.key(), key)) {
+      measured =
+          measured || support::Json::parse(record.knobs).dump() == pick->configuration.dump();
+    }
+  }
+  EXPECT_TRUE(measured) << pick->config;
 }
 
 }  // namespace
