@@ -33,8 +33,7 @@ Expr FloatImm::make(DataType t, double value) {
   return Expr(std::make_shared<const FloatImm>(t, value));
 }
 
-Var::Var(std::string name, DataType t)
-    : Expr(std::make_shared<const VarNode>(t, std::move(name))) {}
+Var::Var(std::string name, DataType t) : Expr(std::make_shared<const VarNode>(t, std::move(name))) {}
 
 Var Var::from(const Expr& e) {
   TT_CHECK(e.as<VarNode>() != nullptr) << "Var::from on a non-variable expression";
@@ -46,7 +45,7 @@ namespace {
 void check_same_type(const char* what, const Expr& a, const Expr& b) {
   TT_CHECK(a.defined() && b.defined()) << what << " with an undefined operand";
   TT_CHECK(a.type() == b.type()) << what << " of mismatched types " << a.type().to_string()
-                                 << " and " << b.type().to_string();
+                                  << " and " << b.type().to_string();
 }
 
 const char* kind_word(ExprKind k) {
@@ -119,7 +118,8 @@ Expr Not::make(Expr a) {
 Expr Select::make(Expr condition, Expr true_value, Expr false_value) {
   check_same_type("select", true_value, false_value);
   TT_CHECK(condition.defined() && condition.type().is_bool()) << "select on a non-boolean";
-  TT_CHECK(condition.type().lanes() == 1 || condition.type().lanes() == true_value.type().lanes())
+  TT_CHECK(condition.type().lanes() == 1 ||
+           condition.type().lanes() == true_value.type().lanes())
       << "select condition lanes " << condition.type().lanes() << " vs value lanes "
       << true_value.type().lanes();
   DataType t = true_value.type();
@@ -134,10 +134,7 @@ Expr Cast::make(DataType t, Expr value) {
   return Expr(std::make_shared<const Cast>(t, std::move(value)));
 }
 
-Buffer::Buffer(std::string name,
-               DataType dtype,
-               std::vector<int64_t> shape,
-               MemoryScope scope,
+Buffer::Buffer(std::string name, DataType dtype, std::vector<int64_t> shape, MemoryScope scope,
                int64_t pipeline_stages) {
   TT_CHECK(dtype.is_scalar()) << "buffer '" << name << "' of vector type";
   for (int64_t d : shape) {
@@ -162,9 +159,7 @@ int64_t Buffer::num_elements() const {
 
 namespace {
 
-int index_lanes(const char* what,
-                const Buffer& buffer,
-                const std::vector<Expr>& indices,
+int index_lanes(const char* what, const Buffer& buffer, const std::vector<Expr>& indices,
                 const Expr& predicate) {
   TT_CHECK(buffer.defined()) << what << " of an undefined buffer";
   TT_CHECK(!indices.empty()) << what << " of '" << buffer.name() << "' without indices";
@@ -190,8 +185,8 @@ int index_lanes(const char* what,
 Expr Load::make(Buffer buffer, std::vector<Expr> indices, Expr predicate) {
   int lanes = index_lanes("load", buffer, indices, predicate);
   DataType t = buffer.dtype().with_lanes(lanes);
-  return Expr(
-      std::make_shared<const Load>(t, std::move(buffer), std::move(indices), std::move(predicate)));
+  return Expr(std::make_shared<const Load>(t, std::move(buffer), std::move(indices),
+                                           std::move(predicate)));
 }
 
 Expr Ramp::make(Expr base, Expr stride, int lanes) {

@@ -13,32 +13,10 @@
 namespace tensortune::ir {
 
 enum class ExprKind : uint8_t {
-  IntImm,
-  FloatImm,
-  Var,
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Mod,
-  Min,
-  Max,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  And,
-  Or,
-  Not,
-  Select,
-  Cast,
-  Load,
-  Ramp,
-  Broadcast,
-  Call,
-  Reduce,
+  IntImm, FloatImm, Var,
+  Add, Sub, Mul, Div, Mod, Min, Max,
+  Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not,
+  Select, Cast, Load, Ramp, Broadcast, Call, Reduce,
 };
 
 /// Base of all expression nodes: a kind tag and a type; nothing virtual but the destructor.
@@ -160,9 +138,7 @@ struct Select final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Select;
   Expr condition, true_value, false_value;
   Select(DataType t, Expr c, Expr tv, Expr fv)
-      : ExprNode(kKind, t),
-        condition(std::move(c)),
-        true_value(std::move(tv)),
+      : ExprNode(kKind, t), condition(std::move(c)), true_value(std::move(tv)),
         false_value(std::move(fv)) {}
   static Expr make(Expr condition, Expr true_value, Expr false_value);
 };
@@ -191,11 +167,8 @@ struct BufferNode {
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(std::string name,
-         DataType dtype,
-         std::vector<int64_t> shape,
-         MemoryScope scope = MemoryScope::Global,
-         int64_t pipeline_stages = 0);
+  Buffer(std::string name, DataType dtype, std::vector<int64_t> shape,
+         MemoryScope scope = MemoryScope::Global, int64_t pipeline_stages = 0);
   bool defined() const { return node_ != nullptr; }
   const BufferNode* get() const { return node_.get(); }
   const std::string& name() const { return node_->name; }
@@ -218,10 +191,7 @@ struct Load final : ExprNode {
   std::vector<Expr> indices;
   Expr predicate;  // undefined = all lanes
   Load(DataType t, Buffer b, std::vector<Expr> idx, Expr p)
-      : ExprNode(kKind, t),
-        buffer(std::move(b)),
-        indices(std::move(idx)),
-        predicate(std::move(p)) {}
+      : ExprNode(kKind, t), buffer(std::move(b)), indices(std::move(idx)), predicate(std::move(p)) {}
   static Expr make(Buffer buffer, std::vector<Expr> indices, Expr predicate = Expr());
 };
 
@@ -251,8 +221,7 @@ struct Call final : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Call;
   Intrinsic op;
   std::vector<Expr> args;
-  Call(DataType t, Intrinsic o, std::vector<Expr> a)
-      : ExprNode(kKind, t), op(o), args(std::move(a)) {}
+  Call(DataType t, Intrinsic o, std::vector<Expr> a) : ExprNode(kKind, t), op(o), args(std::move(a)) {}
   static Expr make(Intrinsic op, std::vector<Expr> args);
 };
 
