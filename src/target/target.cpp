@@ -76,8 +76,8 @@ void check_mattr(const std::string& value) {
                     << value << "'";
 }
 
-/// "sm_XY" (optionally with an 'a' or 'f' suffix, as in sm_90a), XY >= 75.
-void check_arch(const std::string& value) {
+/// The XY of "sm_XY" (an 'a' or 'f' suffix allowed, as in sm_90a); 0 for any other form.
+int arch_number(const std::string& value) {
   std::string digits = value.size() > 3 ? value.substr(3) : "";
   if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) {
     digits.pop_back();
@@ -89,7 +89,12 @@ void check_arch(const std::string& value) {
     ok = ok && std::isdigit(static_cast<unsigned char>(c)) != 0;
     number = ok ? number * 10 + (c - '0') : 0;
   }
-  TT_USER_CHECK(ok && number >= kMinCudaArch)
+  return ok ? number : 0;
+}
+
+/// "sm_XY" (optionally with an 'a' or 'f' suffix, as in sm_90a), XY >= 75.
+void check_arch(const std::string& value) {
+  TT_USER_CHECK(arch_number(value) >= kMinCudaArch)
       << "target: option '-arch' expects 'sm_XY' with XY >= " << kMinCudaArch
       << " (e.g. 'sm_80', 'sm_90a'), got '" << value << "'";
 }
@@ -169,6 +174,10 @@ Target Target::parse(const std::string& text) {
   TT_USER_CHECK(t.kind != TargetKind::Cuda || !t.arch.empty())
       << "target: kind 'cuda' requires -arch=sm_XY (e.g. 'cuda -arch=sm_80')";
   return t;
+}
+
+int Target::sm_version() const {
+  return kind == TargetKind::Cuda ? arch_number(arch) : 0;
 }
 
 std::string Target::to_string() const {

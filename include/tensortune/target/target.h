@@ -28,6 +28,8 @@ struct Target {
   int warp_size = 32;
 
   bool is_gpu() const { return kind == TargetKind::Cuda; }
+  /// The number of a CUDA target's architecture (90 for "sm_90" and "sm_90a"); 0 without one.
+  int sm_version() const;
   /// Canonical text: "llvm -mcpu=znver4 -cores=2 ..." with options in a fixed order; parse() of it
   /// gives back an equal Target.
   std::string to_string() const;

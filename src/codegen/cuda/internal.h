@@ -79,17 +79,13 @@ struct Pipelines {
 /// shared memory declares it dynamic; only double-buffered tiles go past the target's default.
 int64_t shared_memory_limit(const target::Target& target);
 
-/// The stages of the kernels' pipelined fetches for `target`: 0 (none) before sm_80 (no
-/// cp.async), else 2, or what the environment's TT_CUDA_PIPELINE says (0 or 1: none; 2 to 4
-/// stages, a loop without the steps or the shared memory for more gets 2). UserError for another
-/// value. Where the variable is unset, a loop whose shared buffers ask for a depth
-/// (ir::BufferNode::pipeline_stages) gets that instead.
-int pipeline_stages(const target::Target& target);
-
 /// The kernel with each serial loop (outside the thread loops) whose body fetches shared tiles
-/// and then computes from them double-buffered, as far as the target's shared memory allows
-/// (cuda/pipeline.cpp); `out` says which. Run after shrink_local_buffers: the printer finds the
-/// loops and stores by address.
+/// and then computes from them multi-buffered, as far as the target's shared memory allows
+/// (cuda/pipeline.cpp); `out` says which. Nothing before sm_80 (no cp.async). A loop gets the
+/// depth its shared buffers ask for (ir::BufferNode::pipeline_stages), else 2; the environment's
+/// TT_CUDA_PIPELINE overrides every loop (0 or 1: none; 2 to 4; UserError for another value). A
+/// loop without the steps or the shared memory for more stages gets 2. Run after
+/// shrink_local_buffers: the printer finds the loops and stores by address.
 ir::Stmt pipeline_shared_fetches(const ir::Stmt& kernel,
                                  const target::Target& target,
                                  Pipelines* out);

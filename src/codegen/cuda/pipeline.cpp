@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace tensortune::codegen::cuda {
@@ -326,15 +327,14 @@ int64_t shared_memory_limit(const target::Target& target) {
   return it != kOptIn.end() ? it->second : target.max_shared_memory_bytes;
 }
 
-int pipeline_stages(const target::Target& target) {
-  // cp.async needs sm_80; before it the copies would stall as plain loads and stores.
-  if (target.arch.size() <= 3 || target.arch.compare(0, 3, "sm_") != 0 ||
-      std::atoi(target.arch.c_str() + 3) < 80) {
-    return 0;
-  }
+namespace {
+
+/// The stages TT_CUDA_PIPELINE sets for every kernel (0 or 1: none, as 0), nullopt when unset;
+/// UserError for another value.
+std::optional<int> forced_stages() {
   const char* env = std::getenv("TT_CUDA_PIPELINE");
   if (env == nullptr || *env == '\0') {
-    return 2;
+    return std::nullopt;
   }
   const std::string v(env);
   TT_USER_CHECK(v.size() == 1 && v[0] >= '0' && v[0] <= '4')
@@ -342,18 +342,22 @@ int pipeline_stages(const target::Target& target) {
   return v[0] <= '1' ? 0 : v[0] - '0';
 }
 
+}  // namespace
+
 ir::Stmt pipeline_shared_fetches(const ir::Stmt& kernel,
                                  const target::Target& target,
                                  Pipelines* out) {
-  const int stages = pipeline_stages(target);
-  if (stages == 0) {
+  if (target.sm_version() < 80) {
+    return kernel;  // no cp.async: the copies would stall as plain loads and stores
+  }
+  const std::optional<int> forced = forced_stages();
+  if (forced == 0) {
     return kernel;
   }
   SharedBytes used;
   used.visit(kernel);
   const int64_t spare = shared_memory_limit(target) - used.bytes;
-  const char* env = std::getenv("TT_CUDA_PIPELINE");
-  Pipeliner pipeliner(spare, stages, env != nullptr && *env != '\0', out);
+  Pipeliner pipeliner(spare, forced.value_or(2), forced.has_value(), out);
   return pipeliner.mutate(kernel);
 }
 

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -205,9 +204,7 @@ GpuShape gpu_shape(const target::Target& target) {
   if (it != kMultiprocessors.end()) {
     shape.multiprocessors = it->second;
   }
-  // As codegen's pipeline_stages: cp.async from sm_80.
-  shape.async_copies = target.arch.size() > 3 && target.arch.compare(0, 3, "sm_") == 0 &&
-                       std::atoi(target.arch.c_str() + 3) >= 80;
+  shape.async_copies = target.sm_version() >= 80;  // cp.async, as codegen's pipeline_stages
   return shape;
 }
 

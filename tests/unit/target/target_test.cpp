@@ -65,6 +65,10 @@ TEST(Target, ParsesCuda) {
   EXPECT_EQ(limits.max_shared_memory_bytes, 101376);
   EXPECT_EQ(limits.to_string(),
             "cuda -arch=sm_90a -max-threads-per-block=512 -max-shared-memory=101376");
+  EXPECT_EQ(t.sm_version(), 80);
+  EXPECT_EQ(limits.sm_version(), 90);
+  EXPECT_EQ(Target::parse("cuda -arch=sm_120").sm_version(), 120);
+  EXPECT_EQ(Target::parse("llvm").sm_version(), 0);
 }
 
 TEST(Target, ToStringRoundTrips) {
