@@ -204,7 +204,7 @@ GpuShape gpu_shape(const target::Target& target) {
   if (it != kMultiprocessors.end()) {
     shape.multiprocessors = it->second;
   }
-  shape.async_copies = target.sm_version() >= 80;  // cp.async, as codegen's pipeline_stages
+  shape.async_copies = target.sm_version() >= 80;  // cp.async, as codegen pipelines fetches
   return shape;
 }
 
