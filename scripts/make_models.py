@@ -23,6 +23,7 @@ importer still lacks.
 """
 
 import argparse
+import inspect
 import json
 import math
 import pathlib
@@ -195,6 +196,12 @@ def check_model(path, require=(), strict=True):
     return ops
 
 
+# PyTorch 2.9 exports through torch.export by default: it folds BatchNormalization away, writes
+# weights to a side file and ignores the opset asked for. The TorchScript exporter keeps all three.
+TORCHSCRIPT_EXPORTER = ({"dynamo": False}
+                        if "dynamo" in inspect.signature(torch.onnx.export).parameters else {})
+
+
 def export(name, model, inputs, out, opset=13, preserve=False, require=(), big=False):
     """Exports `model` to out/<name>.onnx, writes its reference inputs/outputs, returns the
     manifest entry. `big` models (ResNet-18, the families) name their tensors input/output and
@@ -208,7 +215,7 @@ def export(name, model, inputs, out, opset=13, preserve=False, require=(), big=F
         warnings.simplefilter("ignore")
         torch.onnx.export(model, tuple(inputs), str(path), opset_version=opset,
                           input_names=in_names, output_names=out_names, training=mode,
-                          do_constant_folding=True)
+                          do_constant_folding=True, **TORCHSCRIPT_EXPORTER)
     ops = check_model(path, require, strict=not big)
     with torch.no_grad():
         outputs = model(*inputs)
