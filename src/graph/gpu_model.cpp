@@ -181,8 +181,10 @@ support::Json resources_json(const std::vector<driver::CompiledCuda>& kernels) {
       one["function"] = k.compiled.func.name;
       one["kernel"] = r.name;
       one["registers"] = r.registers;
-      one["spill_store_bytes"] = r.spill_store_bytes;
-      one["spill_load_bytes"] = r.spill_load_bytes;
+      if (r.spill_store_bytes >= 0) {  // unknown when only the cubin was read
+        one["spill_store_bytes"] = r.spill_store_bytes;
+        one["spill_load_bytes"] = r.spill_load_bytes;
+      }
       one["stack_bytes"] = r.stack_bytes;
       out.push_back(std::move(one));
     }

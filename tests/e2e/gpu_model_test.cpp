@@ -190,8 +190,10 @@ void check_folder_image_and_emulated_run(const std::string& name, bool zero_shot
     SCOPED_TRACE(r.dump());
     EXPECT_GT(r.at("registers").as_int(), 0);
     EXPECT_LE(r.at("registers").as_int(), 255);
-    EXPECT_GE(r.at("spill_store_bytes").as_int(), 0);
-    EXPECT_LT(r.at("stack_bytes").as_int(), r.at("spill_store_bytes").as_int() + 16);
+    // Without ptxas's report (a compile the CUDA compute cache served) the spills are unknown.
+    const int64_t spills = r.contains("spill_store_bytes") ? r.at("spill_store_bytes").as_int() : 0;
+    EXPECT_GE(spills, 0);
+    EXPECT_LT(r.at("stack_bytes").as_int(), spills + 16);
     ++reported;
   }
   size_t kernels = 0;

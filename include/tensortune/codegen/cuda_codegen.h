@@ -61,7 +61,8 @@ support::Json kernel_json(const CudaKernel& kernel);
 CudaKernel kernel_from_json(const support::Json& json);
 
 /// What ptxas reports for one kernel of a cubin: per thread, its registers, the bytes it spills
-/// to local memory and reads back, and its stack frame (local arrays that are not registers).
+/// to local memory and reads back (-1: unknown, when only the cubin was read), and its stack
+/// frame (local arrays that are not registers, and the spills).
 struct KernelResources {
   std::string name;
   int64_t registers = 0;
@@ -82,6 +83,10 @@ struct NvrtcOutput {
 /// The kernels ptxas reports on in an NVRTC log (`--ptxas-options=-v`): "Compiling entry function
 /// 'NAME'", then its stack, spill and register lines. Lines it does not know are skipped.
 std::vector<KernelResources> parse_ptxas_report(const std::string& log);
+
+/// Each entry function's registers and stack frame as the cubin's .nv.info section records them,
+/// spills -1 (ptxas reports them, the cubin does not); empty for bytes that are no cubin.
+std::vector<KernelResources> cubin_resources(const std::string& cubin);
 
 /// True when libnvrtc can be loaded; otherwise false with the reason in `why` (when given).
 bool nvrtc_available(std::string* why = nullptr);

@@ -310,6 +310,9 @@ NvrtcOutput compile_cuda(const std::string& source, const target::Target& target
     out.cubin = read_output(guard.program, lib.get_cubin_size, lib.get_cubin, false);
     TT_USER_CHECK(!out.cubin.empty()) << "nvrtc: no cubin produced for " << target.arch;
     out.resources = parse_ptxas_report(out.log);
+    if (out.resources.empty()) {  // a compile the CUDA compute cache served: ptxas did not run
+      out.resources = cubin_resources(out.cubin);
+    }
   } else {
     TT_USER_CHECK(!out.ptx.empty()) << "nvrtc: no ptx produced for " << target.arch;
   }

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,29 @@ extern "C" __global__ void table(const int* at, float* y) {
     EXPECT_EQ(k.stack_bytes, k.name == "table" ? 1024 : 0) << out.log;
   }
   EXPECT_TRUE(compile_cuda(kSaxpy, cuda_target("sm_90"), false).resources.empty());
+
+  // The cubin records the same registers and stack frame (what a compile the CUDA compute cache
+  // serves, without ptxas's report, falls back to), but no spill counts.
+  const std::vector<KernelResources> from_cubin = cubin_resources(out.cubin);
+  ASSERT_EQ(from_cubin.size(), out.resources.size());
+  for (const KernelResources& k : from_cubin) {
+    SCOPED_TRACE(k.name);
+    const auto reported = std::find_if(out.resources.begin(), out.resources.end(),
+                                       [&](const KernelResources& r) { return r.name == k.name; });
+    ASSERT_NE(reported, out.resources.end());
+    EXPECT_EQ(k.registers, reported->registers);
+    EXPECT_EQ(k.stack_bytes, reported->stack_bytes);
+    EXPECT_EQ(k.spill_store_bytes, -1);
+    EXPECT_EQ(k.spill_load_bytes, -1);
+  }
+  // Bytes that are no cubin, or a cubin cut short anywhere, give nothing rather than a misread.
+  EXPECT_TRUE(cubin_resources("").empty());
+  EXPECT_TRUE(cubin_resources(out.ptx).empty());
+  for (size_t keep = 0; keep < out.cubin.size(); keep += 61) {
+    for (const KernelResources& k : cubin_resources(out.cubin.substr(0, keep))) {
+      EXPECT_TRUE(k.name == "saxpy" || k.name == "table") << keep;
+    }
+  }
 }
 
 TEST(Nvrtc, PtxasReportsAreReadLineByLine) {
