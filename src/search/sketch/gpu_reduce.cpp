@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU cross-thread reduction rule (Ansor's GPU rule "cross-thread reduction", as TVM's
 // allreduce schedules do it): a reduction without data reuse (softmax's row max and sum,
-// layer_norm's mean and variance, a sum of everything) shares each row among the threads of a
-// block instead of running it in one thread. Its data-parallel axes are fused over blocks
+// layer_norm's mean and variance, a sum of everything), or with too few outputs for its reuse to
+// matter (a matrix-vector product), shares each row among the threads of a block instead of
+// running it in one thread. Its data-parallel axes are fused over blocks
 // (a few rows per block on threadIdx.y when the rows divide evenly, so every thread reaches the
 // combine), its reduction axes fused and split so that the inner part, a thread-count knob, is
 // bound to threadIdx.x: thread t reads elements t, t + T, t + 2T, ... (adjacent threads read
@@ -108,17 +109,31 @@ bool has_real_reuse(const StageInfo& s) {
   return s.has_reuse && extent_of(s.data_axes) > 1;
 }
 
-bool reduces_across_threads(const StageInfo& s) {
-  return s.is_reduction && !has_real_reuse(s) && !s.is_transform &&
-         extent_of(s.reduce_axes) >= kMinCrossThreadExtent;
+/// Few outputs, each a long sum (a matrix-vector product such as ResNet's classifier, 1000
+/// outputs of 512 terms): with one thread per output the device holds at most a warp per
+/// multiprocessor, each thread a chain of dependent loads, so the reuse a tiling could exploit is
+/// worth less than spreading each sum over threads.
+bool few_long_rows(const StageInfo& s, const GpuShape& gpu) {
+  const int64_t rows = extent_of(s.data_axes);
+  return rows <= gpu.multiprocessors * 32 && extent_of(s.reduce_axes) * 16 >= rows;
+}
+
+bool reduces_across_threads(const StageInfo& s, const GpuShape& gpu) {
+  return s.is_reduction && !s.is_transform && extent_of(s.reduce_axes) >= kMinCrossThreadExtent &&
+         (!has_real_reuse(s) || few_long_rows(s, gpu));
 }
 
 }  // namespace
 
 std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag, const GpuShape& gpu) {
-  const bool worth_it = std::any_of(dag.stages.begin(), dag.stages.end(), reduces_across_threads);
-  const bool any_reuse = std::any_of(dag.stages.begin(), dag.stages.end(), has_real_reuse);
-  if (!worth_it || any_reuse) {
+  const auto across = [&](const StageInfo& s) {
+    return reduces_across_threads(s, gpu);
+  };
+  const bool worth_it = std::any_of(dag.stages.begin(), dag.stages.end(), across);
+  const bool tiled = std::any_of(dag.stages.begin(), dag.stages.end(), [&](const StageInfo& s) {
+    return has_real_reuse(s) && !across(s);
+  });
+  if (!worth_it || tiled) {
     return std::nullopt;  // reuse stages are tiled by the other sketches
   }
   KnobTable knobs;
@@ -129,7 +144,7 @@ std::optional<Sketch> gpu_cross_thread_sketch(const DagInfo& dag, const GpuShape
     if (!s.is_reduction && !s.is_output) {
       plans.push_back(make_inline_plan(s.name));
       name += (name.empty() ? "" : " ") + s.name + ":inline";
-    } else if (reduces_across_threads(s)) {
+    } else if (across(s)) {
       plans.push_back(std::make_shared<GpuReducePlan>(s, gpu, knobs));
       name += (name.empty() ? "" : " ") + s.name + ":gpu-cross-thread";
     } else {
