@@ -21,9 +21,6 @@ done
 # The runtime archive that compile-model links into model libraries.
 mkdir -p .devpack/stage/build/src/runtime
 cp "$build/src/runtime/libtt_runtime.a" .devpack/stage/build/src/runtime/
-# The super-resolution model for bench/gpu_models.sh (needs Debian's python3-torch here).
-/usr/bin/python3 scripts/make_models.py --superres .devpack/models >/dev/null ||
-  echo "pack.sh: no super-resolution model (python3-torch missing?)" >&2
 # Every library outside glibc: the GPU machine may have none of them, or other versions.
 for f in $bins; do ldd "$build/$f"; done | awk '/=>/ {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libpthread|libdl|librt)\.so|ld-linux' | while read -r lib; do
@@ -35,7 +32,29 @@ done
 stub() { gcc -shared -fPIC -o ".devpack/libs/$1" -Wl,-soname,"$1" -x c - <<<"$2"; }
 [ -f .devpack/libs/libz3.so.4 ] && stub libz3.so.4 'int tt_no_z3;'
 [ -f .devpack/libs/libicudata.so.72 ] && stub libicudata.so.72 'const char icudt72_dat[64];'
+# libpq (the PostgreSQL fleet, which no GPU check uses) and the libraries only it needs, the same
+# way: its functions are bound lazily, so an empty libpq.so.5 loads, and the rest need not travel.
+if [ -f .devpack/libs/libpq.so.5 ]; then
+  stub libpq.so.5 'int tt_no_pq;'
+  needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+  declare -A keep=()
+  todo=$(for f in $bins; do needed "$build/$f"; done)
+  while [ -n "$todo" ]; do
+    next=""
+    for n in $todo; do
+      [ -n "${keep[$n]:-}" ] && continue
+      keep[$n]=1
+      [ -f ".devpack/libs/$n" ] && next="$next $(needed ".devpack/libs/$n")"
+    done
+    todo=$next
+  done
+  for f in .devpack/libs/*; do [ -n "${keep[$(basename "$f")]:-}" ] || rm "$f"; done
+fi
 tar -C .devpack/libs -cf - . | xz -T0 -6 >.devpack/libs.tar.xz
 tar -C .devpack/stage -cf - build | xz -T0 -6 >.devpack/bin.tar.xz
 rm -rf .devpack/libs .devpack/stage
-du -sh .devpack
+# The device tool carries the tracked tree and .devpack together, 64 MiB at most.
+tree=$(git ls-files -z | xargs -0 stat -c %s | awk '{s += $1} END {print s}')
+pack=$(du -sb .devpack | cut -f1)
+echo "pack.sh: .devpack $((pack >> 20)) MiB + tracked tree $((tree >> 20)) MiB of 64 MiB"
+[ $((pack + tree)) -lt $((64 << 20)) ] || echo "pack.sh: over the device tool's 64 MiB" >&2

@@ -3,7 +3,7 @@
 # and libraries that scripts/device/pack.sh put into .devpack/: the device tests (each operator's
 # kernels verified on the GPU, the driver, the measurer, `tune --target cuda`, whole GPU models),
 # the super-resolution model and ResNet-18 against PyTorch (bench/gpu_models.sh; zero-shot, then
-# the default schedules; ResNet-18 is made there by make_models.py), then bench/vs_vendor_gpu
+# the default schedules; both made there by make_models.py), then bench/vs_vendor_gpu
 # against cuBLAS/cuDNN. Logs and the database go to $OUT (default /tmp/devout).
 # Usage: bash scripts/device/run.sh [TRIALS] [ONLY]
 #   TRIALS  vs_vendor_gpu --tune-trials (default 32); ONLY its --only filter (default: every case)
@@ -82,13 +82,12 @@ if [ -z "${QUICK:-}" ]; then
   done
 fi
 # Whole models against PyTorch (bench/gpu_models.sh); GPU_MODEL_TRIALS > 0 tunes them first.
-# ResNet-18 is too large to pack: it is made here (PyTorch alone is enough) unless GPU_MODELS
-# leaves it out.
+# The models are made here (PyTorch alone is enough; the pack has no room for them).
 MODELS=${GPU_MODELS:-superres,resnet18}
-if [ -d "$R/.devpack/models" ] && [[ $MODELS == *resnet18* ]] &&
-  [ ! -f "$R/.devpack/models/resnet18.onnx" ]; then
-  (cd "$R" && t 180 python3 scripts/make_models.py --resnet18 .devpack/models)
-fi
+for m in ${MODELS//,/ }; do
+  [ -f "$R/.devpack/models/$m.onnx" ] ||
+    (cd "$R" && t 180 python3 scripts/make_models.py "--$m" .devpack/models)
+done
 if [ -d "$R/.devpack/models" ]; then
   dbarg=()
   if [ "${GPU_MODEL_TRIALS:-0}" -gt 0 ]; then
