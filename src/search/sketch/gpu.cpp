@@ -213,7 +213,11 @@ double gpu_fill_prior(double blocks, int64_t threads, const GpuShape& gpu) {
   constexpr double kMaxResidentThreads = 2048;
   const double warps = blocks * std::ceil(static_cast<double>(threads) / 32);
   const double sms = static_cast<double>(gpu.multiprocessors);
-  double p = std::sqrt(std::min(1.0, warps / (sms * kWarpsPerMultiprocessor)));
+  // A block runs on one multiprocessor: with fewer blocks than multiprocessors the rest idle, and
+  // the throughput falls with the busy share. The warps each busy one holds hide latency less
+  // than in proportion.
+  const double busy = std::min(std::max(blocks, 1.0), sms);
+  double p = busy / sms * std::sqrt(std::min(1.0, warps / busy / kWarpsPerMultiprocessor));
   // Past one wave of resident blocks, a partial last wave idles part of the device.
   const double slots =
       sms * std::max(1.0, std::floor(kMaxResidentThreads / static_cast<double>(threads)));

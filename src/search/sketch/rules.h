@@ -319,8 +319,8 @@ struct GpuShape {
 GpuShape gpu_shape(const target::Target& target);
 
 /// The prior's share for keeping the device busy: `blocks` blocks of `threads` threads should
-/// give every multiprocessor 8 warps or more (fewer hide the latency of memory poorly), and many
-/// blocks should fill their last wave.
+/// reach every multiprocessor (in proportion: an idle one does nothing), give each 8 warps or more
+/// (fewer hide the latency of memory poorly, by a square root), and fill their last wave.
 double gpu_fill_prior(double blocks, int64_t threads, const GpuShape& gpu);
 
 /// Priors of a GPU stage's threads per block and accumulators per thread (sketch/gpu.cpp); a

@@ -196,6 +196,21 @@ TEST(SketchPrior, AParallelLoopNeedsWorkForEveryCore) {
   EXPECT_DOUBLE_EQ(serial.prior(matmul_config(serial, {{"C.parallel", {0}}})), 1.0);
 }
 
+// The GPU's counterpart: every multiprocessor needs a block, each busy one warps to hide latency.
+TEST(SketchPrior, AGpuLosesInProportionToTheMultiprocessorsItLeavesIdle) {
+  const detail::GpuShape h200;  // 132 multiprocessors
+  EXPECT_DOUBLE_EQ(detail::gpu_fill_prior(132, 256, h200), 1.0);
+  // A quarter of them busy, 8 warps each: a quarter of the throughput, not a half.
+  EXPECT_DOUBLE_EQ(detail::gpu_fill_prior(33, 256, h200), 0.25);
+  // All of them busy with 2 warps each: latency hidden less, by a square root.
+  EXPECT_DOUBLE_EQ(detail::gpu_fill_prior(132, 64, h200), 0.5);
+  // ResNet-18's 3x3 512-channel convs as zero-shot picked them: 32 blocks of 7 warps, which ran
+  // 0.14-0.19 ms on an H200 (1.2-1.6 TFLOP/s), rank below 98 blocks of 2 warps.
+  EXPECT_LT(detail::gpu_fill_prior(32, 224, h200), detail::gpu_fill_prior(98, 64, h200));
+  // Past one wave of resident blocks (8 of 256 threads each), a partial last wave idles the rest.
+  EXPECT_NEAR(detail::gpu_fill_prior(132 * 8 + 1, 256, h200), (132.0 * 8 + 1) / (132 * 16), 1e-12);
+}
+
 TEST(SketchPrior, GenericStagesWantFullVectorsAndParallelWork) {
   te::Tensor a = te::placeholder({64, 256}, ir::DataType::float32(), "A");
   te::Tensor b = te::compute(
