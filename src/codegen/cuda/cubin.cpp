@@ -27,14 +27,31 @@ class Elf {
     return value;
   }
 
-  /// The NUL-terminated string at `offset` of the section at `section`, or nullopt.
-  std::optional<std::string> string_at(uint64_t section, uint64_t offset) const {
-    const std::optional<uint64_t> base = at<uint64_t>(header(section) + 24);
-    const std::optional<uint64_t> size = at<uint64_t>(header(section) + 32);
-    if (!base || !size || offset >= *size || *base > b_.size() || b_.size() - *base < *size)
+  /// Where section `s` lies (sh_offset, sh_size) and the section it links to (sh_link).
+  struct Section {
+    uint64_t offset = 0, size = 0;
+    uint32_t link = 0;
+  };
+  std::optional<Section> section(uint64_t s) const {
+    const std::optional<uint64_t> offset = at<uint64_t>(header(s) + 24);
+    const std::optional<uint64_t> size = at<uint64_t>(header(s) + 32);
+    const std::optional<uint32_t> link = at<uint32_t>(header(s) + 40);
+    if (!offset || !size || !link)
       return std::nullopt;
-    const char* begin = b_.data() + *base + offset;
-    const void* nul = std::memchr(begin, '\0', *size - offset);
+    return Section{*offset, *size, *link};
+  }
+  /// True when all of `s` lies inside the file.
+  bool inside(const Section& s) const {
+    return s.offset <= b_.size() && s.size <= b_.size() - s.offset;
+  }
+
+  /// The NUL-terminated string at `offset` of the section at `section`, or nullopt.
+  std::optional<std::string> string_at(uint64_t section_index, uint64_t offset) const {
+    const std::optional<Section> s = section(section_index);
+    if (!s || offset >= s->size || !inside(*s))
+      return std::nullopt;
+    const char* begin = b_.data() + s->offset + offset;
+    const void* nul = std::memchr(begin, '\0', s->size - offset);
     if (nul == nullptr)
       return std::nullopt;
     return std::string(begin, static_cast<const char*>(nul));
@@ -95,19 +112,14 @@ std::vector<KernelResources> cubin_resources(const std::string& cubin) {
   }
   if (!info)
     return {};
-  const uint64_t h = elf.header(*info);
-  const std::optional<uint64_t> begin = elf.at<uint64_t>(h + 24);
-  const std::optional<uint64_t> size = elf.at<uint64_t>(h + 32);
-  const std::optional<uint32_t> symtab = elf.at<uint32_t>(h + 40);  // sh_link
-  if (!begin || !size || !symtab || *symtab >= elf.sections() || *begin > cubin.size() ||
-      *size > cubin.size() - *begin)
+  const std::optional<Elf::Section> attributes = elf.section(*info);  // links the symbols
+  if (!attributes || attributes->link >= elf.sections() || !elf.inside(*attributes))
     return {};
-  const uint64_t symbols = elf.at<uint64_t>(elf.header(*symtab) + 24).value_or(0);
-  const uint64_t symbols_size = elf.at<uint64_t>(elf.header(*symtab) + 32).value_or(0);
-  const std::optional<uint32_t> strtab = elf.at<uint32_t>(elf.header(*symtab) + 40);
+  const std::optional<Elf::Section> symbols = elf.section(attributes->link);
   std::vector<KernelResources> out;
   std::map<uint32_t, size_t> of_symbol;
-  for (uint64_t p = *begin; p + 2 <= *begin + *size;) {
+  const uint64_t end = attributes->offset + attributes->size;
+  for (uint64_t p = attributes->offset; p + 2 <= end;) {
     const uint8_t format = elf.at<uint8_t>(p).value_or(0);
     const uint8_t attribute = elf.at<uint8_t>(p + 1).value_or(0);
     p += 2;
@@ -125,15 +137,16 @@ std::vector<KernelResources> cubin_resources(const std::string& cubin) {
     p += 2;
     const uint64_t value_at = p;
     p += bytes;
-    if ((attribute != kRegisterCount && attribute != kFrameSize) || bytes != 8 || !strtab)
+    if ((attribute != kRegisterCount && attribute != kFrameSize) || bytes != 8 || !symbols)
       continue;
     const std::optional<uint32_t> symbol = elf.at<uint32_t>(value_at);
     const std::optional<uint32_t> value = elf.at<uint32_t>(value_at + 4);
-    if (!symbol || !value || (uint64_t{*symbol} + 1) * kSymbolBytes > symbols_size)
+    if (!symbol || !value || (uint64_t{*symbol} + 1) * kSymbolBytes > symbols->size)
       continue;
-    const std::optional<uint32_t> name_at = elf.at<uint32_t>(symbols + *symbol * kSymbolBytes);
+    const std::optional<uint32_t> name_at =
+        elf.at<uint32_t>(symbols->offset + *symbol * kSymbolBytes);
     const std::optional<std::string> name =
-        name_at ? elf.string_at(*strtab, *name_at) : std::nullopt;
+        name_at ? elf.string_at(symbols->link, *name_at) : std::nullopt;
     if (!name || entries.count(*name) == 0)
       continue;
     auto [it, added] = of_symbol.emplace(*symbol, out.size());
