@@ -103,9 +103,15 @@ if [ -d "$R/.devpack/models" ]; then
     --compile-args --no-zero-shot "${dbarg[@]}")
 fi
 t 60 tests/e2e/vs_vendor_gpu_test
+# vs_vendor_gpu on the run's database and cases, capped at $1 seconds.
+vvg() {
+  local s=$1
+  shift
+  timeout "$s" bench/vs_vendor_gpu --target "cuda -arch=sm_90" --db "$OUT/vvg.db" \
+    ${ONLY:+--only "$ONLY"} "$@"
+}
 el vs_vendor_gpu
-timeout "${VVG_S:-240}" bench/vs_vendor_gpu --target "cuda -arch=sm_90" --db "$OUT/vvg.db" \
-  --tune-trials "$TRIALS" ${ONLY:+--only "$ONLY"} --json "$OUT/vvg.json" -v >"$OUT/vvg.log" 2>&1
+vvg "${VVG_S:-240}" --tune-trials "$TRIALS" --json "$OUT/vvg.json" -v >"$OUT/vvg.log" 2>&1
 rc=$?
 echo "rc=$rc"
 # -v also traces every lowering pass; the tail shows the progress and ratios alone.
@@ -113,22 +119,17 @@ grep -v '^\[lower\]' "$OUT/vvg.log" | tail -60
 # The cap stopped the tuning before any ratio: time the bests it stored (each batch is committed).
 if [ "$rc" = 124 ] && [ "$TRIALS" -gt 0 ]; then
   el "vs_vendor_gpu, the stored bests"
-  timeout 90 bench/vs_vendor_gpu --target "cuda -arch=sm_90" --db "$OUT/vvg.db" \
-    ${ONLY:+--only "$ONLY"} --json "$OUT/vvg.json" 2>&1 | tail -30
+  vvg 90 --json "$OUT/vvg.json" 2>&1 | tail -30
 fi
 # The same best records built without double-buffered fetches (pipeline.cpp): what the cp.async
 # pipeline buys, in the same run.
 if [ "${VVG_NOPIPE_S:-120}" != 0 ]; then
   el "vs_vendor_gpu, TT_CUDA_PIPELINE=0"
-  TT_CUDA_PIPELINE=0 timeout "${VVG_NOPIPE_S:-120}" bench/vs_vendor_gpu \
-    --target "cuda -arch=sm_90" --db "$OUT/vvg.db" ${ONLY:+--only "$ONLY"} \
-    --json "$OUT/vvg-nopipe.json" 2>&1 | tail -30
+  TT_CUDA_PIPELINE=0 vvg "${VVG_NOPIPE_S:-120}" --json "$OUT/vvg-nopipe.json" 2>&1 | tail -30
 fi
 # And with three stages in flight in every kernel (VVG_STAGES3_S > 0).
 if [ "${VVG_STAGES3_S:-0}" != 0 ]; then
   el "vs_vendor_gpu, TT_CUDA_PIPELINE=3"
-  TT_CUDA_PIPELINE=3 timeout "$VVG_STAGES3_S" bench/vs_vendor_gpu \
-    --target "cuda -arch=sm_90" --db "$OUT/vvg.db" ${ONLY:+--only "$ONLY"} \
-    --json "$OUT/vvg-3stage.json" 2>&1 | tail -30
+  TT_CUDA_PIPELINE=3 vvg "$VVG_STAGES3_S" --json "$OUT/vvg-3stage.json" 2>&1 | tail -30
 fi
 el done
